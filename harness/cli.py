@@ -1,0 +1,168 @@
+"""The command line: parse, call one function, render. Errors become one red line + a hint.
+
+Heavy modules (Fabric, Paramiko, Rich's renderers) are imported inside commands, so that
+``harness --help`` and local work start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from harness.errors import HarnessError
+
+app = typer.Typer(
+    name="harness",
+    help="Read, patch and run ML pipelines on a remote GPU box -- without waiting for a model "
+    "load to find the next API mismatch.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+TargetOpt = Annotated[
+    str | None,
+    typer.Option("--target", "-t", help="host from hosts.toml, local[:PYTHON], venv:PATH or "
+                 "pypi:NAME==VER[,...]; default: hosts.toml's default, else local"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON (see README)")]
+AcceptOpt = Annotated[bool, typer.Option(
+    "--accept-new-host-key", help="trust an unknown SSH host key and add it to known_hosts "
+    "(like OpenSSH accept-new); a changed key is always refused")]
+
+
+class State:
+    hosts_file: Path | None = None
+
+
+@app.callback()
+def _root(
+    hosts: Annotated[Path | None, typer.Option(
+        "--hosts", help="hosts.toml to use (default: $HARNESS_HOSTS, else ./hosts.toml or a "
+        "parent folder's)", dir_okay=False)] = None,
+) -> None:
+    State.hosts_file = hosts
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _hosts() -> Any:
+    from harness.config import find_hosts_file, load_hosts
+
+    return load_hosts(find_hosts_file(State.hosts_file))
+
+
+def _target(spec: str | None, accept_new: bool = False) -> Any:
+    from harness.targets import open_target
+
+    return open_target(spec, _hosts(), accept_new_host_key=accept_new)
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+
+
+@app.command()
+def probe(
+    ref: Annotated[str, typer.Argument(metavar="MODULE[:QUALNAME]",
+                                       help="e.g. vllm.v1.core.kv_cache_utils or "
+                                       "vllm.config:SchedulerConfig")],
+    target: TargetOpt = None,
+    source: Annotated[bool, typer.Option("--source", help="print the symbol's source")] = False,
+    live: Annotated[bool, typer.Option("--live", help="import on the target and use "
+                                       "inspect.signature (slow; runs module code)")] = False,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Signatures and source locations of what is installed on the target, without importing."""
+    from harness.probe import probe as do_probe
+
+    with _target(target, accept_new_host_key) as t:
+        report = do_probe(t, ref, source=source, live=live)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    from harness.render import probe_report
+
+    probe_report(_console(), report)
+
+
+@app.command()
+def hosts(
+    check: Annotated[bool, typer.Option("--check", help="connect and report facts")] = False,
+    target: TargetOpt = None,
+    dist: Annotated[list[str] | None, typer.Option(
+        "--dist", help="also report this dist's version (repeatable)")] = None,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """List targets; with --check, connect and report python, packages and GPUs."""
+    from harness.render import facts as render_facts
+    from harness.render import hosts_table
+
+    cfg = _hosts()
+    if not check:
+        if as_json:
+            _print_json({"file": str(cfg.path) if cfg.path else None, "default": cfg.default,
+                         "hosts": {n: {"address": h.address, "user": h.user, "port": h.port,
+                                       "python": h.python, "workdir": h.workdir,
+                                       "source": h.source} for n, h in cfg.hosts.items()}})
+        else:
+            hosts_table(_console(), cfg)
+        return
+    from harness.probe import gather_facts
+    from harness.targets import open_target
+
+    names = [target] if target else (list(cfg.hosts) or ["local"])
+    results: list[dict[str, Any]] = []
+    failed = False
+    for name in names:
+        try:
+            with open_target(name, cfg, accept_new_host_key=accept_new_host_key) as t:
+                f = gather_facts(t, dist or [])
+            results.append(f.to_dict())
+            if not as_json:
+                render_facts(_console(), f)
+        except HarnessError as exc:
+            failed = True
+            results.append({"target": name, "error": exc.message, "hint": exc.hint})
+            if not as_json:
+                _report_error(exc, prefix=f"{name}: ")
+    if as_json:
+        _print_json(results)
+    if failed:
+        raise typer.Exit(2)
+
+
+def _report_error(exc: HarnessError, prefix: str = "") -> None:
+    from rich.markup import escape
+
+    err = _console(stderr=True)
+    err.print(f"[bold red]error:[/] {escape(prefix + exc.message)}", soft_wrap=True)
+    if exc.hint:
+        err.print(f"[yellow]hint:[/] {escape(exc.hint)}", soft_wrap=True)
+
+
+def main() -> NoReturn:
+    """Entry point: every HarnessError becomes a message and an exit code, never a traceback."""
+    try:
+        app()
+    except HarnessError as exc:
+        _report_error(exc)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

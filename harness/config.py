@@ -1,0 +1,299 @@
+"""hosts.toml -> frozen config. Errors name file:line and key, and touch no network."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+HOSTS_FILENAME = "hosts.toml"
+HOSTS_ENV_VAR = "HARNESS_HOSTS"
+RESERVED_HOST_NAMES = frozenset({"local", "venv", "pypi"})  # target kinds, not host names
+_HOST_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_TOP_KEYS = ("default", "hosts")
+# key -> (expected TOML type, example shown in the hint when the type is wrong)
+_HOST_KEYS: dict[str, tuple[type, str]] = {
+    "address": (str, 'address = "gpu-box"'),
+    "user": (str, 'user = "root"'),
+    "port": (int, "port = 22"),
+    "identity": (str, 'identity = "~/.ssh/id_ed25519"'),
+    "known_hosts": (str, 'known_hosts = "~/.ssh/known_hosts"'),
+    "python": (str, 'python = "/root/venv/bin/python"'),
+    "workdir": (str, 'workdir = "/root/work"'),
+    "env": (dict, 'env = { HF_HOME = "/data/hf" }'),
+}
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    """One ``[hosts.NAME]`` table. Optional fields left ``None`` defer to ~/.ssh/config."""
+
+    name: str
+    address: str
+    user: str | None = None
+    port: int | None = None
+    identity: str | None = None  # path, ``~`` already expanded
+    known_hosts: str | None = None  # path, ``~`` already expanded
+    python: str = "python3"
+    workdir: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    source: str | None = None  # "hosts.toml:12" where the table starts, for messages
+
+
+@dataclass(frozen=True)
+class HostsConfig:
+    """Every host from one hosts.toml; empty when no file exists, which is not an error."""
+
+    path: Path | None  # None when no file was found (that is fine)
+    default: str | None = None
+    hosts: Mapping[str, HostConfig] = field(default_factory=dict)
+
+
+def find_hosts_file(
+    explicit: Path | None, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path | None:
+    """Pick the hosts file: ``--hosts`` > ``$HARNESS_HOSTS`` > ``hosts.toml`` in cwd or above.
+
+    A file the user named must exist (a typo should not silently mean "no hosts"); finding
+    nothing by search is fine and returns ``None``.
+    """
+    env = os.environ if env is None else env
+    named = [(explicit, "--hosts")] if explicit is not None else []
+    if env.get(HOSTS_ENV_VAR):
+        named.append((Path(env[HOSTS_ENV_VAR]), f"${HOSTS_ENV_VAR}"))
+    if named:
+        path, origin = named[0]
+        path = path if path.is_absolute() or cwd is None else cwd / path
+        if not _is_file(path):
+            raise ConfigError(
+                f"{path}: hosts file not found (given by {origin})",
+                f"check the path given by {origin}, or leave it unset to use ./{HOSTS_FILENAME}",
+            )
+        return path
+    start = (cwd if cwd is not None else Path.cwd()).absolute()
+    for folder in (start, *start.parents):
+        if _is_file(folder / HOSTS_FILENAME):
+            return folder / HOSTS_FILENAME
+    return None
+
+
+def load_hosts(path: Path | None) -> HostsConfig:
+    """Parse and validate a hosts file; ``None`` (nothing found) gives an empty config."""
+    if path is None:
+        return HostsConfig(path=None)
+    text = _read_text(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line, msg = _toml_error_line(str(exc), text)
+        raise ConfigError(
+            f"{path}:{line}: invalid TOML: {msg}",
+            'strings need double quotes (address = "gpu-box"), tables look like [hosts.NAME]; '
+            f"see the commented example {HOSTS_FILENAME} in the harness repository",
+        ) from None
+    return _build(path, text, data)
+
+
+def locate_line(text: str, key_path: tuple[str, ...]) -> int:
+    """Best-effort 1-based line where ``key_path`` is written in TOML ``text``.
+
+    tomllib reports no positions for values, so we scan headers (``[a."b"]``) and
+    ``dotted.key =`` lines. Preference: the exact key, else the first line defining something
+    inside it (``[hosts.gpu.env]`` for ``hosts.gpu``), else the deepest enclosing table, else 1.
+    """
+    table: tuple[str, ...] = ()
+    inside: int | None = None
+    enclosing, enclosing_depth = 1, 0
+    in_multiline: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if in_multiline is not None:  # skip lines inside a multi-line string
+            if line.count(in_multiline) % 2 == 1:
+                in_multiline = None
+            continue
+        header = _HEADER.match(line)
+        if header:
+            table = path = _split_key(header.group(1))
+        else:
+            assign = _ASSIGN.match(line)
+            if not assign:
+                continue
+            path = table + _split_key(assign.group(1))
+            for quote in ('"""', "'''"):
+                if line.count(quote) % 2 == 1:
+                    in_multiline = quote
+        if path == key_path:
+            return number
+        if path[: len(key_path)] == key_path and inside is None:
+            inside = number
+        if key_path[: len(path)] == path and len(path) > enclosing_depth:
+            enclosing, enclosing_depth = number, len(path)
+    return inside if inside is not None else enclosing
+
+
+_KEY_PART = r"""\s*(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')\s*"""
+_DOTTED = rf"{_KEY_PART}(?:\.{_KEY_PART})*"
+_HEADER = re.compile(rf"\s*\[\[?({_DOTTED})\]\]?\s*(?:#.*)?$")
+_ASSIGN = re.compile(rf"\s*({_DOTTED})=")
+_PART = re.compile(r"""\s*([A-Za-z0-9_-]+|"((?:[^"\\]|\\.)*)"|'([^']*)')\s*""")
+
+
+def _split_key(dotted: str) -> tuple[str, ...]:
+    """``hosts."gpu" . port`` -> ("hosts", "gpu", "port"); quotes dropped, escapes kept."""
+    parts = []
+    for match in _PART.finditer(dotted):
+        bare, double, single = match.groups()
+        parts.append(double if double is not None else single if single is not None else str(bare))
+    return tuple(parts)
+
+
+def _toml_error_line(message: str, text: str) -> tuple[int, str]:
+    """Split tomllib's "... (at line N, column M)" into N and a message without it."""
+    found = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    if found:
+        return int(found.group(1)), f"{message[: found.start()]} (column {found.group(2)})"
+    if message.endswith("(at end of document)"):
+        return max(1, len(text.splitlines())), message.replace(" (at end of document)", "")
+    return 1, message
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a parent folder we may not list
+        return False
+
+
+def _read_text(path: Path) -> str:
+    """Read UTF-8 text, turning every OS or decoding failure into a ConfigError."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            f"{path}: cannot read hosts file: {reason}",
+            "check that the path names a readable file",
+        ) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}:{line}: not valid UTF-8 (byte {exc.start})",
+            "TOML files must be UTF-8; re-save the file as UTF-8",
+        ) from None
+
+
+def _toml_type(value: object) -> str:
+    names = {bool: "boolean", int: "integer", float: "float", str: "string", dict: "table"}
+    return names.get(type(value), "array" if isinstance(value, list) else "date/time")
+
+
+class _Checker:
+    """Raises ConfigErrors that carry FILE:LINE for a key path of one file's text."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.text = path, text
+
+    def where(self, key_path: tuple[str, ...]) -> str:
+        return f"{self.path}:{locate_line(self.text, key_path)}"
+
+    def fail(self, key_path: tuple[str, ...], problem: str, hint: str) -> ConfigError:
+        return ConfigError(f"{self.where(key_path)}: {'.'.join(key_path)}: {problem}", hint)
+
+    def unknown_keys(self, table: Mapping[str, Any], prefix: tuple[str, ...], valid: Any) -> None:
+        for key in table:
+            if key not in valid:
+                close = difflib.get_close_matches(key, list(valid), n=1)
+                guess = f"did you mean '{close[0]}'? " if close else ""
+                raise self.fail(
+                    (*prefix, key), "unknown key", f"{guess}valid keys: " + ", ".join(valid)
+                )
+
+    def typed(self, value: object, want: type, key_path: tuple[str, ...], example: str) -> None:
+        if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
+            wanted = _toml_type(want())
+            raise self.fail(
+                key_path, f"expected {wanted}, got {_toml_type(value)} {value!r}", f"e.g. {example}"
+            )
+
+
+def _build(path: Path, text: str, data: Mapping[str, Any]) -> HostsConfig:
+    """Validate parsed TOML into frozen config; the first problem found is raised."""
+    check = _Checker(path, text)
+    check.unknown_keys(data, (), _TOP_KEYS)
+    hosts_table = data.get("hosts", {})
+    check.typed(hosts_table, dict, ("hosts",), '[hosts.gpu] with address = "gpu-box"')
+    hosts = {name: _build_host(check, name, value) for name, value in hosts_table.items()}
+    default = data.get("default")
+    if default is not None:
+        check.typed(default, str, ("default",), 'default = "gpu"')
+        if default not in hosts:
+            defined = ", ".join(hosts) if hosts else "none (add a [hosts.NAME] table)"
+            raise check.fail(
+                ("default",), f"no host named {default!r}", f"defined hosts: {defined}"
+            )
+    return HostsConfig(path=path, default=default, hosts=hosts)
+
+
+def _build_host(check: _Checker, name: str, table: object) -> HostConfig:
+    """One ``[hosts.NAME]`` table -> HostConfig, checking name, keys, types and ranges."""
+    here = ("hosts", name)
+    if not _HOST_NAME.fullmatch(name) or name in RESERVED_HOST_NAMES:
+        why = "is reserved (a target kind)" if name in RESERVED_HOST_NAMES else "is not valid"
+        raise check.fail(
+            here,
+            f"host name {name!r} {why}",
+            "use letters, digits, '_', '.', '-' (no ':'), and not local, venv or pypi",
+        )
+    if not isinstance(table, dict):
+        raise check.fail(
+            here,
+            f"expected table, got {_toml_type(table)}",
+            f'write a table: [hosts.{name}] then address = "gpu-box" on the next line',
+        )
+    check.unknown_keys(table, here, _HOST_KEYS)
+    for key, value in table.items():
+        check.typed(value, _HOST_KEYS[key][0], (*here, key), _HOST_KEYS[key][1])
+    if "address" not in table:
+        raise check.fail(
+            (*here, "address"),
+            "required key missing",
+            'add address = "HOST" (a hostname, IP or ~/.ssh/config alias)',
+        )
+    for key in ("address", "python"):
+        if key in table and not table[key].strip():
+            raise check.fail((*here, key), "must not be empty", f"e.g. {_HOST_KEYS[key][1]}")
+    port = table.get("port")
+    if port is not None and not 1 <= port <= 65535:
+        raise check.fail((*here, "port"), f"{port} is out of range", "a port is 1..65535")
+    env = table.get("env", {})
+    for var, value in env.items():
+        check.typed(value, str, (*here, "env", var), f'env = {{ {var} = "{value}" }}')
+    return HostConfig(
+        name=name,
+        address=table["address"],
+        user=table.get("user"),
+        port=port,
+        identity=_expand(table.get("identity")),
+        known_hosts=_expand(table.get("known_hosts")),
+        python=table.get("python", "python3"),
+        workdir=table.get("workdir"),
+        env=dict(env),
+        source=check.where(here),
+    )
+
+
+def _expand(value: str | None) -> str | None:
+    return None if value is None else os.path.expanduser(value)

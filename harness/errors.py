@@ -1,0 +1,62 @@
+"""One error hierarchy whose messages are written for the user.
+
+Every low-level failure (socket, Paramiko, OSError, tomllib) is turned into one of these at
+the boundary where we still know the host, file, line or key. The CLI prints ``message`` as one
+red line and ``hint`` below it, then exits with ``exit_code`` -- never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """Root of every error harness reports to the user."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\nhint: {self.hint}"
+
+
+class UsageError(HarnessError):
+    """The command line itself is wrong (bad target spec, bad argument shape)."""
+
+
+class ConfigError(HarnessError):
+    """hosts.toml / pipeline / series files are wrong; the message names file:line:key."""
+
+
+class TargetError(HarnessError):
+    """A target could not be reached or used (host, interpreter, cache)."""
+
+
+class HostKeyError(TargetError):
+    """The server's host key is unknown or changed; never silently accepted."""
+
+
+class ConnectError(TargetError):
+    """TCP/SSH connection or authentication failed, or the link died."""
+
+
+class ProbeError(HarnessError):
+    """A probe ran on the target but reported a failure (module missing, bad file...)."""
+
+
+class PatchError(HarnessError):
+    """A patch series could not be planned or applied."""
+
+
+class PatchConflict(PatchError):
+    exit_code = 1
+
+
+class VersionMismatch(PatchError):
+    pass
+
+
+class RunError(HarnessError):
+    """A pipeline step could not be launched, followed or stopped."""

@@ -1,0 +1,292 @@
+"""Plain frozen records that probes produce and every renderer consumes.
+
+``to_dict`` is the ``--json`` output (documented in the README); ``from_dict`` reads a probe's
+payload. Both are kept exact inverses (round-trip tested), so JSON is never a second model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+POSITIONAL_ONLY = "positional-only"
+POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+VAR_POSITIONAL = "var-positional"
+KEYWORD_ONLY = "keyword-only"
+VAR_KEYWORD = "var-keyword"
+PARAMETER_KINDS = (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY,
+                   VAR_KEYWORD)
+
+
+def _pick(cls: type[T], data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return {k: v for k, v in data.items() if k in names}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    kind: str
+    default: str | None = None  # source text; None means required
+    annotation: str | None = None
+    init_var: bool = False  # a dataclass ``InitVar``: an __init__ argument, not a field
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and self.kind not in (VAR_POSITIONAL, VAR_KEYWORD)
+
+    def render(self) -> str:
+        """``name: ann = default`` as Python writes it (``*args``, ``**kw`` included)."""
+        star = {VAR_POSITIONAL: "*", VAR_KEYWORD: "**"}.get(self.kind, "")
+        text = star + self.name
+        if self.annotation:
+            text += f": {self.annotation}"
+        if self.default is not None:
+            text += f" = {self.default}" if self.annotation else f"={self.default}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"name": self.name, "kind": self.kind, "default": self.default,
+             "annotation": self.annotation}
+        if self.init_var:
+            d["init_var"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Parameter:
+        return cls(**_pick(cls, d))
+
+
+def render_parameters(params: tuple[Parameter, ...]) -> str:
+    """Insert ``/`` and ``*`` markers where Python's syntax needs them."""
+    parts: list[str] = []
+    seen_star = False
+    for i, p in enumerate(params):
+        if p.kind == VAR_POSITIONAL:
+            seen_star = True
+        if p.kind == KEYWORD_ONLY and not seen_star:
+            parts.append("*")
+            seen_star = True
+        parts.append(p.render())
+        nxt = params[i + 1] if i + 1 < len(params) else None
+        if p.kind == POSITIONAL_ONLY and (nxt is None or nxt.kind != POSITIONAL_ONLY):
+            parts.append("/")
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Overload:
+    parameters: tuple[Parameter, ...]
+    returns: str | None = None
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"parameters": [p.to_dict() for p in self.parameters], "returns": self.returns,
+                "line": self.line}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Overload:
+        return cls(tuple(Parameter.from_dict(p) for p in d.get("parameters") or ()),
+                   d.get("returns"), d.get("line"))
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A function, class, method or variable as defined in the source (not as imported)."""
+
+    qualname: str
+    kind: str  # function|method|staticmethod|classmethod|property|class|variable
+    file: str  # relative to its site-packages root
+    line: int
+    end_line: int
+    module: str = ""
+    dist: str | None = None
+    version: str | None = None
+    is_async: bool = False
+    decorators: tuple[str, ...] = ()
+    parameters: tuple[Parameter, ...] | None = None  # class: its constructor's; None: unknown
+    returns: str | None = None
+    overloads: tuple[Overload, ...] = ()
+    bases: tuple[str, ...] = ()
+    resolved_bases: tuple[str, ...] = ()
+    constructor: dict[str, Any] | None = None  # {"via": rule, "from": qualname, ...}
+    members: tuple[Symbol, ...] = ()
+    attributes: tuple[str, ...] = ()
+    annotation: str | None = None
+    doc: str | None = None
+
+    @property
+    def signature(self) -> str:
+        if self.parameters is None:
+            return "(...)"
+        ret = f" -> {self.returns}" if self.returns else ""
+        return f"({render_parameters(self.parameters)}){ret}"
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "qualname": self.qualname, "kind": self.kind, "module": self.module,
+            "file": self.file, "line": self.line, "end_line": self.end_line,
+            "dist": self.dist, "version": self.version, "is_async": self.is_async,
+            "decorators": list(self.decorators),
+            "parameters": None if self.parameters is None
+            else [p.to_dict() for p in self.parameters],
+            "returns": self.returns,
+            "overloads": [o.to_dict() for o in self.overloads],
+            "bases": list(self.bases), "resolved_bases": list(self.resolved_bases),
+            "constructor": self.constructor,
+            "members": [m.to_dict() for m in self.members],
+            "attributes": list(self.attributes),
+            "annotation": self.annotation, "doc": self.doc,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Symbol:
+        params = d.get("parameters")
+        return cls(
+            qualname=d["qualname"], kind=d["kind"], file=d.get("file") or "",
+            line=int(d.get("line") or 0), end_line=int(d.get("end_line") or d.get("line") or 0),
+            module=d.get("module") or "", dist=d.get("dist"), version=d.get("version"),
+            is_async=bool(d.get("is_async")), decorators=tuple(d.get("decorators") or ()),
+            parameters=None if params is None else tuple(Parameter.from_dict(p) for p in params),
+            returns=d.get("returns"),
+            overloads=tuple(Overload.from_dict(o) for o in d.get("overloads") or ()),
+            bases=tuple(d.get("bases") or ()), resolved_bases=tuple(d.get("resolved_bases") or ()),
+            constructor=d.get("constructor"),
+            members=tuple(cls.from_dict(m) for m in d.get("members") or ()),
+            attributes=tuple(d.get("attributes") or ()),
+            annotation=d.get("annotation"), doc=d.get("doc"),
+        )
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One step of a re-export chain: ``vllm.config`` imports it from ``vllm.config.scheduler``."""
+
+    module: str
+    name: str
+    file: str
+    line: int
+    how: str  # defined|import|lazy|submodule|module|star-import|inherited
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"module": self.module, "name": self.name, "file": self.file, "line": self.line,
+                "how": self.how}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Hop:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class SourceExcerpt:
+    file: str
+    start: int
+    end: int
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "start": self.start, "end": self.end, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SourceExcerpt:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """What ``harness probe`` found: the module, its symbols, and how a name was reached."""
+
+    target: str
+    module: str
+    file: str | None
+    root: str
+    dist: str | None
+    version: str | None
+    symbols: tuple[Symbol, ...]
+    chain: tuple[Hop, ...] = ()
+    reexports: tuple[dict[str, Any], ...] = ()
+    source: SourceExcerpt | None = None
+    python: dict[str, Any] = field(default_factory=dict)
+    live: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "module": self.module, "file": self.file, "root": self.root,
+            "dist": self.dist, "version": self.version,
+            "symbols": [s.to_dict() for s in self.symbols],
+            "chain": [h.to_dict() for h in self.chain],
+            "reexports": list(self.reexports),
+            "source": self.source.to_dict() if self.source else None,
+            "python": self.python, "live": self.live,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ProbeReport:
+        return cls(
+            target=d.get("target", ""), module=d["module"], file=d.get("file"),
+            root=d.get("root", ""), dist=d.get("dist"), version=d.get("version"),
+            symbols=tuple(Symbol.from_dict(s) for s in d.get("symbols") or ()),
+            chain=tuple(Hop.from_dict(h) for h in d.get("chain") or ()),
+            reexports=tuple(d.get("reexports") or ()),
+            source=SourceExcerpt.from_dict(d["source"]) if d.get("source") else None,
+            python=d.get("python") or {}, live=bool(d.get("live")),
+        )
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int | None
+    name: str
+    memory_total_mib: int | None
+    memory_used_mib: int | None
+    memory_free_mib: int | None
+    driver: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "memory_total_mib": self.memory_total_mib,
+                "memory_used_mib": self.memory_used_mib, "memory_free_mib": self.memory_free_mib,
+                "driver": self.driver}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GpuInfo:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """``harness hosts --check``: what the target's interpreter and machine are."""
+
+    target: str
+    python: dict[str, Any]
+    site_packages: tuple[str, ...]
+    dists: dict[str, str | None]
+    gpus: tuple[GpuInfo, ...]
+    gpu_note: str | None
+    connect_seconds: float | None = None
+    platform: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "python": self.python,
+                "site_packages": list(self.site_packages), "dists": self.dists,
+                "gpus": [g.to_dict() for g in self.gpus], "gpu_note": self.gpu_note,
+                "connect_seconds": self.connect_seconds, "platform": self.platform}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TargetFacts:
+        gpus = d.get("gpus") or {}
+        if isinstance(gpus, dict):  # the probe's shape
+            devices, note = gpus.get("devices") or [], gpus.get("reason")
+        else:
+            devices, note = gpus, d.get("gpu_note")
+        return cls(
+            target=d.get("target", ""), python=d.get("python") or {},
+            site_packages=tuple(d.get("site_packages") or ()), dists=dict(d.get("dists") or {}),
+            gpus=tuple(GpuInfo.from_dict(g) for g in devices), gpu_note=note,
+            connect_seconds=d.get("connect_seconds"), platform=d.get("platform") or {},
+        )

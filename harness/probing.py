@@ -1,0 +1,141 @@
+"""Ship a probe to a target's Python, and read its JSON envelope back defensively.
+
+The probe's source and its arguments travel on stdin as one JSON document; the command line
+is a fixed bootstrap, so no user-supplied string (a module name, a path) ever reaches a shell.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ProbeError, TargetError
+from harness.targets.base import Target
+
+MARK = b"@@HARNESS-ENVELOPE@@ "
+#: Probe modules each probe needs, in load order (the shared ones first).
+PROBE_MODULES: dict[str, tuple[str, ...]] = {
+    "signatures": ("_finder", "_astindex", "_describe", "signatures"),
+    "facts": ("_finder", "facts"),
+    "live": ("_finder", "live"),
+}
+
+
+def probes_dir() -> Path:
+    """``harness/_probes`` in an installed wheel, the repo's ``probes/`` in a checkout."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "_probes", here.parent / "probes"):
+        if (cand / "_boot.py").is_file():
+            return cand
+    raise TargetError("harness is installed without its probes/ folder",
+                      "reinstall harness (pip install -e .)")
+
+
+@cache
+def _source(name: str) -> str:
+    return (probes_dir() / f"{name}.py").read_text(encoding="utf-8")
+
+
+def build_payload(probe: str, args: dict[str, Any]) -> bytes:
+    """Pure: the stdin document for one probe run."""
+    mods = [[f"probes.{m}", _source(m)] for m in PROBE_MODULES[probe]]
+    return json.dumps({"modules": [["probes", ""], *mods], "main": f"probes.{probe}",
+                       "args": args}).encode()
+
+
+@dataclass(frozen=True)
+class Envelope:
+    ok: bool
+    data: Any = None
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+    kind: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    traceback: str | None = None
+
+
+def parse_envelope(stdout: bytes) -> Envelope | None:
+    """Find the last marked line; anything a login script printed around it is ignored."""
+    idx = stdout.rfind(MARK)
+    if idx < 0:
+        return None
+    line = stdout[idx + len(MARK):].split(b"\n", 1)[0]
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or "ok" not in obj:
+        return None
+    return Envelope(
+        ok=bool(obj["ok"]),
+        data=obj.get("data"),
+        warnings=tuple(obj.get("warnings") or ()),
+        error=obj.get("error"),
+        kind=obj.get("kind"),
+        details=obj.get("details") or {},
+        traceback=obj.get("traceback"),
+    )
+
+
+def run_probe(target: Target, probe: str, args: dict[str, Any], timeout: float = 120.0) -> Envelope:
+    """Run one probe on ``target``; raise a domain error unless it answered ``ok``."""
+    args = dict(args)
+    paths = target.probe_paths()
+    if paths is not None:
+        args["paths"] = paths
+    boot = _source("_boot")
+    argv = [*target.python_argv(), "-B", "-c", boot]
+    result = target.run(argv, stdin=build_payload(probe, args), timeout=timeout)
+    env = parse_envelope(result.stdout)
+    if env is None:
+        raise _no_envelope(target, result.exit_code, result.stderr)
+    if not env.ok:
+        raise ProbeError(f"{target.label}: {env.error}", _hint(env))
+    return env
+
+
+def _no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:
+    python = target.python_argv()[0]
+    tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+    detail = " | ".join(tail)
+    if code == 127 or "not found" in detail or "No such file" in detail:
+        return TargetError(
+            f"{target.label}: python interpreter {python!r} not found ({detail or 'exit 127'})",
+            "set `python = \"/path/to/bin/python\"` for this host in hosts.toml",
+        )
+    return TargetError(
+        f"{target.label}: the probe printed no result (exit {code}): {detail or 'no output'}",
+        "run `harness hosts --check` to see whether the target's python works",
+    )
+
+
+def _hint(env: Envelope) -> str | None:
+    d = env.details
+    if env.kind == "python-too-old":
+        return "harness needs Python >= 3.10 on the target; point `python =` at a newer one"
+    if env.kind == "dist-not-installed":
+        searched = ", ".join(d.get("searched") or [])
+        sug = d.get("suggestions") or []
+        extra = f"; close names: {', '.join(sug)}" if sug else ""
+        return f"searched with {d.get('executable')}: {searched}{extra}"
+    if env.kind in ("module-not-found", "symbol-not-found"):
+        sug = d.get("suggestions") or []
+        hint = f"did you mean: {', '.join(sug)}" if sug else None
+        if d.get("attribute_of"):
+            leaf = str(d.get("module", "")).rsplit(".", 1)[-1]
+            hint = f"if {leaf!r} is an attribute, write {d['attribute_of']}:{leaf}" + (
+                f"; or did you mean: {', '.join(sug)}" if sug else "")
+        if env.kind == "symbol-not-found" and d.get("dynamic"):
+            hint = (hint + "; " if hint else "") + (
+                "the module defines __getattr__: try --live to import it for real")
+        return hint
+    if env.kind == "import-failed":
+        return "the target's traceback ends with:\n" + str(d.get("traceback", "")).rstrip()
+    if env.kind == "invalid-source":
+        return "the file does not parse under the target's Python; is it the right interpreter?"
+    if env.kind == "internal" and env.traceback:
+        return "probe crashed; last lines:\n" + "\n".join(env.traceback.strip().splitlines()[-4:])
+    return None

@@ -1,0 +1,144 @@
+"""Rich views of the models. No logic here: every decision was made before rendering."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.models import ProbeReport, Symbol, TargetFacts
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from harness.config import HostsConfig
+
+
+def _where(sym: Symbol) -> str:
+    dist = f"  [dim]{sym.dist} {sym.version}[/]" if sym.dist else ""
+    return f"[cyan]{sym.file}:{sym.line}[/]{dist}"
+
+
+def _def_line(sym: Symbol) -> str:
+    from rich.markup import escape
+
+    prefix = "async def" if sym.is_async else {"class": "class", "variable": ""}.get(sym.kind, "def")
+    name = sym.qualname.rsplit(".", 1)[-1] if sym.kind != "class" else sym.qualname
+    if sym.kind == "class":
+        sig = escape(f"({', '.join(sym.bases)})") if sym.bases else ""
+    else:
+        sig = "" if sym.kind == "variable" else escape(sym.signature)
+    return f"[bold]{prefix}[/] [green]{escape(name)}[/]{sig}".strip()
+
+
+def _symbol(console: Console, sym: Symbol, indent: str = "") -> None:
+    from rich.markup import escape
+
+    for d in sym.decorators:
+        console.print(f"{indent}[magenta]@{escape(d)}[/]", soft_wrap=True)
+    console.print(f"{indent}{_def_line(sym)}", soft_wrap=True)
+    console.print(f"{indent}    {_where(sym)}", soft_wrap=True)
+    for o in sym.overloads:
+        sig = Symbol(sym.qualname, sym.kind, "", 0, 0, parameters=o.parameters, returns=o.returns)
+        console.print(f"{indent}    [dim]@overload[/] {escape(sig.signature)}", soft_wrap=True)
+    if sym.kind == "class":
+        _class_details(console, sym, indent)
+
+
+def _class_details(console: Console, sym: Symbol, indent: str) -> None:
+    from rich.markup import escape
+
+    ctor = sym.constructor or {}
+    via = ctor.get("via", "?")
+    origin = ctor.get("from", "")
+    inherited = " (inherited)" if ctor.get("inherited") else ""
+    short = sym.qualname.rsplit(".", 1)[-1]
+    console.print(f"{indent}    [bold]{escape(short)}{escape(sym.signature)}[/]", soft_wrap=True)
+    console.print(f"{indent}    constructor via [bold]{escape(via)}[/]{inherited}"
+                  f"{' from ' + escape(origin) if inherited else ''}", soft_wrap=True)
+    if sym.parameters is None:
+        console.print(f"{indent}      [yellow]not known statically[/] (base {escape(origin)} is "
+                      "outside the import path; try --live)")
+    for p in sym.parameters or ():
+        req = "[red]required[/]" if p.required else f"= {escape(p.default or '')}"
+        kind = "" if p.kind == "positional-or-keyword" else f" [dim]({p.kind})[/]"
+        iv = " [dim](InitVar)[/]" if p.init_var else ""
+        ann = f": {escape(p.annotation)}" if p.annotation else ""
+        console.print(f"{indent}      {escape(p.name)}{ann}  {req}{kind}{iv}", soft_wrap=True)
+    methods = [m for m in sym.members if m.kind != "class"]
+    if methods:
+        console.print(f"{indent}    methods:")
+        for m in methods:
+            tag = "" if m.kind == "method" else f" [dim]({m.kind})[/]"
+            name = m.qualname.rsplit(".", 1)[-1]
+            console.print(f"{indent}      [green]{escape(name)}[/]{escape(m.signature)}{tag}  "
+                          f"[dim]:{m.line}[/]", soft_wrap=True)
+
+
+def probe_report(console: Console, report: ProbeReport) -> None:
+    from rich.markup import escape
+    from rich.syntax import Syntax
+
+    owner = f"{report.dist} {report.version}" if report.dist else "no owning dist found"
+    live = "  [yellow](live import)[/]" if report.live else ""
+    console.print(f"[bold]{escape(report.module)}[/]  [dim]{escape(owner)} · "
+                  f"{escape(report.target)}[/]{live}", soft_wrap=True)
+    if report.file:
+        console.print(f"  {escape(report.root)}/[cyan]{escape(report.file)}[/]", soft_wrap=True)
+    if len(report.chain) > 1:
+        hops = " → ".join(f"{h.module}{':' + h.name if h.name else ''} ({h.file}:{h.line}, {h.how})"
+                          for h in report.chain)
+        console.print(f"  [dim]re-export chain:[/] {escape(hops)}", soft_wrap=True)
+    console.print()
+    for sym in report.symbols:
+        _symbol(console, sym)
+        console.print()
+    if report.reexports:
+        names = ", ".join(f"{r['name']}→{r['target']}" for r in report.reexports[:40])
+        more = f" … (+{len(report.reexports) - 40})" if len(report.reexports) > 40 else ""
+        console.print(f"[dim]re-exports:[/] {escape(names)}{more}", soft_wrap=True)
+    if report.source:
+        src = report.source
+        console.print(f"[dim]{escape(src.file)}:{src.start}-{src.end}[/]")
+        console.print(Syntax(src.text, "python", line_numbers=True, start_line=src.start,
+                             word_wrap=False, theme="ansi_dark"))
+
+
+def hosts_table(console: Console, hosts: HostsConfig) -> None:
+    from rich.table import Table
+
+    where = str(hosts.path) if hosts.path else "no hosts.toml found"
+    t = Table(title=f"targets ({where})", title_justify="left")
+    for col in ("name", "ssh", "python", "workdir", "defined at"):
+        t.add_column(col)
+    for name, h in hosts.hosts.items():
+        mark = " (default)" if name == hosts.default else ""
+        user = f"{h.user}@" if h.user else ""
+        port = f":{h.port}" if h.port else ""
+        t.add_row(name + mark, f"{user}{h.address}{port}", h.python, h.workdir or "",
+                  h.source or "")
+    t.add_row("local" + ("" if hosts.default else " (default)"), "this machine",
+              "harness's own python", "", "built in")
+    t.add_row("venv:PATH", "this machine", "PATH/bin/python", "", "built in")
+    t.add_row("pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "",
+              "built in")
+    console.print(t)
+
+
+def facts(console: Console, f: TargetFacts) -> None:
+    from rich.markup import escape
+
+    py = f.python
+    console.print(f"[bold green]✓[/] [bold]{escape(f.target)}[/]  "
+                  f"[dim]answered in {f.connect_seconds:.2f}s[/]")
+    console.print(f"  python   {escape(str(py.get('executable')))}  {py.get('version')}"
+                  f"{'  (venv)' if py.get('in_venv') else ''}", soft_wrap=True)
+    for sp in f.site_packages:
+        console.print(f"  packages {escape(sp)}", soft_wrap=True)
+    versions = "  ".join(f"{k} [bold]{v}[/]" if v else f"{k} [dim]-[/]"
+                         for k, v in f.dists.items())
+    console.print(f"  dists    {versions}", soft_wrap=True)
+    if f.gpus:
+        for g in f.gpus:
+            console.print(f"  gpu {g.index}    {escape(g.name)}  free {g.memory_free_mib} / "
+                          f"{g.memory_total_mib} MiB  driver {g.driver}")
+    else:
+        console.print(f"  gpus     [yellow]no GPU[/] ({escape(f.gpu_note or 'none found')})")

@@ -1,0 +1,188 @@
+"""``pypi:NAME==VER[,NAME==VER...]`` -- wheels from the package index, unpacked, never imported.
+
+This is the target that needs no GPU box: ``pip download --no-deps`` fetches each wheel (so the
+user's pip config, index and proxy apply), we unpack only its Python sources and metadata into a
+cache, make them read-only, and the probes read them with this machine's Python.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import TargetError, UsageError
+from harness.targets.local import LocalTarget
+
+KEEP_SUFFIXES = (".py", ".pyi")
+# Tried when this machine's own tags match no wheel (e.g. a macOS laptop and a Linux-only
+# vllm wheel): the source is the same, and we never execute it.
+LINUX_TAGS = ("manylinux_2_31_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
+              "manylinux2014_x86_64", "manylinux1_x86_64", "any")
+_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    version: str | None
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version}" if self.version else self.name
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_spec(spec: str) -> list[Pin]:
+    """Pure: ``vllm==0.16.0,speculators==0.3.0`` -> pins; clear errors for anything else."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    pins: list[Pin] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        try:
+            req = Requirement(part)
+        except InvalidRequirement as exc:
+            raise UsageError(f"pypi:{spec}: {part!r} is not a requirement ({exc})",
+                             "write pypi:NAME==VERSION[,NAME==VERSION...]") from None
+        specs = list(req.specifier)
+        if req.extras or req.marker or req.url or len(specs) > 1 or (
+            specs and specs[0].operator not in ("==", "===")
+        ):
+            raise UsageError(f"pypi:{spec}: {part!r} must be NAME or NAME==VERSION",
+                             "a pypi: target pins exact versions, e.g. pypi:vllm==0.16.0")
+        if not _NAME.match(req.name):
+            raise UsageError(f"pypi:{spec}: bad project name {req.name!r}")
+        pins.append(Pin(req.name, specs[0].version if specs else None))
+    if not pins:
+        raise UsageError("pypi: needs at least one NAME==VERSION", "e.g. -t pypi:vllm==0.16.0")
+    return pins
+
+
+def cache_root() -> Path:
+    env = os.environ.get("HARNESS_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "harness"
+
+
+class PypiTarget(LocalTarget):
+    """Read-only: probes run with this Python over the unpacked wheels' folders."""
+
+    writable = False
+
+    def __init__(self, spec: str, cache: Path | None = None) -> None:
+        super().__init__(sys.executable, label=f"pypi:{spec}")
+        self.pins = parse_spec(spec)
+        self.cache = cache or cache_root()
+        self._roots: list[str] | None = None
+
+    def probe_paths(self) -> list[str]:
+        if self._roots is None:
+            self._roots = [str(self._unpacked(p)) for p in self.pins]
+        return self._roots
+
+    # -- cache ----------------------------------------------------------------------------
+    def _unpacked(self, pin: Pin) -> Path:
+        base = self.cache / "pypi"
+        if pin.version:
+            done = base / f"{normalize(pin.name)}-{pin.version}"
+            if (done / ".complete").exists():
+                return done
+        wheel = self._download(pin)
+        version = wheel.name.split("-")[1]
+        done = base / f"{normalize(pin.name)}-{version}"
+        if not (done / ".complete").exists():
+            _unpack(wheel, done)
+        return done
+
+    def _download(self, pin: Pin) -> Path:
+        dest = self.cache / "wheels"
+        dest.mkdir(parents=True, exist_ok=True)
+        if pin.version:
+            for w in dest.glob("*.whl"):
+                n, v = w.name.split("-")[:2]
+                if normalize(n) == normalize(pin.name) and v == pin.version:
+                    return w
+        with tempfile.TemporaryDirectory(dir=dest, prefix=".dl-") as tmp:
+            base = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                    "--disable-pip-version-check", "-q", "-d", tmp, pin.requirement]
+            cp = _pip(base)
+            if cp.returncode != 0 and "No matching distribution" in cp.stderr:
+                tags = [a for t in LINUX_TAGS for a in ("--platform", t)]
+                cp = _pip([*base, *tags, "--python-version", "3.12"])
+            if cp.returncode != 0:
+                tail = " ".join(cp.stderr.strip().splitlines()[-2:]) or "no output"
+                raise TargetError(
+                    f"pypi: could not download {pin.requirement}: {tail}",
+                    f"check the name and version (`pip index versions {pin.name}`) and that "
+                    "pip can reach your index",
+                )
+            got = sorted(Path(tmp).glob("*.whl"))
+            if not got:
+                raise TargetError(f"pypi: {pin.requirement} has no wheel on the index",
+                                  "harness reads wheels only; sdists would need building")
+            final = dest / got[0].name
+            os.replace(got[0], final)
+            return final
+
+
+def _pip(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=1800)
+    except subprocess.TimeoutExpired:
+        raise TargetError("pypi: pip download took longer than 30 minutes") from None
+
+
+def _unpack(wheel: Path, done: Path) -> None:
+    """Extract sources + dist-info into a temp folder, make it read-only, rename into place."""
+    done.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=done.parent, prefix=f".{done.name}-"))
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            for info in zf.infolist():
+                name = info.filename
+                parts = name.split("/")
+                if name.startswith("/") or ".." in parts or info.is_dir():
+                    continue
+                if not (name.endswith(KEEP_SUFFIXES) or ".dist-info/" in name):
+                    continue
+                out = tmp.joinpath(*parts)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(out, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        (tmp / ".complete").write_text(wheel.name + "\n")
+        ro = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+        for p in tmp.rglob("*"):
+            if p.is_file():
+                p.chmod(ro)
+        if done.exists():  # a half-made folder from an interrupted run
+            _rmtree(done)
+        os.replace(tmp, done)
+    except (OSError, zipfile.BadZipFile) as exc:
+        _rmtree(tmp)
+        raise TargetError(f"pypi: cannot unpack {wheel.name}: {exc}",
+                          f"delete {wheel} and retry") from None
+
+
+def _rmtree(path: Path) -> None:
+    def onerror(func, p, _exc):  # type: ignore[no-untyped-def]
+        os.chmod(p, stat.S_IWUSR | stat.S_IRUSR | stat.S_IXUSR)
+        func(p)
+
+    for p in path.rglob("*"):
+        if p.is_dir():
+            p.chmod(0o755)
+    shutil.rmtree(path, onerror=onerror)

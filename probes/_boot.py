@@ -1,0 +1,49 @@
+# The bootstrap, passed to the target's interpreter with ``-c``.  It must parse and run on
+# any Python (even an old one, so it can *say* it is too old), hence no f-strings and no
+# annotations.  stdin carries one JSON object: {"modules": [[name, source], ...],
+# "main": name, "args": {...}}.  stdout gets exactly one marked line with the envelope, so a
+# noisy login script printing around it cannot break the parse.
+import json, sys, traceback, types
+
+MARK = "\n@@HARNESS-ENVELOPE@@ "
+OLDEST = (3, 10)
+
+
+def _emit(obj):
+    sys.stdout.write(MARK + json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _main():
+    if sys.version_info[:2] < OLDEST:
+        _emit({"ok": False, "kind": "python-too-old",
+               "error": "Python %d.%d at %s is older than 3.10" % (
+                   sys.version_info[0], sys.version_info[1], sys.executable),
+               "details": {"version": list(sys.version_info[:3]), "executable": sys.executable}})
+        return
+    if sys.path and sys.path[0] in ("", "."):
+        del sys.path[0]  # the login directory must not shadow installed packages
+    payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    warnings = []
+    try:
+        for name, source in payload["modules"]:
+            mod = types.ModuleType(name)
+            mod.__file__ = "<harness-probe:" + name + ">"
+            if "." not in name:
+                mod.__path__ = []  # a package, so "from probes import x" works
+            sys.modules[name] = mod
+            parent, _, leaf = name.rpartition(".")
+            if parent:
+                setattr(sys.modules[parent], leaf, mod)
+            exec(compile(source, mod.__file__, "exec"), mod.__dict__)
+        data = sys.modules[payload["main"]].run(payload["args"], warnings.append)
+        _emit({"ok": True, "data": data, "warnings": warnings})
+    except Exception as exc:
+        kind = getattr(exc, "kind", "internal")
+        details = getattr(exc, "details", None)
+        _emit({"ok": False, "kind": kind, "error": str(exc) or type(exc).__name__,
+               "details": details, "warnings": warnings,
+               "traceback": traceback.format_exc() if kind == "internal" else None})
+
+
+_main()

@@ -1,0 +1,1 @@
+from tests.support.wheels import seed_venv, wheels  # noqa: F401
