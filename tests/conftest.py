@@ -1,1 +1,3 @@
-from tests.support.wheels import seed_venv, wheels  # noqa: F401
+from tests.support.cli import cli_env, harness_cache  # noqa: F401
+from tests.support.sshd import isolated_home, sshd  # noqa: F401
+from tests.support.wheels import fresh_venv, seed_venv, wheels  # noqa: F401

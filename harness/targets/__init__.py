@@ -18,8 +18,13 @@ def target_kinds(hosts: HostsConfig) -> list[str]:
     return ["local", "local:PYTHON", "venv:PATH", "pypi:NAME==VER[,...]", *sorted(hosts.hosts)]
 
 
-def open_target(spec: str | None, hosts: HostsConfig, *, accept_new_host_key: bool = False,
-                connect_timeout: float = 10.0) -> Target:
+def open_target(
+    spec: str | None,
+    hosts: HostsConfig,
+    *,
+    accept_new_host_key: bool = False,
+    connect_timeout: float = 10.0,
+) -> Target:
     """``None`` -> hosts.toml's default, else ``local``. Nothing connects until first use."""
     if spec is None or spec == "":
         spec = hosts.default or "local"
@@ -43,8 +48,11 @@ def open_target(spec: str | None, hosts: HostsConfig, *, accept_new_host_key: bo
     if spec in hosts.hosts:
         from harness.targets.ssh import SshTarget
 
-        return SshTarget(hosts.hosts[spec], accept_new_host_key=accept_new_host_key,
-                         connect_timeout=connect_timeout)
+        return SshTarget(
+            hosts.hosts[spec],
+            accept_new_host_key=accept_new_host_key,
+            connect_timeout=connect_timeout,
+        )
     close = difflib.get_close_matches(spec, list(hosts.hosts), n=3)
     where = f" in {hosts.path}" if hosts.path else " (no hosts.toml found)"
     hint = f"did you mean {', '.join(close)}? " if close else ""

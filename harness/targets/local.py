@@ -34,19 +34,30 @@ class LocalTarget(Target):
         full_env = {**os.environ, **env} if env else None
         start = time.perf_counter()
         try:
-            cp = subprocess.run(list(argv), input=stdin if stdin is not None else b"",
-                                capture_output=True, timeout=timeout, env=full_env, check=False)
+            cp = subprocess.run(
+                list(argv),
+                input=stdin if stdin is not None else b"",
+                capture_output=True,
+                timeout=timeout,
+                env=full_env,
+                check=False,
+            )
         except FileNotFoundError:
-            return CommandResult(tuple(argv), 127, b"", f"{argv[0]}: not found".encode(),
-                                 time.perf_counter() - start)
+            return CommandResult(
+                tuple(argv), 127, b"", f"{argv[0]}: not found".encode(), time.perf_counter() - start
+            )
         except PermissionError as exc:
-            return CommandResult(tuple(argv), 126, b"", str(exc).encode(),
-                                 time.perf_counter() - start)
+            return CommandResult(
+                tuple(argv), 126, b"", str(exc).encode(), time.perf_counter() - start
+            )
         except subprocess.TimeoutExpired:
-            raise TargetError(f"{self.label}: {Path(argv[0]).name} did not finish in {timeout}s",
-                              "raise the timeout or check the target is not overloaded") from None
-        return CommandResult(tuple(argv), cp.returncode, cp.stdout, cp.stderr,
-                             time.perf_counter() - start)
+            raise TargetError(
+                f"{self.label}: {Path(argv[0]).name} did not finish in {timeout}s",
+                "raise the timeout or check the target is not overloaded",
+            ) from None
+        return CommandResult(
+            tuple(argv), cp.returncode, cp.stdout, cp.stderr, time.perf_counter() - start
+        )
 
     def read_bytes(self, path: str) -> bytes:
         try:
@@ -70,5 +81,7 @@ def venv_target(path: str) -> LocalTarget:
     for cand in (root / "bin" / "python", root / "Scripts" / "python.exe"):
         if cand.exists():
             return LocalTarget(str(cand), label=f"venv:{path}")
-    raise TargetError(f"venv:{path}: no bin/python in {root}",
-                      "create it with `python3 -m venv PATH`, or pass the venv's root folder")
+    raise TargetError(
+        f"venv:{path}: no bin/python in {root}",
+        "create it with `python3 -m venv PATH`, or pass the venv's root folder",
+    )

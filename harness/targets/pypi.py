@@ -24,8 +24,14 @@ from harness.targets.local import LocalTarget
 KEEP_SUFFIXES = (".py", ".pyi")
 # Tried when this machine's own tags match no wheel (e.g. a macOS laptop and a Linux-only
 # vllm wheel): the source is the same, and we never execute it.
-LINUX_TAGS = ("manylinux_2_31_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64",
-              "manylinux2014_x86_64", "manylinux1_x86_64", "any")
+LINUX_TAGS = (
+    "manylinux_2_31_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+    "any",
+)
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -54,14 +60,22 @@ def parse_spec(spec: str) -> list[Pin]:
         try:
             req = Requirement(part)
         except InvalidRequirement as exc:
-            raise UsageError(f"pypi:{spec}: {part!r} is not a requirement ({exc})",
-                             "write pypi:NAME==VERSION[,NAME==VERSION...]") from None
+            raise UsageError(
+                f"pypi:{spec}: {part!r} is not a requirement ({exc})",
+                "write pypi:NAME==VERSION[,NAME==VERSION...]",
+            ) from None
         specs = list(req.specifier)
-        if req.extras or req.marker or req.url or len(specs) > 1 or (
-            specs and specs[0].operator not in ("==", "===")
+        if (
+            req.extras
+            or req.marker
+            or req.url
+            or len(specs) > 1
+            or (specs and specs[0].operator not in ("==", "==="))
         ):
-            raise UsageError(f"pypi:{spec}: {part!r} must be NAME or NAME==VERSION",
-                             "a pypi: target pins exact versions, e.g. pypi:vllm==0.16.0")
+            raise UsageError(
+                f"pypi:{spec}: {part!r} must be NAME or NAME==VERSION",
+                "a pypi: target pins exact versions, e.g. pypi:vllm==0.16.0",
+            )
         if not _NAME.match(req.name):
             raise UsageError(f"pypi:{spec}: bad project name {req.name!r}")
         pins.append(Pin(req.name, specs[0].version if specs else None))
@@ -117,8 +131,19 @@ class PypiTarget(LocalTarget):
                 if normalize(n) == normalize(pin.name) and v == pin.version:
                     return w
         with tempfile.TemporaryDirectory(dir=dest, prefix=".dl-") as tmp:
-            base = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                    "--disable-pip-version-check", "-q", "-d", tmp, pin.requirement]
+            base = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--disable-pip-version-check",
+                "-q",
+                "-d",
+                tmp,
+                pin.requirement,
+            ]
             cp = _pip(base)
             if cp.returncode != 0 and "No matching distribution" in cp.stderr:
                 tags = [a for t in LINUX_TAGS for a in ("--platform", t)]
@@ -132,8 +157,10 @@ class PypiTarget(LocalTarget):
                 )
             got = sorted(Path(tmp).glob("*.whl"))
             if not got:
-                raise TargetError(f"pypi: {pin.requirement} has no wheel on the index",
-                                  "harness reads wheels only; sdists would need building")
+                raise TargetError(
+                    f"pypi: {pin.requirement} has no wheel on the index",
+                    "harness reads wheels only; sdists would need building",
+                )
             final = dest / got[0].name
             os.replace(got[0], final)
             return final
@@ -173,8 +200,9 @@ def _unpack(wheel: Path, done: Path) -> None:
         os.replace(tmp, done)
     except (OSError, zipfile.BadZipFile) as exc:
         _rmtree(tmp)
-        raise TargetError(f"pypi: cannot unpack {wheel.name}: {exc}",
-                          f"delete {wheel} and retry") from None
+        raise TargetError(
+            f"pypi: cannot unpack {wheel.name}: {exc}", f"delete {wheel} and retry"
+        ) from None
 
 
 def _rmtree(path: Path) -> None:

@@ -24,6 +24,12 @@ SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_KEY|CRED
 
 MASK = "***"
 
+#: Words that shells parse as syntax in command position (POSIX, bash, zsh).
+RESERVED_WORDS = frozenset(
+    "! { } case do done elif else esac fi for if in then until while "
+    "function select time coproc repeat foreach end nocorrect noglob".split()
+)
+
 #: What :func:`command` prints on stderr with ``report_pid``: RS + ``harness-pid=`` + pid + RS.
 #: The pid is also the process group (sshd ``setsid()``\s each session), so a timed-out command
 #: and its children can be killed with ``kill -9 -PID`` from a second session.
@@ -42,12 +48,29 @@ def quote(s: str) -> str:
     return shlex.quote(s)
 
 
+def command_word(s: str) -> str:
+    """Quote the program name: like :func:`quote`, but never leaves a keyword or assignment.
+
+    ``shlex.quote`` leaves ``a=b``, ``if`` or ``time`` bare because they hold no special
+    characters, yet as the first word of a line the shell would read them as a variable
+    assignment (running the *next* argument as the program) or as syntax. Quoted, they are
+    plain words.
+    """
+    q = quote(s)
+    if q == s and ("=" in s or s in RESERVED_WORDS):
+        return f"'{s}'"  # safe: quote() left it bare, so it holds no quote characters
+    return q
+
+
 def join(argv: Sequence[str]) -> str:
-    """Quote every element and join with spaces; ``shlex.split`` gives ``argv`` back."""
+    """Quote every element and join with spaces; ``shlex.split`` gives ``argv`` back.
+
+    The result is a complete command: its first word is quoted with :func:`command_word`.
+    """
     if isinstance(argv, str):
         # A bare string would be quoted character by character; that is always a caller bug.
         raise UsageError(f"expected an argv list, got the string {argv[:40]!r}")
-    return " ".join(quote(a) for a in argv)
+    return " ".join(command_word(a) if i == 0 else quote(a) for i, a in enumerate(argv))
 
 
 def check_env_name(name: str) -> str:

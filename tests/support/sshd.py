@@ -13,6 +13,7 @@ Wire it in ``tests/conftest.py`` with::
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -63,10 +64,8 @@ class SshServer:
         """
         pids = self.session_pids()
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         return len(pids)
 
     def host_entry(self, name: str = "box", python: str = "python3", **over: Any) -> str:
@@ -259,10 +258,8 @@ def start_sshd(root: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
 def stop_sshd(proc: subprocess.Popen[bytes]) -> None:
     """Stop the listener and every session it still has."""
     for pid in _descendants(proc.pid):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     if proc.poll() is None:
         proc.terminate()
         try:

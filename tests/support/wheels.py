@@ -4,7 +4,7 @@ The tests pin complete expected results on the real speculators and vLLM release
 need the real wheels, not hand-made look-alikes. vLLM's wheel is ~500 MB: it is fetched once
 into a cache outside the repository (``$HARNESS_TEST_CACHE``, else ``~/.cache/harness-tests``)
 and every later run reuses it. The same goes for the venv that stands in for the GPU box's
-environment: installing ~1.5 GB of files takes long enough that it is built once per set of
+environment: installing ~1.3 GB of files takes long enough that it is built once per set of
 wheels and Python, and published atomically so an interrupted build is never reused.
 
 Everything here is plain functions (usable from ``bench/`` scripts too) plus thin pytest
@@ -409,7 +409,7 @@ def fresh_venv(
 ) -> Iterator[Callable[..., SeedVenv]]:
     """Factory for private, writable venvs; call with requirement strings (default: the seed's).
 
-    Each copy is ~1.5 GB, so copies are deleted at teardown instead of being left in pytest's
+    Each copy is ~1.3 GB, so copies are deleted at teardown instead of being left in pytest's
     retained temp directories.
     """
     made: list[Path] = []

@@ -1,0 +1,97 @@
+"""``harness probe`` on the real vLLM 0.16.0 wheel through the embedded ``pypi:`` target."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli import run_cli
+
+V16 = "pypi:vllm==0.16.0"
+
+
+def test_kv_cache_signature_and_location(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups",
+                "-t", V16, env=cli_env)
+    assert r.code == 0, r.err
+    assert ("(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], "
+            "available_memory: int) -> KVCacheConfig") in r.out
+    assert "vllm/v1/core/kv_cache_utils.py:1069" in r.out
+
+
+def test_scheduler_config_reexport_and_required_initvars(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "vllm.config:SchedulerConfig", "-t", V16, "--json", env=cli_env)
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    sym = data["symbols"][0]
+    assert (sym["file"], sym["line"]) == ("vllm/config/scheduler.py", 26)
+    assert [h["file"] for h in data["chain"]] == ["vllm/config/__init__.py",
+                                                  "vllm/config/scheduler.py"]
+    required = [p["name"] for p in sym["parameters"] if p["default"] is None]
+    assert required == ["max_model_len", "is_encoder_decoder"]
+    assert sym["constructor"]["via"] == "dataclass_transform:vllm.config.utils.config"
+    assert (sym["dist"], sym["version"]) == ("vllm", "0.16.0")
+    # the terminal view says the same
+    text = run_cli("probe", "vllm.config:SchedulerConfig", "-t", V16, env=cli_env).out
+    assert "vllm/config/scheduler.py:26" in text
+    assert "max_model_len: InitVar[int]  required" in text
+    assert "is_encoder_decoder: InitVar[bool]  required" in text
+
+
+def test_source_is_printed_with_line_numbers(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups",
+                "-t", V16, "--source", env=cli_env)
+    assert r.code == 0, r.err
+    assert "1069 def get_kv_cache_config_from_groups(" in r.out
+
+
+def test_unknown_module_suggests_close_names(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "vllm.v1.core.kv_cache_util", "-t", V16, env=cli_env)
+    assert r.code == 2
+    assert "Traceback" not in r.err
+    assert "no module named 'vllm.v1.core.kv_cache_util'" in r.err
+    assert "vllm.v1.core.kv_cache_utils" in r.err
+
+
+def test_attribute_written_as_module_gets_the_colon_hint(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "vllm.config.SchedulerConfig", "-t", V16, env=cli_env)
+    assert r.code == 2
+    assert "vllm.config:SchedulerConfig" in r.err
+
+
+def test_dist_not_in_target_lists_searched_paths(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "torch.nn", "-t", V16, env=cli_env)
+    assert r.code == 2
+    assert "no module named 'torch'" in r.err
+    assert "vllm-0.16.0" in r.err  # the unpacked wheel folder that was searched
+
+
+def test_hostile_module_names_are_refused_before_any_target(cli_env: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    for ref in (f"x; touch {marker}", f"$(touch {marker})", f"`touch {marker}`"):
+        r = run_cli("probe", ref, "-t", V16, env=cli_env)
+        assert r.code == 2
+        assert "is not a module reference" in r.err
+    assert not marker.exists()
+
+
+def test_real_pip_download_into_an_empty_cache(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """The pypi: target's own download path (small wheel), then a read-only unpacked copy."""
+    env = {**cli_env, "HARNESS_CACHE": str(tmp_path / "cache")}
+    r = run_cli("probe", "speculators.data_generation.vllm_hidden_states_generator",
+                "-t", "pypi:speculators==0.3.0", "--json", env=env)
+    assert r.code == 0, r.err
+    data = json.loads(r.out)
+    assert (data["dist"], data["version"]) == ("speculators", "0.3.0")
+    assert "VllmHiddenStatesGenerator" in {s["qualname"] for s in data["symbols"]}
+    unpacked = tmp_path / "cache" / "pypi" / "speculators-0.3.0"
+    some = unpacked / "speculators" / "__init__.py"
+    assert some.exists() and not (some.stat().st_mode & 0o222)
+    assert not list(unpacked.rglob("*.so"))
+
+
+def test_bad_pypi_spec_is_a_usage_error(cli_env: dict[str, str]) -> None:
+    r = run_cli("probe", "vllm", "-t", "pypi:vllm>=0.16", env=cli_env)
+    assert r.code == 2
+    assert "must be NAME or NAME==VERSION" in r.err

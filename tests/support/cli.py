@@ -1,0 +1,50 @@
+"""Run ``harness`` the way a user does: a fresh process, its stdout, stderr and exit code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.wheels import Wheels, cache_root
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 300) -> CliResult:
+    full = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    cp = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True,
+                        text=True, env=full, cwd=cwd, timeout=timeout, check=False)
+    return CliResult(cp.returncode, cp.stdout, cp.stderr)
+
+
+@pytest.fixture(scope="session")
+def harness_cache(wheels: Wheels) -> Path:
+    """A harness cache whose ``wheels/`` is the test wheel cache: one download serves both."""
+    root = cache_root() / "harness"
+    root.mkdir(parents=True, exist_ok=True)
+    link = root / "wheels"
+    if not link.exists():
+        link.symlink_to(cache_root() / "wheels", target_is_directory=True)
+    return root
+
+
+@pytest.fixture
+def cli_env(harness_cache: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Environment for a CLI run: the shared cache, an empty hosts file, no real ~/.ssh."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    yield {"HARNESS_CACHE": str(harness_cache), "HARNESS_HOSTS": str(hosts), "HOME": str(home)}
