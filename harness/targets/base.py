@@ -52,8 +52,9 @@ class Target(ABC):
         stdin: bytes | None = None,
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
     ) -> CommandResult:
-        """Run an argv list (never shell text) and wait for it."""
+        """Run an argv list (never shell text) and wait for it; ``env`` adds variables."""
 
     @abstractmethod
     def python_argv(self) -> list[str]:

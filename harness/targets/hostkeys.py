@@ -19,7 +19,6 @@ import base64
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,8 +193,3 @@ class HostKeyPolicy(paramiko.MissingHostKeyPolicy):  # type: ignore[misc,unused-
             hostname,
             self.files.user,
         )
-
-
-def describe_files(files: KnownHostsFiles) -> Sequence[str]:
-    """Paths consulted, for debugging messages."""
-    return [str(files.user), *(str(p) for p in files.system)]

@@ -30,6 +30,7 @@ class LocalTarget(Target):
         stdin: bytes | None = None,
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
     ) -> CommandResult:
         full_env = {**os.environ, **env} if env else None
         start = time.perf_counter()
@@ -40,6 +41,7 @@ class LocalTarget(Target):
                 capture_output=True,
                 timeout=timeout,
                 env=full_env,
+                cwd=cwd,
                 check=False,
             )
         except FileNotFoundError:

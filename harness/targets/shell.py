@@ -26,13 +26,14 @@ MASK = "***"
 
 #: Words that shells parse as syntax in command position (POSIX, bash, zsh).
 RESERVED_WORDS = frozenset(
-    "! { } case do done elif else esac fi for if in then until while "
-    "function select time coproc repeat foreach end nocorrect noglob".split()
+    {"!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in"}
+    | {"then", "until", "while", "function", "select", "time", "coproc", "repeat"}
+    | {"foreach", "end", "nocorrect", "noglob"}
 )
 
 #: What :func:`command` prints on stderr with ``report_pid``: RS + ``harness-pid=`` + pid + RS.
-#: The pid is also the process group (sshd ``setsid()``\s each session), so a timed-out command
-#: and its children can be killed with ``kill -9 -PID`` from a second session.
+#: The pid is also the process group id (sshd starts each session with ``setsid``), so a
+#: timed-out command and its children can be killed with ``kill -9 -PID`` from a second session.
 PID_PRINTF = "printf '\\036harness-pid=%s\\036\\n' $$ >&2"
 _PID_RE = re.compile(rb"\x1eharness-pid=(\d+)\x1e\n")
 

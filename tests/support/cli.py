@@ -43,7 +43,7 @@ def harness_cache(wheels: Wheels) -> Path:
 @pytest.fixture
 def cli_env(harness_cache: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
     """Environment for a CLI run: the shared cache, an empty hosts file, no real ~/.ssh."""
-    hosts = tmp_path / "hosts.toml"
+    hosts = tmp_path / "empty-hosts.toml"
     hosts.write_text("")
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
