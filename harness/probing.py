@@ -6,7 +6,9 @@ is a fixed bootstrap, so no user-supplied string (a module name, a path) ever re
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -21,6 +23,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "signatures": ("_finder", "_astindex", "_describe", "signatures"),
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
+    "callsites": ("_finder", "_astindex", "_describe", "signatures", "callsites"),
 }
 
 
@@ -39,11 +42,15 @@ def _source(name: str) -> str:
     return (probes_dir() / f"{name}.py").read_text(encoding="utf-8")
 
 
-def build_payload(probe: str, args: dict[str, Any]) -> bytes:
+def build_payload(probe: str, args: dict[str, Any],
+                  fingerprint: tuple[tuple[str, int, int], ...] | None = None) -> bytes:
     """Pure: the stdin document for one probe run."""
     mods = [[f"probes.{m}", _source(m)] for m in PROBE_MODULES[probe]]
-    return json.dumps({"modules": [["probes", ""], *mods], "main": f"probes.{probe}",
-                       "args": args}).encode()
+    doc: dict[str, Any] = {"modules": [["probes", ""], *mods], "main": f"probes.{probe}",
+                           "args": args}
+    if fingerprint:
+        doc["fingerprint"] = [list(f) for f in fingerprint]
+    return json.dumps(doc).encode()
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,8 @@ class Envelope:
     kind: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     traceback: str | None = None
+    cached: bool = False
+    fingerprint: tuple[tuple[str, int, int], ...] = ()
 
 
 def parse_envelope(stdout: bytes) -> Envelope | None:
@@ -77,24 +86,74 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
         kind=obj.get("kind"),
         details=obj.get("details") or {},
         traceback=obj.get("traceback"),
+        cached=bool(obj.get("cached")),
+        fingerprint=tuple(tuple(f) for f in obj.get("fingerprint") or ()),  # type: ignore[misc]
     )
 
 
-def run_probe(target: Target, probe: str, args: dict[str, Any], timeout: float = 120.0) -> Envelope:
-    """Run one probe on ``target``; raise a domain error unless it answered ``ok``."""
+def run_probe(
+    target: Target, probe: str, args: dict[str, Any], timeout: float = 300.0,
+    *, cache: bool = False,
+) -> Envelope:
+    """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
+
+    With ``cache``, the result is kept on this machine with the (mtime, size) of every file
+    and folder the probe read; the next run sends that fingerprint and the probe answers
+    "unchanged" after a few stats instead of parsing again.
+    """
     args = dict(args)
     paths = target.probe_paths()
     if paths is not None:
         args["paths"] = paths
+    store = _ResultCache(target, probe, args) if cache else None
+    hit = store.load() if store else None
     boot = _source("_boot")
     argv = [*target.python_argv(), "-B", "-c", boot]
-    result = target.run(argv, stdin=build_payload(probe, args), timeout=timeout)
+    payload = build_payload(probe, args, fingerprint=hit.fingerprint if hit else None)
+    result = target.run(argv, stdin=payload, timeout=timeout)
     env = parse_envelope(result.stdout)
     if env is None:
         raise _no_envelope(target, result.exit_code, result.stderr)
     if not env.ok:
         raise ProbeError(f"{target.label}: {env.error}", _hint(env))
+    if env.cached and hit is not None:
+        return hit
+    if store is not None:
+        store.save(env)
     return env
+
+
+class _ResultCache:
+    """Probe results on this machine, keyed by target, probe, arguments and probe code."""
+
+    def __init__(self, target: Target, probe: str, args: dict[str, Any]) -> None:
+        from harness.targets.pypi import cache_root
+
+        key = json.dumps([target.label, target.python_argv(), probe, args,
+                          [_source(m) for m in PROBE_MODULES[probe]]], sort_keys=True)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+        self.path = cache_root() / "results" / f"{probe}-{digest}.json"
+
+    def load(self) -> Envelope | None:
+        try:
+            obj = json.loads(self.path.read_text())
+            return Envelope(ok=True, data=obj["data"], warnings=tuple(obj["warnings"]),
+                            cached=True,
+                            fingerprint=tuple(tuple(f) for f in obj["fingerprint"]))  # type: ignore[misc]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def save(self, env: Envelope) -> None:
+        if not env.fingerprint:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps({"data": env.data, "warnings": list(env.warnings),
+                                       "fingerprint": [list(f) for f in env.fingerprint]}))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a cache that cannot be written is only a slower next run
 
 
 def _no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:

@@ -307,6 +307,9 @@ def read_source(path: str) -> str:
     """Decode source as Python does (PEP 263 cookie, BOM); failures name the file."""
     import tokenize
 
+    from probes._finder import touch
+
+    touch(path)
     try:
         with tokenize.open(path) as f:
             return f.read()

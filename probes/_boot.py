@@ -14,6 +14,22 @@ def _emit(obj):
     sys.stdout.flush()
 
 
+def _unchanged(fingerprint):
+    """True when every file/folder a cached result was built from is as it was."""
+    import os
+
+    for path, mtime, size in fingerprint:
+        try:
+            st = os.stat(path)
+        except OSError:
+            if mtime != -1:
+                return False
+            continue
+        if st.st_mtime_ns != mtime or st.st_size != size:
+            return False
+    return True
+
+
 def _main():
     if sys.version_info[:2] < OLDEST:
         _emit({"ok": False, "kind": "python-too-old",
@@ -25,6 +41,9 @@ def _main():
         del sys.path[0]  # the login directory must not shadow installed packages
     payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     warnings = []
+    if payload.get("fingerprint") and _unchanged(payload["fingerprint"]):
+        _emit({"ok": True, "cached": True, "warnings": []})
+        return
     try:
         for name, source in payload["modules"]:
             mod = types.ModuleType(name)
@@ -37,7 +56,10 @@ def _main():
                 setattr(sys.modules[parent], leaf, mod)
             exec(compile(source, mod.__file__, "exec"), mod.__dict__)
         data = sys.modules[payload["main"]].run(payload["args"], warnings.append)
-        _emit({"ok": True, "data": data, "warnings": warnings})
+        finder = sys.modules.get("probes._finder")
+        touched = getattr(finder, "TOUCHED", {})
+        _emit({"ok": True, "data": data, "warnings": warnings,
+               "fingerprint": [[p, m, s] for p, (m, s) in sorted(touched.items())]})
     except Exception as exc:
         kind = getattr(exc, "kind", "internal")
         details = getattr(exc, "details", None)

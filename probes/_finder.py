@@ -16,6 +16,18 @@ from dataclasses import dataclass
 SOURCE_SUFFIXES = (".py",)
 EXT_SUFFIXES = (".so", ".pyd", ".abi3.so")
 
+#: Every file and folder a probe looked at -> (mtime_ns, size). The bootstrap returns it so
+#: the controller can cache the result and, next time, skip the work when nothing changed.
+TOUCHED: dict[str, tuple[int, int]] = {}
+
+
+def touch(path: str) -> None:
+    try:
+        st = os.stat(path)
+        TOUCHED[path] = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        TOUCHED[path] = (-1, -1)
+
 
 class ProbeFailure(Exception):
     """A failure the controller turns into a user-facing error (``kind`` picks the message)."""
@@ -51,6 +63,7 @@ class Finder:
     def listdir(self, d: str) -> frozenset[str]:
         got = self._listing.get(d)
         if got is None:
+            touch(d)
             try:
                 got = frozenset(os.listdir(d))
             except OSError:

@@ -206,3 +206,60 @@ def _overload(node: ast.AST) -> bool:
 def _python() -> dict[str, Any]:
     return {"executable": sys.executable, "version": ".".join(map(str, sys.version_info[:3])),
             "prefix": sys.prefix, "cwd": os.getcwd()}
+
+
+class Lookup(Probe):
+    """Resolve many ``module:qualname`` references in one run (``harness check``/``diff``)."""
+
+    def ref(self, module: str, qualname: str) -> dict[str, Any]:
+        """The referenced symbol, or why it is missing; never raises for a miss."""
+        mod = self.index.module(module)
+        if mod is None:
+            return {"found": False, "reason": f"no module named {module!r}"}
+        if not qualname:
+            return {"found": True, "module_only": True, "file": self.index.rel(mod.loc.file)}
+        try:
+            node, owner_mod, final_qual = self._resolve_qualname(mod, qualname)
+        except ProbeFailure as exc:
+            return {"found": False, "reason": str(exc),
+                    "suggestions": exc.details.get("suggestions") or [],
+                    "dynamic": bool(exc.details.get("dynamic"))}
+        chain = [h.to_dict() for h in self._chain]
+        if node is None:
+            return {"found": True, "module_only": True, "module": owner_mod.name,
+                    "file": self.index.rel(owner_mod.loc.file), "chain": chain}
+        sym = self._symbol(owner_mod, node, final_qual)
+        if isinstance(node, ast.ClassDef):
+            names, complete = self.mro_names(owner_mod, node)
+            sym["mro_members"] = sorted(names)
+            sym["mro_complete"] = complete
+        return {"found": True, "symbol": sym, "chain": chain}
+
+    def mro_names(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
+                  ) -> tuple[set[str], bool]:
+        """Every member/attribute name on the class and its bases; False if a base is opaque."""
+        from probes._astindex import dotted
+        from probes._describe import IGNORED_BASES, class_attributes
+
+        names = set(class_attributes(cls))
+        complete = True
+        for st in cls.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(st.name)
+                if st.name == "__getattr__":
+                    complete = False
+        flav = self.classes.flavour(mod, cls)
+        if flav is not None and flav[0] in ("pydantic-model", "msgspec", "namedtuple"):
+            names.update(("model_dump", "model_copy", "_asdict", "_replace", "_fields"))
+        for b in cls.bases:
+            full = self.index.resolve_dotted(mod.name, dotted(b))
+            if full in IGNORED_BASES or full.startswith(("typing.", "abc.")):
+                continue
+            base = self.classes._resolve_class(mod.name, dotted(b))
+            if base is None or depth > 12:
+                complete = False
+                continue
+            more, ok = self.mro_names(base[0], base[1], depth + 1)
+            names |= more
+            complete = complete and ok
+        return names, complete

@@ -1,0 +1,105 @@
+"""``harness check``: every call from a caller dist that no longer binds to its callees.
+
+One probe run on the target reads the caller's files and every callee symbol they use; the
+baseline (the callee version the caller was written for) is read from PyPI wheels with the same
+probe; binding and drift are pure (``harness.analysis``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from harness.analysis.check import Checker
+from harness.analysis.findings import CheckReport
+from harness.errors import UsageError
+from harness.probing import run_probe
+from harness.targets.base import Target
+
+
+def baseline_pins(requires: list[str], callees: dict[str, Any], override: list[str]
+                  ) -> tuple[dict[str, str], list[str]]:
+    """Pure: callee dist -> baseline version, from ``--baseline`` or the caller's metadata.
+
+    Only exact pins (``vllm==0.11.0``, extras markers allowed) are used: a range does not say
+    which version the caller was written for. Returns (pins, notes explaining gaps).
+    """
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    names = {canonicalize_name(info.get("dist") or top): top for top, info in callees.items()}
+    pins: dict[str, str] = {}
+    notes: list[str] = []
+    for text in override:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            raise UsageError(f"--baseline {text!r} is not NAME==VERSION",
+                             "e.g. --baseline vllm==0.11.0") from None
+        spec = list(req.specifier)
+        if len(spec) != 1 or spec[0].operator != "==":
+            raise UsageError(f"--baseline {text!r} must pin one version",
+                             "e.g. --baseline vllm==0.11.0")
+        pins[canonicalize_name(req.name)] = spec[0].version
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(req.name)
+        if name not in names or name in pins:
+            continue
+        spec = list(req.specifier)
+        if len(spec) == 1 and spec[0].operator in ("==", "==="):
+            pins[name] = spec[0].version
+        elif spec:
+            notes.append(f"{req.name}: the caller declares {req.specifier}, not one version; "
+                         f"pass --baseline {req.name}==VER for drift")
+    return {n: v for n, v in pins.items() if n in names}, notes
+
+
+def used_refs(scan: dict[str, Any]) -> list[list[str]]:
+    return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
+
+
+def check(target: Target, caller: str, *, against: list[str] | None = None,
+          baseline: list[str] | None = None, no_baseline: bool = False) -> CheckReport:
+    start = time.perf_counter()
+    env = run_probe(target, "callsites", {"caller": caller, "callees": against or None},
+                    cache=True)
+    scan = env.data
+    scanned = time.perf_counter() - start
+    versions = {top: info.get("version") for top, info in (scan.get("callees") or {}).items()}
+    pins, notes = ({}, []) if no_baseline else baseline_pins(
+        scan["caller"].get("requires") or [], scan.get("callees") or {}, baseline or [])
+    base_symbols: dict[str, Any] | None = None
+    installed = {info.get("dist", top).lower(): info.get("version")
+                 for top, info in (scan.get("callees") or {}).items()}
+    pins = {n: v for n, v in pins.items() if installed.get(n) != v}
+    if pins:
+        from harness.targets.pypi import PypiTarget
+
+        spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+        with PypiTarget(spec) as bt:
+            base_env = run_probe(bt, "callsites", {"refs": used_refs(scan)}, cache=True)
+        base_symbols = base_env.data["symbols"]
+    findings = Checker(scan, versions, base_symbols).run()
+    return CheckReport(
+        target=target.label,
+        caller=scan["caller"]["dist"],
+        caller_version=scan["caller"].get("version"),
+        callees=versions,
+        baseline=dict(pins),
+        findings=tuple(findings),
+        stats={
+            "files": len(scan["caller"].get("files") or {}),
+            "imports": len(scan.get("imports") or []),
+            "calls": len(scan.get("calls") or []),
+            "attributes": len(scan.get("attributes") or []),
+            "symbols": len(scan.get("symbols") or {}),
+            "seconds": round(time.perf_counter() - start, 3),
+            "scan_seconds": round(scanned, 3),
+            "cached": env.cached,
+        },
+        notes=tuple(notes) + tuple(env.warnings),
+    )

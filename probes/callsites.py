@@ -1,0 +1,496 @@
+"""Probe: every use a caller dist makes of its callee dists, and what each use refers to.
+
+args: {"caller": "speculators", "callees": ["vllm"] | null, "paths": [...] | null,
+       "refs": [["module", "qualname"], ...] | null}
+
+One round trip does it all: the caller's installed files are parsed (never imported), every
+import / call / attribute use / subclass of a callee is recorded with its file, line and
+argument shape, and every referenced callee symbol is resolved and described on the same
+import path. Binding calls to signatures is pure and happens on the controller.
+
+With ``refs`` (and no ``caller``) it only describes those references -- used to read the same
+symbols from a baseline version for drift.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from typing import Any, Callable
+
+from probes._astindex import Index, dotted, read_source, resolve_relative
+from probes._finder import Dists, Finder, ProbeFailure, default_paths, normalize
+from probes.signatures import Lookup
+
+# A reference is a tuple: ("module", name) | ("symbol", module, qualname) | ("instance", module,
+# qualname) -- the last one is "an instance of that class".
+Ref = tuple
+
+
+def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
+    finder = Finder(args.get("paths") or default_paths())
+    index = Index(finder)
+    lookup = Lookup(index, warn)
+    if not args.get("caller"):
+        return {"symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}}
+    return Scanner(index, lookup, warn).scan(args["caller"], args.get("callees"))
+
+
+class Scanner:
+    def __init__(self, index: Index, lookup: Lookup, warn: Callable[[str], None]) -> None:
+        self.index = index
+        self.finder = index.finder
+        self.lookup = lookup
+        self.dists = Dists(index.finder)
+        self.warn = warn
+        self._is_class: dict[tuple[str, str], bool] = {}
+
+    # -- caller files ---------------------------------------------------------------------
+    def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+        """(metadata, [(module, abs path, rel path)]) of the caller dist's Python files."""
+        want = normalize(dist)
+        for root in self.finder.paths:
+            for e in self.dists.infos(root):
+                if normalize(e[: -len(".dist-info")].split("-", 1)[0]) != want:
+                    continue
+                info = os.path.join(root, e)
+                meta = _metadata(info)
+                files = []
+                try:
+                    with open(os.path.join(info, "RECORD"), encoding="utf-8") as f:
+                        rows = [ln.split(",", 1)[0] for ln in f]
+                except OSError:
+                    rows = []
+                for rel in rows:
+                    if not rel.endswith(".py") or rel.startswith(("..", "/")):
+                        continue
+                    mod = rel[:-3].replace("/", ".")
+                    if mod.endswith(".__init__"):
+                        mod = mod[: -len(".__init__")]
+                    files.append((mod, os.path.join(root, rel), rel))
+                return meta, sorted(files)
+        raise ProbeFailure("dist-not-installed", f"{dist} is not installed on this import path",
+                           {"searched": self.finder.paths, "suggestions": []})
+
+    def default_callees(self, imported_tops: set[str], caller_tops: set[str]) -> list[str]:
+        """Top-level packages the caller imports that are installed here as Python source."""
+        out = []
+        for top in sorted(imported_tops - caller_tops):
+            loc = self.finder.find(top)
+            if loc is not None and loc.file and not _is_stdlib(loc.root):
+                out.append(top)
+        return out
+
+    # -- scan -----------------------------------------------------------------------------
+    def scan(self, caller: str, callees: list[str] | None) -> dict[str, Any]:
+        meta, files = self.caller_files(caller)
+        parsed: list[tuple[str, str, ast.Module, list[str]]] = []
+        hashes: dict[str, str] = {}
+        imported: set[str] = set()
+        for mod, path, rel in files:
+            try:
+                src = read_source(path)
+                tree = ast.parse(src, filename=path)
+            except SyntaxError as exc:
+                self.warn(f"{rel}:{exc.lineno}: cannot parse: {exc.msg}")
+                continue
+            except ProbeFailure as exc:
+                self.warn(str(exc))
+                continue
+            hashes[rel] = hashlib.sha256(src.encode("utf-8")).hexdigest()
+            parsed.append((mod, rel, tree, src.splitlines()))
+            imported |= _imported_tops(mod, rel.endswith("__init__.py"), tree)
+        caller_tops = {m.split(".")[0] for m, _, _ in files}
+        tops = [c.split(".")[0] for c in callees] if callees else self.default_callees(
+            imported, caller_tops)
+        self.callee_tops = set(tops)
+        self.uses: dict[str, list[dict[str, Any]]] = {
+            "imports": [], "calls": [], "attributes": [], "subclasses": []}
+        for mod, rel, tree, lines in parsed:
+            FileVisitor(self, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
+        refs = sorted({(u["ref"][1], u["ref"][2]) for kind in self.uses
+                       for u in self.uses[kind] if u.get("ref") and u["ref"][0] != "module"}
+                      | {(b[1], b[2]) for s in self.uses["subclasses"] for b in s["bases"]}
+                      | {(a["ref"][1], a["attr"]) for a in self.uses["attributes"]
+                         if a["on"] == "module"}
+                      | {(b[1], f"{b[2]}.{m['name']}") for s in self.uses["subclasses"]
+                         for b in s["bases"] for m in s["methods"]})
+        symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
+        callee_info = {}
+        for top in tops:
+            loc = self.finder.find(top)
+            owner = self.dists.owner(loc.root, top) if loc else None
+            callee_info[top] = {"dist": owner[0] if owner else top,
+                                "version": owner[1] if owner else None}
+        return {
+            "caller": {"dist": meta.get("name") or caller, "version": meta.get("version"),
+                       "requires": meta.get("requires", []), "files": hashes},
+            "callees": callee_info,
+            **self.uses,
+            "symbols": symbols,
+        }
+
+    # -- reference helpers ----------------------------------------------------------------
+    def is_callee(self, module: str) -> bool:
+        return module.split(".")[0] in self.callee_tops
+
+    def is_module(self, name: str) -> bool:
+        return self.finder.find(name) is not None
+
+    def is_class(self, module: str, qualname: str) -> bool:
+        key = (module, qualname)
+        if key not in self._is_class:
+            got = self.lookup.ref(module, qualname)
+            sym = got.get("symbol") or {}
+            self._is_class[key] = sym.get("kind") == "class"
+        return self._is_class[key]
+
+    def module_exists_or_attr(self, module: str, name: str) -> dict[str, Any]:
+        """Does ``from module import name`` work? A submodule counts, lazily served too."""
+        if self.finder.find(module) is None:
+            return {"ok": False, "reason": f"no module named {module!r}"}
+        if self.finder.find(f"{module}.{name}") is not None:
+            return {"ok": True}
+        got = self.lookup.ref(module, name)
+        if got.get("found"):
+            return {"ok": True, "chain": got.get("chain", [])}
+        return {"ok": False, "reason": got.get("reason"), "dynamic": got.get("dynamic", False),
+                "suggestions": got.get("suggestions", [])}
+
+
+class FileVisitor:
+    """Walks one caller module, tracking what each local name refers to."""
+
+    def __init__(self, scanner: Scanner, module: str, rel: str, is_pkg: bool, lines: list[str]):
+        self.s = scanner
+        self.module = module
+        self.rel = rel
+        self.is_pkg = is_pkg
+        self.lines = lines
+        self.bindings: dict[str, Ref] = {}  # file-wide: imports (any scope)
+
+    def src(self, line: int) -> str:
+        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+
+    def site(self, node: ast.AST, scope: str) -> dict[str, Any]:
+        line = getattr(node, "lineno", 0)
+        return {"file": self.rel, "line": line, "col": getattr(node, "col_offset", 0),
+                "source": self.src(line), "scope": scope}
+
+    # -- imports --------------------------------------------------------------------------
+    def run(self, tree: ast.Module) -> None:
+        for node, guarded in _walk_imports(tree):
+            self._import(node, guarded)
+        for st in tree.body:
+            self._stmt(st, "<module>", {}, None)
+
+    def _import(self, node: ast.Import | ast.ImportFrom, guarded: bool) -> None:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    self.bindings[a.asname] = ("module", a.name)
+                else:
+                    self.bindings[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
+                if self.s.is_callee(a.name):
+                    ok = self.s.is_module(a.name)
+                    self.s.uses["imports"].append({
+                        **self.site(node, "<module>"), "kind": "import", "module": a.name,
+                        "name": None, "guarded": guarded, "ok": ok,
+                        "reason": None if ok else f"no module named {a.name!r}",
+                        "ref": ("module", a.name)})
+            return
+        mod = resolve_relative(self.module, self.is_pkg, node.level, node.module)
+        for a in node.names:
+            if a.name == "*":
+                continue
+            local = a.asname or a.name
+            if self.s.is_module(f"{mod}.{a.name}"):
+                self.bindings[local] = ("module", f"{mod}.{a.name}")
+            else:
+                self.bindings[local] = ("symbol", mod, a.name)
+            if self.s.is_callee(mod):
+                res = self.s.module_exists_or_attr(mod, a.name)
+                self.s.uses["imports"].append({
+                    **self.site(node, "<module>"), "kind": "from", "module": mod,
+                    "name": a.name, "guarded": guarded, **res,
+                    "ref": self.bindings[local]})
+
+    # -- statements -----------------------------------------------------------------------
+    def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
+        if isinstance(st, ast.ClassDef):
+            self._class(st, scope)
+            return
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(st, scope, cls)
+            return
+        # record uses in this statement's expressions, then learn from assignments
+        for node in _walk_no_defs(st):
+            if isinstance(node, ast.Call):
+                self._call(node, scope, local, cls)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                self._attr(node, scope, local, cls)
+        if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            self._learn(st, local, cls)
+        for child in _child_bodies(st):
+            for sub in child:
+                self._stmt(sub, scope, local, cls)
+
+    def _learn(self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
+               ) -> None:
+        typ: Ref | None = None
+        if isinstance(st, ast.AnnAssign):
+            typ = self._annotation_type(st.annotation)
+        if typ is None and st.value is not None:
+            typ = self._value_type(st.value, local, cls)
+        if typ is None:
+            return
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        for t in targets:
+            if isinstance(t, ast.Name):
+                local[t.id] = typ
+            elif (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                  and t.value.id == "self" and cls is not None):
+                cls["attrs"][t.attr] = typ
+
+    def _value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None
+                    ) -> Ref | None:
+        if isinstance(value, ast.Call):
+            r = self.ref(value.func, local, cls)
+            if r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2]):
+                return ("instance", r[1], r[2])
+        return None
+
+    def _annotation_type(self, ann: ast.expr | None) -> Ref | None:
+        if ann is None:
+            return None
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return None
+        if isinstance(ann, ast.BinOp):  # X | None
+            return self._annotation_type(ann.left) or self._annotation_type(ann.right)
+        if isinstance(ann, ast.Subscript) and dotted(ann.value).split(".")[-1] == "Optional":
+            return self._annotation_type(ann.slice)
+        r = self.ref(ann, {}, None)
+        if r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2]):
+            return ("instance", r[1], r[2])
+        return None
+
+    def _class(self, node: ast.ClassDef, scope: str) -> None:
+        qual = node.name if scope == "<module>" else f"{scope}.{node.name}"
+        cls: dict[str, Any] = {"name": qual, "attrs": {}}
+        # learn self.x types from every method first, so use order does not matter
+        for st in node.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local = self._params_types(st)
+                for sub in ast.walk(st):
+                    if isinstance(sub, (ast.Assign, ast.AnnAssign)):
+                        self._learn(sub, local, cls)
+        bases = []
+        for b in node.bases:
+            r = self.ref(b, {}, None)
+            if r and r[0] == "symbol" and self.s.is_callee(r[1]):
+                bases.append(r)
+        if bases:
+            methods = []
+            for st in node.body:
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    from probes._describe import function_kind, parameters
+
+                    methods.append({"name": st.name, "line": st.lineno,
+                                    "kind": function_kind(st, True),
+                                    "parameters": parameters(st.args)})
+            self.s.uses["subclasses"].append({**self.site(node, scope), "class": qual,
+                                             "bases": bases, "methods": methods})
+        for st in node.body:
+            self._stmt(st, qual, {}, cls)
+
+    def _params_types(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
+        local: dict[str, Ref] = {}
+        args = fn.args
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            t = self._annotation_type(a.annotation)
+            if t is not None:
+                local[a.arg] = t
+        return local
+
+    def _function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, scope: str,
+                  cls: dict | None) -> None:
+        qual = fn.name if scope == "<module>" else f"{scope}.{fn.name}"
+        for d in fn.decorator_list:
+            for node in ast.walk(d):
+                if isinstance(node, ast.Call):
+                    self._call(node, scope, {}, cls)
+        local = self._params_types(fn)
+        for st in fn.body:
+            self._stmt(st, qual, local, cls)
+
+    # -- expressions ----------------------------------------------------------------------
+    def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
+        if isinstance(expr, ast.Name):
+            return local.get(expr.id) or self.bindings.get(expr.id)
+        if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
+                got = cls["attrs"].get(expr.attr)
+                if got is not None:
+                    return got
+            base = self.ref(expr.value, local, cls)
+            if base is None:
+                return None
+            if base[0] == "module":
+                sub = f"{base[1]}.{expr.attr}"
+                return ("module", sub) if self.s.is_module(sub) else ("symbol", base[1], expr.attr)
+            if base[0] == "symbol":
+                return ("symbol", base[1], f"{base[2]}.{expr.attr}")
+            if base[0] == "instance":
+                return ("member", base[1], base[2], expr.attr)
+            return None
+        if isinstance(expr, ast.Call):
+            return self._value_type(expr, local, cls)
+        return None
+
+    def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None
+              ) -> None:
+        r = self.ref(node.func, local, cls)
+        if r is None or r[0] == "module" or not self.s.is_callee(r[1]):
+            return
+        shape = {
+            "positional": sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+            "star": any(isinstance(a, ast.Starred) for a in node.args),
+            "keywords": [k.arg for k in node.keywords if k.arg],
+            "double_star": any(k.arg is None for k in node.keywords),
+        }
+        if r[0] == "member":  # a method called on a known instance
+            ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
+            self.s.uses["calls"].append({**self.site(node, scope), "ref": ref, "shape": shape,
+                                         "on_instance": True, "instance_of": f"{r[1]}:{r[2]}"})
+            return
+        self.s.uses["calls"].append({**self.site(node, scope), "ref": r, "shape": shape,
+                                     "on_instance": False, "instance_of": None})
+
+    def _attr(self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None
+              ) -> None:
+        """Attribute reads the caller relies on: on instances, classes, and modules."""
+        base = self.ref(node.value, local, cls)
+        if base is None or not self.s.is_callee(base[1]):
+            return
+        if base[0] == "instance":
+            on = "instance"
+        elif base[0] == "symbol" and self.s.is_class(base[1], base[2]):
+            on = "class"  # e.g. RequestStatus.FINISHED_ABORTED
+        elif base[0] == "module" and not self.s.is_module(f"{base[1]}.{node.attr}"):
+            self.s.uses["attributes"].append({**self.site(node, scope), "attr": node.attr,
+                                              "on": "module", "ref": ("module", base[1])})
+            return
+        else:
+            return
+        self.s.uses["attributes"].append({**self.site(node, scope), "attr": node.attr,
+                                          "on": on, "ref": ("symbol", base[1], base[2])})
+
+
+def _walk_no_defs(st: ast.stmt) -> list[ast.AST]:
+    """Nodes of one statement's own expressions (not nested statements or definitions)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [c for c in ast.iter_child_nodes(st) if not isinstance(c, ast.stmt)]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        for c in ast.iter_child_nodes(n):
+            if not isinstance(c, (ast.stmt, ast.Lambda)):
+                todo.append(c)
+    out.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return out
+
+
+def _child_bodies(st: ast.stmt) -> list[list[ast.stmt]]:
+    bodies = []
+    for field in ("body", "orelse", "finalbody"):
+        b = getattr(st, field, None)
+        if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+            bodies.append(b)
+    for h in getattr(st, "handlers", []) or []:
+        bodies.append(h.body)
+    for c in getattr(st, "cases", []) or []:
+        bodies.append(c.body)
+    return bodies
+
+
+def _walk_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """All imports with whether a ``try/except ImportError`` guards them."""
+    out: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+
+    def visit(node: ast.AST, guarded: bool) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append((node, guarded))
+            return
+        if isinstance(node, ast.Try):
+            catches = any(_catches_import_error(h) for h in node.handlers)
+            for c in node.body:
+                visit(c, guarded or catches)
+            for h in node.handlers:
+                for c in h.body:
+                    visit(c, guarded)
+            for c in [*node.orelse, *node.finalbody]:
+                visit(c, guarded)
+            return
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for c in node.orelse:
+                visit(c, guarded)
+            return  # TYPE_CHECKING-only imports never run
+        for c in ast.iter_child_nodes(node):
+            visit(c, guarded)
+
+    visit(tree, False)
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return dotted(test).split(".")[-1] == "TYPE_CHECKING"
+
+
+def _catches_import_error(h: ast.ExceptHandler) -> bool:
+    if h.type is None:
+        return True
+    names = [dotted(e) for e in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
+    return any(n.split(".")[-1] in ("ImportError", "ModuleNotFoundError", "Exception",
+                                    "BaseException") for n in names)
+
+
+def _imported_tops(module: str, is_pkg: bool, tree: ast.Module) -> set[str]:
+    tops: set[str] = set()
+    for node, _ in _walk_imports(tree):
+        if isinstance(node, ast.Import):
+            tops |= {a.name.split(".")[0] for a in node.names}
+        elif node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+        else:
+            tops.add(resolve_relative(module, is_pkg, node.level, node.module).split(".")[0])
+    return tops
+
+
+def _is_stdlib(root: str) -> bool:
+    import sysconfig
+
+    std = sysconfig.get_paths().get("stdlib", "")
+    return bool(std) and os.path.abspath(root) == os.path.abspath(std)
+
+
+def _metadata(info_dir: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"requires": []}
+    try:
+        with open(os.path.join(info_dir, "METADATA"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, val = line.partition(":")
+                if key == "Name":
+                    out["name"] = val.strip()
+                elif key == "Version":
+                    out["version"] = val.strip()
+                elif key == "Requires-Dist":
+                    out["requires"].append(val.strip())
+    except OSError:
+        pass
+    return out
