@@ -96,6 +96,37 @@ def probe(
 
 
 @app.command()
+def check(
+    caller: Annotated[str, typer.Argument(help="the caller dist, e.g. speculators")],
+    against: Annotated[list[str] | None, typer.Option(
+        "--against", help="callee package(s) to check (repeatable); default: every installed "
+        "package with Python source that the caller imports")] = None,
+    target: TargetOpt = None,
+    baseline: Annotated[list[str] | None, typer.Option(
+        "--baseline", help="callee version the caller was written for, e.g. vllm==0.11.0; "
+        "default: the exact pin in the caller's metadata")] = None,
+    no_baseline: Annotated[bool, typer.Option("--no-baseline",
+                                              help="skip drift (no PyPI download)")] = False,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Find every call from CALLER that no longer binds to what is installed -- in one pass."""
+    from harness.check import check as do_check
+
+    with _target(target, accept_new_host_key) as t:
+        report = do_check(t, caller, against=against, baseline=baseline,
+                          no_baseline=no_baseline)
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        from harness.render import check_report
+
+        check_report(_console(), report)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@app.command()
 def hosts(
     check: Annotated[bool, typer.Option("--check", help="connect and report facts")] = False,
     target: TargetOpt = None,

@@ -9,6 +9,8 @@ from harness.models import ProbeReport, Symbol, TargetFacts
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from harness.analysis.findings import CheckReport
+
     from harness.config import HostsConfig
 
 
@@ -142,3 +144,39 @@ def facts(console: Console, f: TargetFacts) -> None:
                           f"{g.memory_total_mib} MiB  driver {g.driver}")
     else:
         console.print(f"  gpus     [yellow]no GPU[/] ({escape(f.gpu_note or 'none found')})")
+
+
+def check_report(console: Console, report: CheckReport) -> None:
+    """Findings grouped by caller file; each with the callee's current signature and a fix."""
+    from itertools import groupby
+
+    from rich.markup import escape
+
+    colors = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+    callees = ", ".join(f"{k} {v}" for k, v in report.callees.items()) or "no callee"
+    base = ", ".join(f"{k} {v}" for k, v in report.baseline.items())
+    console.print(f"[bold]{escape(report.caller)} {report.caller_version or ''}[/] → "
+                  f"{escape(callees)}  [dim]{escape(report.target)}[/]"
+                  + (f"  [dim]baseline {escape(base)}[/]" if base else ""), soft_wrap=True)
+    for file, group in groupby(report.findings, key=lambda f: f.file):
+        console.print(f"\n[bold underline]{escape(file)}[/]")
+        for f in group:
+            sev = f"[{colors[f.severity]}]{f.severity}[/]"
+            console.print(f"  [cyan]:{f.line}[/] {sev} [dim]{f.category}[/]  "
+                          f"{escape(f.message)}", soft_wrap=True)
+            if f.source:
+                console.print(f"      [dim]│[/] {escape(f.source)}", soft_wrap=True)
+            if f.signature:
+                where = f"{f.callee_file}:{f.callee_line}" if f.callee_file else ""
+                console.print(f"      [dim]now:[/] {escape(f.signature)}  [cyan]{where}[/]",
+                              soft_wrap=True)
+            console.print(f"      [green]fix:[/] {escape(f.fix)}", soft_wrap=True)
+    for note in report.notes:
+        console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
+    s = report.stats
+    summary = (f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
+               f"{report.count('info')} info — {s.get('files')} files, {s.get('calls')} calls, "
+               f"{s.get('imports')} imports checked in {s.get('seconds')}s"
+               + (" (cached)" if s.get("cached") else ""))
+    style = "bold red" if report.errors else "bold green"
+    console.print(f"\n[{style}]{summary}[/]", soft_wrap=True)
