@@ -59,6 +59,7 @@ def bind(shape: CallShape, params: tuple[Parameter, ...], *, ignore_unknown_kwar
                 continue
             posonly = any(q.name == kw and q.kind == POSITIONAL_ONLY for q in params)
             if posonly:
+                bound.add(kw)  # CPython stops here; "missing" would repeat the same mistake
                 problems.append(BindProblem(
                     "positional-only-as-keyword",
                     f"got some positional-only arguments passed as keyword arguments: '{kw}'",

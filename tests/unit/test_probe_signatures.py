@@ -109,7 +109,7 @@ def test_reexport_chain(module: str, qualname: str, hops: list[tuple[str, str]])
 
 def test_renamed_reexport_keeps_definition_name() -> None:
     sym = probe("calleepkg", "RenamedRecord")["symbols"][0]
-    assert (sym["qualname"], sym["file"], sym["line"]) == ("Record", "calleepkg/core.py", 20)
+    assert (sym["qualname"], sym["file"], sym["line"]) == ("Record", "calleepkg/core.py", 24)
 
 
 def test_method_kinds_and_inherited_member() -> None:
@@ -141,7 +141,7 @@ def test_module_listing_has_dist_and_async() -> None:
 def test_source_excerpt_covers_decorators() -> None:
     out = probe("calleepkg.core", "Configured", source=True)
     assert out["source"]["text"].splitlines()[0] == "@model"
-    assert out["source"]["start"] == 39
+    assert out["source"]["start"] == 43
 
 
 @pytest.mark.parametrize(

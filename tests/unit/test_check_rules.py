@@ -1,0 +1,98 @@
+"""`harness check` rules on a handwritten caller: each error line is marked in the fixture.
+
+The fixture `tests/fixtures/site/callerpkg/uses.py` ends every line that must be reported as an
+error with ``# E: <category>``; this test reads those markers as the specification, so adding a
+case to the fixture adds it here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.analysis.check import Checker, override_issues
+from harness.analysis.findings import CheckReport, Finding
+from probes import callsites
+
+SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
+USES = SITE / "callerpkg" / "uses.py"
+MARK = re.compile(r"#\s*E:\s*([a-z-]+)")
+
+
+def scan() -> dict[str, Any]:
+    return callsites.run({"caller": "callerpkg", "callees": None, "paths": [str(SITE)]},
+                         lambda m: None)
+
+
+def expected() -> set[tuple[int, str]]:
+    out = set()
+    for i, line in enumerate(USES.read_text().splitlines(), 1):
+        m = MARK.search(line)
+        if m and not line.lstrip().startswith('"""'):
+            out.add((i, m.group(1)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def findings() -> list[Finding]:
+    return Checker(scan(), {"calleepkg": "1.2.3"}).run()
+
+
+def test_every_marked_error_and_nothing_else(findings: list[Finding]) -> None:
+    got = {(f.line, f.category) for f in findings if f.severity == "error"}
+    assert got == expected()
+
+
+def test_guarded_import_is_info(findings: list[Finding]) -> None:
+    infos = [(f.category, f.symbol) for f in findings if f.severity == "info"]
+    assert infos == [("import-guarded", "calleepkg.core:Optional_thing")]
+
+
+def test_default_callees_are_the_imported_source_packages() -> None:
+    data = scan()
+    assert set(data["callees"]) == {"calleepkg"}
+    assert data["callees"]["calleepkg"] == {"dist": "calleepkg", "version": "1.2.3"}
+    assert data["caller"]["requires"] == ["calleepkg==1.0.0"]
+
+
+def test_findings_carry_callee_signature_and_fix(findings: list[Finding]) -> None:
+    (f,) = [f for f in findings if f.line == 41]  # RenamedRecord("n", bogus=1)
+    assert f.symbol == "calleepkg:RenamedRecord"
+    assert (f.callee_file, f.callee_line) == ("calleepkg/core.py", 24)
+    assert f.signature and f.signature.startswith("Record(name: str, size: int = 0")
+    assert "bogus" in f.fix
+    assert f.source == 'RenamedRecord("n", bogus=1)  # E: unexpected-kwarg'
+
+
+def test_report_json_round_trip(findings: list[Finding]) -> None:
+    report = CheckReport("t", "callerpkg", "0.1.0", {"calleepkg": "1.2.3"}, {}, tuple(findings),
+                         {"files": 2})
+    assert CheckReport.from_dict(report.to_dict()) == report
+
+
+@pytest.mark.parametrize(
+    ("base", "override", "ok"),
+    [
+        (["self", "steps"], ["self", "steps"], True),
+        (["self", "steps"], ["self"], False),
+        (["self", "steps"], ["self", "*args", "**kw"], True),
+        (["self"], ["self", "needed"], False),
+        (["self", "steps"], ["self", "steps", "extra=1"], True),
+    ],
+)
+def test_override_compatibility(base: list[str], override: list[str], ok: bool) -> None:
+    def params(names: list[str]) -> list[dict[str, Any]]:
+        out = []
+        for n in names:
+            kind = ("var-keyword" if n.startswith("**") else "var-positional"
+                    if n.startswith("*") else "positional-or-keyword")
+            name, _, default = n.lstrip("*").partition("=")
+            out.append({"name": name, "kind": kind, "default": default or None})
+        return out
+
+    issues = override_issues({"kind": "method", "parameters": params(base)},
+                             {"kind": "method", "parameters": params(override)})
+    assert (issues == []) is ok
