@@ -24,6 +24,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
     "callsites": ("_finder", "_astindex", "_describe", "signatures", "callsites"),
+    "api": ("_finder", "_astindex", "_describe", "signatures", "api"),
 }
 
 

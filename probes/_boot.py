@@ -39,6 +39,12 @@ def _main():
         return
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]  # the login directory must not shadow installed packages
+    # Probes are short-lived and keep every parsed module alive: the cyclic collector would
+    # rescan those ASTs again and again (measured: vLLM's 1,342 modules parse in 4.5 s with it
+    # off, 19.6 s with it on).
+    import gc
+
+    gc.disable()
     payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     warnings = []
     if payload.get("fingerprint") and _unchanged(payload["fingerprint"]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from probes._astindex import Index, ModuleSummary, dotted
+from probes._astindex import Index, ModuleSummary, Source, dotted
 
 POS_ONLY = "positional-only"
 POS_OR_KW = "positional-or-keyword"
@@ -39,11 +39,13 @@ IGNORED_BASES = {"object", "typing.Generic", "typing.Protocol", "abc.ABC",
 FIELD_FUNCS = ("field", "Field", "ib", "attrib", "PrivateAttr")
 
 
-def unparse(node: ast.AST | None) -> str | None:
-    return None if node is None else ast.unparse(node)
+def unparse(node: ast.AST | None, src: Source | None = None) -> str | None:
+    if node is None:
+        return None
+    return src.text(node) if src is not None else ast.unparse(node)
 
 
-def parameters(args: ast.arguments) -> list[dict[str, Any]]:
+def parameters(args: ast.arguments, src: Source | None = None) -> list[dict[str, Any]]:
     """Every parameter with its kind, default and annotation, as written in the source."""
     out: list[dict[str, Any]] = []
     positional = [*args.posonlyargs, *args.args]
@@ -51,18 +53,20 @@ def parameters(args: ast.arguments) -> list[dict[str, Any]]:
     defaults += list(args.defaults)
     for i, a in enumerate(positional):
         kind = POS_ONLY if i < len(args.posonlyargs) else POS_OR_KW
-        out.append(_param(a.arg, kind, defaults[i], a.annotation))
+        out.append(_param(a.arg, kind, defaults[i], a.annotation, src))
     if args.vararg:
-        out.append(_param(args.vararg.arg, VAR_POS, None, args.vararg.annotation))
+        out.append(_param(args.vararg.arg, VAR_POS, None, args.vararg.annotation, src))
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        out.append(_param(a.arg, KW_ONLY, d, a.annotation))
+        out.append(_param(a.arg, KW_ONLY, d, a.annotation, src))
     if args.kwarg:
-        out.append(_param(args.kwarg.arg, VAR_KW, None, args.kwarg.annotation))
+        out.append(_param(args.kwarg.arg, VAR_KW, None, args.kwarg.annotation, src))
     return out
 
 
-def _param(name: str, kind: str, default: ast.AST | None, ann: ast.AST | None) -> dict:
-    return {"name": name, "kind": kind, "default": unparse(default), "annotation": unparse(ann)}
+def _param(name: str, kind: str, default: ast.AST | None, ann: ast.AST | None,
+           src: Source | None = None) -> dict:
+    return {"name": name, "kind": kind, "default": unparse(default, src),
+            "annotation": unparse(ann, src)}
 
 
 def function_kind(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> str:
@@ -80,18 +84,20 @@ def function_kind(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) 
 
 
 def describe_function(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str,
-                      in_class: bool, overloads: list[ast.AST] | None = None) -> dict:
+                      in_class: bool, overloads: list[ast.AST] | None = None,
+                      src: Source | None = None) -> dict:
     return {
         "qualname": qualname,
         "kind": function_kind(node, in_class),
         "is_async": isinstance(node, ast.AsyncFunctionDef),
         "line": node.lineno,
         "end_line": node.end_lineno or node.lineno,
-        "decorators": [ast.unparse(d) for d in node.decorator_list],
-        "parameters": parameters(node.args),
-        "returns": unparse(node.returns),
+        "decorators": [unparse(d, src) for d in node.decorator_list],
+        "parameters": parameters(node.args, src),
+        "returns": unparse(node.returns, src),
         "overloads": [
-            {"parameters": parameters(o.args), "returns": unparse(o.returns), "line": o.lineno}
+            {"parameters": parameters(o.args, src), "returns": unparse(o.returns, src),
+             "line": o.lineno}
             for o in (overloads or []) if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))
         ],
         "doc": _doc(node),
@@ -229,7 +235,7 @@ class ClassDescriber:
             if not isinstance(st, ast.AnnAssign) or not isinstance(st.target, ast.Name):
                 continue
             name = st.target.id
-            ann = ast.unparse(st.annotation)
+            ann = mod.src.text(st.annotation) or ""
             head = dotted(st.annotation).split(".")[-1]
             if head == "KW_ONLY":
                 kw_only = True
@@ -240,9 +246,9 @@ class ClassDescriber:
             init = True
             field_kw_only = kw_only
             if st.value is not None:
-                default = ast.unparse(st.value)
+                default = mod.src.text(st.value)
                 if isinstance(st.value, ast.Call) and dotted(st.value.func).split(".")[-1] in FIELD_FUNCS:
-                    default, init, fko, alias = _field_call(st.value)
+                    default, init, fko, alias = _field_call(st.value, mod.src)
                     if fko is not None:
                         field_kw_only = fko
                     if alias and flavour == "pydantic-model":
@@ -252,7 +258,7 @@ class ClassDescriber:
             if not init:
                 inherited = [x for x in inherited if x["name"] != name]
                 continue
-            p = _param(name, KW_ONLY if field_kw_only else POS_OR_KW, None, st.annotation)
+            p = _param(name, KW_ONLY if field_kw_only else POS_OR_KW, None, st.annotation, mod.src)
             p["default"] = default
             if head == "InitVar":
                 p["init_var"] = True
@@ -270,9 +276,10 @@ class ClassDescriber:
             if meth in funcs:
                 impl, ovl = funcs[meth]
                 assert isinstance(impl, (ast.FunctionDef, ast.AsyncFunctionDef))
-                params = parameters(impl.args)[1:]
+                params = parameters(impl.args, mod.src)[1:]
                 return {"via": meth, "from": qual, "line": impl.lineno, "parameters": params,
-                        "overloads": [parameters(o.args)[1:] for o in ovl  # type: ignore[attr-defined]
+                        "overloads": [parameters(o.args, mod.src)[1:]  # type: ignore[attr-defined]
+                                      for o in ovl
                                       if o is not impl or _is_overload(o)],
                         "extra": "forbid"}
         if flav is not None:
@@ -304,15 +311,16 @@ class ClassDescriber:
         return {"via": "object", "from": "object", "parameters": [], "overloads": [],
                 "extra": "forbid"}
 
-    def describe(self, mod: ModuleSummary, cls: ast.ClassDef, qualname: str) -> dict:
+    def describe(self, mod: ModuleSummary, cls: ast.ClassDef, qualname: str,
+                 attributes: bool = True) -> dict:
         funcs = _body_functions(cls.body)
         members = []
         for name, (impl, ovl) in funcs.items():
             assert isinstance(impl, (ast.FunctionDef, ast.AsyncFunctionDef))
-            members.append(describe_function(impl, f"{qualname}.{name}", True, ovl))
+            members.append(describe_function(impl, f"{qualname}.{name}", True, ovl, mod.src))
         for st in cls.body:
             if isinstance(st, ast.ClassDef):
-                members.append(self.describe(mod, st, f"{qualname}.{st.name}"))
+                members.append(self.describe(mod, st, f"{qualname}.{st.name}", attributes))
         ctor = self.constructor(mod, cls)
         return {
             "qualname": qualname,
@@ -320,14 +328,14 @@ class ClassDescriber:
             "is_async": False,
             "line": cls.lineno,
             "end_line": cls.end_lineno or cls.lineno,
-            "decorators": [ast.unparse(d) for d in cls.decorator_list],
-            "bases": [ast.unparse(b) for b in cls.bases],
+            "decorators": [mod.src.text(d) for d in cls.decorator_list],
+            "bases": [mod.src.text(b) for b in cls.bases],
             "resolved_bases": [self.index.resolve_dotted(mod.name, dotted(b)) for b in cls.bases],
             "parameters": ctor["parameters"],
             "returns": None,
             "constructor": {k: v for k, v in ctor.items() if k != "parameters"},
             "members": members,
-            "attributes": class_attributes(cls),
+            "attributes": class_attributes(cls) if attributes else [],
             "overloads": [],
             "doc": _doc(cls),
         }
@@ -356,19 +364,20 @@ def _call_kwargs(node: ast.AST) -> dict[str, str]:
     return {k.arg: ast.unparse(k.value) for k in node.keywords if k.arg}
 
 
-def _field_call(call: ast.Call) -> tuple[str | None, bool, bool | None, str | None]:
+def _field_call(call: ast.Call, src: Source | None = None
+                ) -> tuple[str | None, bool, bool | None, str | None]:
     """(default or None if required, init, kw_only, alias) of ``field(...)``/``Field(...)``."""
     kw = {k.arg: k.value for k in call.keywords if k.arg}
     default: str | None = None
     if call.args:
         a0 = call.args[0]
         is_required = isinstance(a0, ast.Constant) and a0.value is Ellipsis
-        default = None if is_required else ast.unparse(a0)
+        default = None if is_required else unparse(a0, src)
     for key in ("default", "default_factory", "factory"):
         if key in kw:
             v = kw[key]
             if not (isinstance(v, ast.Constant) and v.value is Ellipsis):
-                default = ast.unparse(v)
+                default = unparse(v, src)
     init = not (isinstance(kw.get("init"), ast.Constant) and kw["init"].value is False)  # type: ignore[union-attr]
     if dotted(call.func).split(".")[-1] == "PrivateAttr":
         init = False

@@ -262,3 +262,49 @@ class Dists:
                 if normalize(e[: -len(".dist-info")].split("-", 1)[0]) == want:
                     return self._name_version(os.path.join(root, e))[1]
         return None
+
+
+def dist_metadata(info_dir: str) -> dict:
+    """Name, Version and Requires-Dist from a dist-info's METADATA header."""
+    out: dict = {"requires": []}
+    try:
+        with open(os.path.join(info_dir, "METADATA"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, val = line.partition(":")
+                if key == "Name":
+                    out["name"] = val.strip()
+                elif key == "Version":
+                    out["version"] = val.strip()
+                elif key == "Requires-Dist":
+                    out["requires"].append(val.strip())
+    except OSError:
+        pass
+    return out
+
+
+def dist_files(finder: Finder, dist: str) -> tuple[dict, list[tuple[str, str, str]]] | None:
+    """(metadata, [(module, abs path, path relative to root)]) from the dist's RECORD."""
+    want = normalize(dist)
+    dists = Dists(finder)
+    for root in finder.paths:
+        for e in dists.infos(root):
+            if normalize(e[: -len(".dist-info")].split("-", 1)[0]) != want:
+                continue
+            info = os.path.join(root, e)
+            files = []
+            try:
+                with open(os.path.join(info, "RECORD"), encoding="utf-8") as f:
+                    rows = [ln.split(",", 1)[0] for ln in f]
+            except OSError:
+                rows = []
+            for rel in rows:
+                if not rel.endswith(".py") or rel.startswith(("..", "/")):
+                    continue
+                mod = rel[:-3].replace("/", ".")
+                if mod.endswith(".__init__"):
+                    mod = mod[: -len(".__init__")]
+                files.append((mod, os.path.join(root, rel), rel))
+            return dist_metadata(info), sorted(files)
+    return None

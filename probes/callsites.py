@@ -20,7 +20,7 @@ import os
 from typing import Any, Callable
 
 from probes._astindex import Index, dotted, read_source, resolve_relative
-from probes._finder import Dists, Finder, ProbeFailure, default_paths, normalize
+from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
 from probes.signatures import Lookup
 
 # A reference is a tuple: ("module", name) | ("symbol", module, qualname) | ("instance", module,
@@ -49,29 +49,12 @@ class Scanner:
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
         """(metadata, [(module, abs path, rel path)]) of the caller dist's Python files."""
-        want = normalize(dist)
-        for root in self.finder.paths:
-            for e in self.dists.infos(root):
-                if normalize(e[: -len(".dist-info")].split("-", 1)[0]) != want:
-                    continue
-                info = os.path.join(root, e)
-                meta = _metadata(info)
-                files = []
-                try:
-                    with open(os.path.join(info, "RECORD"), encoding="utf-8") as f:
-                        rows = [ln.split(",", 1)[0] for ln in f]
-                except OSError:
-                    rows = []
-                for rel in rows:
-                    if not rel.endswith(".py") or rel.startswith(("..", "/")):
-                        continue
-                    mod = rel[:-3].replace("/", ".")
-                    if mod.endswith(".__init__"):
-                        mod = mod[: -len(".__init__")]
-                    files.append((mod, os.path.join(root, rel), rel))
-                return meta, sorted(files)
-        raise ProbeFailure("dist-not-installed", f"{dist} is not installed on this import path",
-                           {"searched": self.finder.paths, "suggestions": []})
+        found = dist_files(self.finder, dist)
+        if found is None:
+            raise ProbeFailure("dist-not-installed",
+                               f"{dist} is not installed on this import path",
+                               {"searched": self.finder.paths, "suggestions": []})
+        return found
 
     def default_callees(self, imported_tops: set[str], caller_tops: set[str]) -> list[str]:
         """Top-level packages the caller imports that are installed here as Python source."""
@@ -475,22 +458,3 @@ def _is_stdlib(root: str) -> bool:
 
     std = sysconfig.get_paths().get("stdlib", "")
     return bool(std) and os.path.abspath(root) == os.path.abspath(std)
-
-
-def _metadata(info_dir: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"requires": []}
-    try:
-        with open(os.path.join(info_dir, "METADATA"), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    break
-                key, _, val = line.partition(":")
-                if key == "Name":
-                    out["name"] = val.strip()
-                elif key == "Version":
-                    out["version"] = val.strip()
-                elif key == "Requires-Dist":
-                    out["requires"].append(val.strip())
-    except OSError:
-        pass
-    return out

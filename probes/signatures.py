@@ -45,19 +45,20 @@ class Probe:
             **self._owner(mod),
         }
 
-    def _symbol(self, mod: ModuleSummary, node: ast.AST, qualname: str) -> dict[str, Any]:
+    def _symbol(self, mod: ModuleSummary, node: ast.AST, qualname: str,
+                attributes: bool = True) -> dict[str, Any]:
         if isinstance(node, ast.ClassDef):
-            d = self.classes.describe(mod, node, qualname)
+            d = self.classes.describe(mod, node, qualname, attributes)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             in_class = "." in qualname
             ovl = [] if in_class else module_overloads(mod, node.name)
-            d = describe_function(node, qualname, in_class, ovl)
+            d = describe_function(node, qualname, in_class, ovl, mod.src)
         else:
             d = {"qualname": qualname, "kind": "variable", "is_async": False,
                  "line": getattr(node, "lineno", 1),
                  "end_line": getattr(node, "end_lineno", None) or getattr(node, "lineno", 1),
                  "decorators": [], "parameters": None, "returns": None, "overloads": [],
-                 "annotation": ast.unparse(node.annotation) if isinstance(node, ast.AnnAssign)
+                 "annotation": mod.src.text(node.annotation) if isinstance(node, ast.AnnAssign)
                  else None, "doc": None}
         d["module"] = mod.name
         d["file"] = self.index.rel(mod.loc.file)

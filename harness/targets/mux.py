@@ -609,7 +609,10 @@ def spawn(
         )
     finally:
         os.close(fd)
-    _SPAWNED.append(proc)  # keep a reference: no "still running" warning when it is freed
+    # Keep a reference (no "still running" ResourceWarning when it is freed) and reap the
+    # ones that ended, so a long-lived caller (a test run) does not collect zombies.
+    _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]
+    _SPAWNED.append(proc)
     return proc.pid
 
 
@@ -665,9 +668,7 @@ class MuxServer:
         idle: seconds without requests before exiting.
     """
 
-    def __init__(
-        self, target: SshTarget, path: str, listener: socket.socket, idle: float
-    ) -> None:
+    def __init__(self, target: SshTarget, path: str, listener: socket.socket, idle: float) -> None:
         self.target = target
         self.path = path
         self.listener = listener
@@ -794,9 +795,8 @@ class MuxServer:
         self, op: Any, head: dict[str, Any], parts: dict[str, bytes]
     ) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
         if op == "run":
-            argv, env, cwd, timeout = head.get("argv"), head.get("env"), head.get("cwd"), head.get(
-                "timeout"
-            )
+            argv, env = head.get("argv"), head.get("env")
+            cwd, timeout = head.get("cwd"), head.get("timeout")
             if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
                 raise TargetError("harness mux: bad argv in request")
             if env is not None and not (

@@ -14,6 +14,12 @@ Why it is built the way it is:
 * **No hangs, no tracebacks.** Every wait has a deadline or a liveness check (SSH keepalive,
   TCP keepalive, channel timeouts); every socket/Paramiko failure becomes a
   :class:`~harness.errors.ConnectError` / :class:`~harness.errors.TargetError` naming the host.
+* **One connection across processes, too** (:mod:`harness.targets.mux`). Importing Paramiko
+  and the handshake cost ~0.6 s per ``harness`` process, more than the remote work. So a
+  target first looks for a live mux server for its host and, if there is one, sends its
+  requests there without importing Paramiko. Otherwise it connects directly (so host-key and
+  auth errors appear in the foreground as before) and, when closed with the link still
+  healthy, starts that server for the next command. ``HARNESS_SSH_PERSIST=0`` turns it off.
 
 Fabric and Paramiko are imported inside methods only: importing this module must stay cheap
 (``harness --help``).
@@ -29,13 +35,18 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.config import HostConfig
 from harness.errors import ConfigError, ConnectError, HarnessError, HostKeyError, TargetError
 from harness.targets import shell
 from harness.targets.base import CommandResult, FileStat, Target
+
+if TYPE_CHECKING:
+    from harness.targets.mux import MuxClient
+
+_T = TypeVar("_T")
 
 #: Seconds between SSH keepalive packets; a dead link then fails a write instead of idling.
 KEEPALIVE_S = 15
@@ -64,6 +75,12 @@ class SshTarget(Target):
         connect_timeout: seconds allowed for TCP connect, SSH banner and authentication each.
         ssh_config_path: read this ssh_config instead of ``~/.ssh/config`` +
             ``/etc/ssh/ssh_config`` (like ``ssh -F``).
+        persist: share connections between processes through a mux server
+            (:mod:`harness.targets.mux`), unless ``$HARNESS_SSH_PERSIST`` is ``0``. The mux
+            server's own target passes ``False``.
+        reconnect: reconnect on the next call after the link dropped. The mux server passes
+            ``False``: it must end with its link, not reconnect in the background, where no
+            one would see a host-key or auth error.
     """
 
     def __init__(
@@ -73,23 +90,39 @@ class SshTarget(Target):
         accept_new_host_key: bool = False,
         connect_timeout: float = 10.0,
         ssh_config_path: str | None = None,
+        persist: bool = True,
+        reconnect: bool = True,
     ) -> None:
         self.host = host
         self.accept_new_host_key = accept_new_host_key
         self.connect_timeout = connect_timeout
         self.ssh_config_path = ssh_config_path
+        self.persist = persist
+        self.reconnect = reconnect
         self._lock = threading.RLock()
+        #: Paramiko's SFTPClient is not safe for concurrent requests (a thread waiting for
+        #: its reply can consume and drop another thread's); the mux server has many callers.
+        self._sftp_lock = threading.Lock()
         self._conn: Any = None  # fabric.Connection, built (not necessarily open)
         self._sftp: Any = None  # paramiko.SFTPClient, opened on first file access
         self._label: str | None = None
+        self._ever_connected = False
         #: known_hosts files per hop (keyed by id(Connection)), for changed-key messages.
         self._hop_files: dict[int, Any] = {}
+        self._route_decided = False  # looked for a mux server since the last close()?
+        self._mux: MuxClient | None = None  # the server this target talks through
+        self._spawn_path: str | None = None  # start a server there on close()
 
     # -- naming ---------------------------------------------------------------------------
 
     @property
     def label(self) -> str:
         """``name (user@host:port)`` after ``~/.ssh/config``, e.g. ``gpu (root@10.0.0.5:22)``."""
+        if self._label is None and self.persist:
+            # A live mux server knows the label: no Fabric import. A bad
+            # $HARNESS_SSH_PERSIST is reported by the call that needs the connection.
+            with contextlib.suppress(HarnessError):
+                self._mux_route()
         if self._label is None:
             try:
                 user, addr, port = self.endpoint()
@@ -141,6 +174,11 @@ class SshTarget(Target):
             TargetError: the command ran past ``timeout`` seconds (it is killed).
         """
         argv = tuple(argv)
+        shared = self._via_mux(
+            lambda mux: mux.run(argv, stdin=stdin, timeout=timeout, env=env, cwd=cwd)
+        )
+        if not isinstance(shared, _NoMux):
+            return shared
         line = shell.command(argv, env=env or None, cwd=cwd, exec_=True, report_pid=True)
         transport = self.transport()
         start = time.monotonic()
@@ -166,7 +204,7 @@ class SshTarget(Target):
         finally:
             chan.close()
         if status == -1 and (not chan.eof_received or not transport.is_active()):
-            self.close()  # the next call reconnects
+            self._disconnect()  # the next call reconnects
             raise ConnectError(
                 f"connection to {self.label} lost while running {argv[0]}",
                 hint="the command may still be running there, or have been killed with "
@@ -197,10 +235,13 @@ class SshTarget(Target):
 
     def read_bytes(self, path: str) -> bytes:
         """Read a whole file through the connection's one SFTP session (prefetched)."""
+        shared = self._via_mux(lambda mux: mux.read_bytes(path))
+        if not isinstance(shared, _NoMux):
+            return shared
         sftp = self.sftp()
         _quiet_prefetch_thread()
         try:
-            with sftp.open(path, "rb") as f:
+            with self._sftp_lock, sftp.open(path, "rb") as f:
                 f.prefetch()
                 data: bytes = f.read()
                 return data
@@ -209,9 +250,13 @@ class SshTarget(Target):
 
     def stat(self, path: str) -> FileStat | None:
         """Stat ``path`` (following symlinks) over SFTP; ``None`` when it does not exist."""
+        shared = self._via_mux(lambda mux: mux.stat(path))
+        if not isinstance(shared, _NoMux):
+            return shared
         sftp = self.sftp()
         try:
-            st = sftp.stat(path)
+            with self._sftp_lock:
+                st = sftp.stat(path)
         except FileNotFoundError:
             return None
         except Exception as e:
@@ -219,6 +264,29 @@ class SshTarget(Target):
         return FileStat(path, int(st.st_size or 0), int(st.st_mode or 0), float(st.st_mtime or 0))
 
     def close(self) -> None:
+        """Close the connection (SFTP, ProxyJump hops); safe to call twice.
+
+        If this target connected directly and the link is still healthy, a mux server is
+        started now -- after the work, so the foreground command is not slowed -- and the
+        next ``harness`` command for this host reuses its connection.
+        """
+        with self._lock:
+            spawn = self._spawn_path if self.connected else None
+            self._spawn_path = None
+            self._route_decided = False
+            self._mux = None
+        self._disconnect()
+        if spawn is not None:
+            self._spawn_mux(spawn)
+
+    @property
+    def connected(self) -> bool:
+        """A direct connection is open and its transport alive (no I/O, no reconnect)."""
+        conn = self._conn
+        transport = None if conn is None else conn.transport
+        return transport is not None and bool(transport.is_active())
+
+    def _disconnect(self) -> None:
         """Close SFTP, the connection and any ProxyJump hops; safe to call twice."""
         with self._lock:
             sftp, conn = self._sftp, self._conn
@@ -245,9 +313,15 @@ class SshTarget(Target):
             if conn is not None and conn.transport is not None and conn.transport.is_active():
                 return conn.transport
             if conn is not None and conn.transport is not None:
-                self.close()  # the link died earlier: start over with a fresh connection
+                self._disconnect()  # the link died earlier: start over with a fresh connection
+            if self._ever_connected and not self.reconnect:
+                raise ConnectError(
+                    f"connection to {self.label} lost",
+                    hint="rerun; the next command reconnects",
+                )
             conn = self._connection()
             self._open(conn)
+            self._ever_connected = True
             return conn.transport
 
     def sftp(self) -> Any:
@@ -360,11 +434,88 @@ class SshTarget(Target):
                     files = self._hop_files.get(id(hop))
                     raise _connect_error(e, hop, files, jump=hop is not conn) from e
         except BaseException:
-            self.close()
+            self._disconnect()
             raise
         for hop in _chain(conn):
             hop.transport.set_keepalive(KEEPALIVE_S)
             _tune_socket(hop.transport.sock)
+
+    # -- connection sharing (harness.targets.mux) -----------------------------------------
+
+    def _via_mux(self, call: Callable[[MuxClient], _T]) -> _T | _NoMux:
+        """``call`` through the host's mux server; :data:`_NO_MUX` means: do it directly.
+
+        A server that vanished before it received the request ran nothing, so the caller
+        falls back to a direct connection (and this target starts a new server on close).
+        A ConnectError (the server's link died mid-request) is the caller's, as it would be
+        on a direct connection; the next call looks afresh.
+        """
+        mux = self._mux_route()
+        if mux is None:
+            return _NO_MUX
+        from harness.targets.mux import MuxUnavailable, debug
+
+        try:
+            return call(mux)
+        except MuxUnavailable as e:
+            debug(f"{self.host.name}: mux server at {mux.path} went away ({e}); connecting")
+            with self._lock:
+                self._mux = None
+                self._spawn_path = mux.path
+            return _NO_MUX
+        except ConnectError:
+            with self._lock:
+                self._route_decided = False
+                self._mux = None
+            raise
+
+    def _mux_route(self) -> MuxClient | None:
+        """The live mux server to use, decided once per connection; ``None``: go direct."""
+        if not self.persist:
+            return None
+        with self._lock:
+            if not self._route_decided:
+                self._route_decided = True
+                self._mux = self._attach_mux()
+            return self._mux
+
+    def _attach_mux(self) -> MuxClient | None:
+        if self._conn is not None and self._conn.transport is not None:
+            return None  # already connected directly in this process: keep using that
+        from harness.targets import mux
+
+        if mux.persist_seconds() <= 0:
+            return None
+        path = mux.socket_path(self.host, self.ssh_config_path)
+        if path is None:
+            mux.debug(f"{self.host.name}: no private socket folder; connecting directly")
+            return None
+        client = mux.MuxClient.attach(path, wait=self.connect_timeout + 5.0)
+        if client is None:
+            self._spawn_path = path
+            mux.debug(f"{self.host.name}: connecting directly")
+            return None
+        if self._label is None:
+            self._label = client.label
+        mux.debug(f"{self.host.name}: via mux {path} (pid {client.pid})")
+        return client
+
+    def _spawn_mux(self, path: str) -> None:
+        """Best effort: the command already worked; a failed start only costs speed later."""
+        from harness.targets import mux
+
+        try:
+            pid = mux.spawn(
+                self.host,
+                path=path,
+                ssh_config_path=self.ssh_config_path,
+                connect_timeout=self.connect_timeout,
+                idle=mux.persist_seconds(),
+            )
+        except (OSError, HarnessError) as e:
+            mux.debug(f"{self.host.name}: cannot start a mux server: {e}")
+            return
+        mux.debug(f"{self.host.name}: started mux server pid {pid} for {path}")
 
     # -- error mapping --------------------------------------------------------------------
 
@@ -372,7 +523,7 @@ class SshTarget(Target):
         if isinstance(e, HarnessError):
             return e
         # Paramiko may still call the transport active for a moment; start afresh next time.
-        self.close()
+        self._disconnect()
         return ConnectError(
             f"connection to {self.label} lost while running {argv[0]}: {_reason(e)}",
             hint="rerun; if it keeps happening, check the network and the host's sshd",
@@ -391,7 +542,7 @@ class SshTarget(Target):
             return TargetError(f"{self.label}: cannot read {path}: {e.strerror or e}")
         if isinstance(e, (socket.timeout, TimeoutError, paramiko.SSHException, EOFError, OSError)):
             # Paramiko may still call the transport active for a moment; start afresh next time.
-            self.close()
+            self._disconnect()
         if isinstance(e, (socket.timeout, TimeoutError)):
             return ConnectError(
                 f"{self.label} did not answer an SFTP request for {path} "
@@ -409,6 +560,13 @@ class SshTarget(Target):
 
 
 # -- helpers (module level: small, and testable on their own) ------------------------------
+
+
+class _NoMux:
+    """Sentinel type: no mux server took the request; do it over a direct connection."""
+
+
+_NO_MUX = _NoMux()
 
 
 class _Deadline(Exception):

@@ -30,7 +30,7 @@ def params(sym: dict[str, Any]) -> list[tuple[str, str, str | None]]:
                                      ("b", "positional-or-keyword", "2"),
                                      ("c", "keyword-only", None), ("rest", "var-keyword", None)]),
         ("calleepkg.lazy_mod", "LazyThing", [("a", "positional-only", None),
-                                             ("b", "positional-or-keyword", "'x'"),
+                                             ("b", "positional-or-keyword", '"x'"'"'),
                                              ("args", "var-positional", None),
                                              ("c", "keyword-only", None),
                                              ("d", "keyword-only", "1.0"),
@@ -50,11 +50,11 @@ def params(sym: dict[str, Any]) -> list[tuple[str, str, str | None]]:
                                      ("extra", "keyword-only", None)]),
         # a decorator marked with PEP 681 dataclass_transform, defined in another module
         ("calleepkg.core", "Configured", [("required_a", "positional-or-keyword", None),
-                                          ("optional_b", "positional-or-keyword", "'b'")]),
+                                          ("optional_b", "positional-or-keyword", '"b"')]),
         ("calleepkg.core", "PydDC", [("x", "positional-or-keyword", None)]),
         # pydantic model: keyword-only fields, alias is the init name, Field(default) positional
         ("calleepkg.core", "Model", [("alpha", "keyword-only", None),
-                                     ("Beta", "keyword-only", "'b'")]),
+                                     ("Beta", "keyword-only", '"b"')]),
         ("calleepkg.core", "Point", [("x", "positional-or-keyword", None),
                                      ("y", "positional-or-keyword", "0")]),
         # inherited constructor
