@@ -30,7 +30,7 @@ def params(sym: dict[str, Any]) -> list[tuple[str, str, str | None]]:
                                      ("b", "positional-or-keyword", "2"),
                                      ("c", "keyword-only", None), ("rest", "var-keyword", None)]),
         ("calleepkg.lazy_mod", "LazyThing", [("a", "positional-only", None),
-                                             ("b", "positional-or-keyword", '"x'"'"'),
+                                             ("b", "positional-or-keyword", '"x"'),
                                              ("args", "var-positional", None),
                                              ("c", "keyword-only", None),
                                              ("d", "keyword-only", "1.0"),
