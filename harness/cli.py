@@ -127,6 +127,30 @@ def check(
 
 
 @app.command()
+def diff(
+    dist: Annotated[str, typer.Argument(help="the dist whose API moved, e.g. vllm")],
+    source: Annotated[str, typer.Option("--from", help="old side: a target, e.g. "
+                                        "pypi:vllm==0.11.0")],
+    dest: Annotated[str, typer.Option("--to", help="new side: a target, e.g. gpu")],
+    used_by: Annotated[str | None, typer.Option(
+        "--used-by", help="only what this caller dist uses, with its call sites")] = None,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """How DIST's API moved between two targets: added, removed, moved, changed."""
+    from harness.diff import diff as do_diff
+
+    with _target(source, accept_new_host_key) as old, _target(dest, accept_new_host_key) as new:
+        report = do_diff(dist, old, new, used_by=used_by)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    from harness.render import diff_report
+
+    diff_report(_console(), report)
+
+
+@app.command()
 def hosts(
     check: Annotated[bool, typer.Option("--check", help="connect and report facts")] = False,
     target: TargetOpt = None,

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.analysis.findings import CheckReport
+    from harness.diff import DiffReport
 
     from harness.config import HostsConfig
 
@@ -180,3 +181,31 @@ def check_report(console: Console, report: CheckReport) -> None:
                + (" (cached)" if s.get("cached") else ""))
     style = "bold red" if report.errors else "bold green"
     console.print(f"\n[{style}]{summary}[/]", soft_wrap=True)
+
+
+def diff_report(console: Console, report: DiffReport, limit: int = 400) -> None:
+    """Entries by status, breaking ones marked; with --used-by, the caller sites under each."""
+    from rich.markup import escape
+
+    c = report.counts()
+    who = f" used by {report.used_by}" if report.used_by else ""
+    console.print(f"[bold]{escape(report.dist)}[/] {report.old_version} → {report.new_version}"
+                  f"{escape(who)}  [dim]{escape(report.source)} → {escape(report.dest)}[/]",
+                  soft_wrap=True)
+    colors = {"removed": "red", "moved": "magenta", "changed": "yellow", "added": "green"}
+    for e in report.entries[:limit]:
+        mark = "[bold red]![/]" if e.breaking else " "
+        where = f" → {escape(e.moved_to)}" if e.moved_to else ""
+        console.print(f"{mark} [{colors[e.status]}]{e.status:8}[/] {escape(e.symbol)}{where}",
+                      soft_wrap=True)
+        for ch in e.changes:
+            console.print(f"      {'[red]' if ch.breaking else '[dim]'}- "
+                          f"{escape(ch.describe())}[/]", soft_wrap=True)
+        for site in e.sites:
+            console.print(f"      [cyan]{escape(site['file'])}:{site['line']}[/]  "
+                          f"[dim]{escape(site['source'])}[/]", soft_wrap=True)
+    if len(report.entries) > limit:
+        console.print(f"[dim]… {len(report.entries) - limit} more (use --json for all)[/]")
+    console.print(f"\n{c['removed']} removed, {c['moved']} moved, {c['changed']} changed, "
+                  f"{c['added']} added; [bold]{c['breaking']} breaking[/] "
+                  f"[dim]({report.stats.get('seconds')}s)[/]", soft_wrap=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.models import VAR_KEYWORD, VAR_POSITIONAL
 
-BREAKING = {"parameter-removed", "parameter-made-required", "parameter-kind-changed",
+BREAKING = {"parameter-removed", "parameter-renamed", "symbol-moved", "parameter-made-required", "parameter-kind-changed",
             "parameter-added-required", "parameter-moved", "method-removed", "symbol-removed",
             "returns-changed"}
 
@@ -33,6 +33,7 @@ class Change:
             "parameter-added": f"new optional parameter {what} (= {self.new})",
             "parameter-added-required": f"new required parameter {what}",
             "parameter-removed": f"parameter {what} removed",
+            "parameter-renamed": f"parameter '{self.old}' renamed to '{self.new}'",
             "parameter-made-required": f"parameter {what} lost its default ({self.old})",
             "parameter-default-changed": f"default of {what}: {self.old} -> {self.new}",
             "parameter-kind-changed": f"parameter {what} is now {self.new} (was {self.old})",
@@ -46,6 +47,7 @@ class Change:
             "kind-changed": f"was a {self.old}, now a {self.new}",
             "symbol-removed": "removed",
             "symbol-added": "added",
+            "symbol-moved": f"moved from {self.old} to {self.new}",
         }
         return texts.get(self.kind, f"{self.kind} {what}")
 
@@ -145,7 +147,24 @@ def compare_parameters(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> 
         required = q.get("default") is None and q["kind"] not in variadic
         out.append(Change("parameter-added-required" if required else "parameter-added", name,
                           None, q.get("default")))
-    return out
+    return _renames(out, o_by, n_by)
+
+
+def _renames(changes: list[Change], o_by: dict[str, Any], n_by: dict[str, Any]) -> list[Change]:
+    """A parameter removed and one added at the same position with the same kind: a rename."""
+    removed = {o_by[c.name][0]: c for c in changes if c.kind == "parameter-removed"}
+    out: list[Change] = []
+    used: set[str] = set()
+    for c in changes:
+        if c.kind in ("parameter-added", "parameter-added-required"):
+            pos, q = n_by[c.name]
+            old = removed.get(pos)
+            if old is not None and o_by[old.name][1]["kind"] == q["kind"]:
+                out.append(Change("parameter-renamed", c.name, old.name, c.name))
+                used.add(old.name)
+                continue
+        out.append(c)
+    return [c for c in out if not (c.kind == "parameter-removed" and c.name in used)]
 
 
 def public_methods(sym: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -177,3 +196,59 @@ def compare_symbols(old: dict[str, Any], new: dict[str, Any], *, members: bool =
             out += [Change("method-removed", n, None, None) for n in sorted(set(om) - set(nm))]
             out += [Change("method-added", n, None, None) for n in sorted(set(nm) - set(om))]
     return out
+
+
+#: Changes ``harness diff`` lists; annotation/default respellings are left to ``--all``.
+DIFF_KINDS_DEFAULT = frozenset(
+    {"parameter-added", "parameter-added-required", "parameter-removed", "parameter-renamed",
+     "parameter-made-required", "parameter-kind-changed", "parameter-moved", "returns-changed",
+     "method-added", "method-removed", "kind-changed", "constructor-changed"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One symbol's fate between two versions."""
+
+    symbol: str  # "module:qualname" in the old version (new for added)
+    status: str  # added | removed | moved | changed
+    changes: tuple[Change, ...] = ()
+    moved_to: str | None = None
+    sites: tuple[dict[str, Any], ...] = ()  # caller uses (with --used-by)
+
+    @property
+    def breaking(self) -> bool:
+        return self.status in ("removed", "moved") or any(c.breaking for c in self.changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"symbol": self.symbol, "status": self.status, "moved_to": self.moved_to,
+                "breaking": self.breaking, "changes": [c.to_dict() for c in self.changes],
+                "sites": list(self.sites)}
+
+
+def diff_apis(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]],
+              kinds: frozenset[str] = DIFF_KINDS_DEFAULT) -> list[Entry]:
+    """Pure: two ``{"module:qualname": symbol}`` maps -> added/removed/moved/changed entries."""
+    entries: list[Entry] = []
+    gone = sorted(set(old) - set(new))
+    came = sorted(set(new) - set(old))
+    by_leaf: dict[str, list[str]] = {}
+    for k in came:
+        by_leaf.setdefault(k.split(":", 1)[1], []).append(k)
+    moved_targets: set[str] = set()
+    for k in gone:
+        leaf = k.split(":", 1)[1]
+        cands = [c for c in by_leaf.get(leaf, []) if old[k].get("kind") == new[c].get("kind")]
+        if len(cands) == 1:
+            moved_targets.add(cands[0])
+            changes = tuple(c for c in compare_symbols(old[k], new[cands[0]])
+                            if c.kind in kinds)
+            entries.append(Entry(k, "moved", changes, moved_to=cands[0]))
+        else:
+            entries.append(Entry(k, "removed"))
+    entries += [Entry(k, "added") for k in came if k not in moved_targets]
+    for k in sorted(set(old) & set(new)):
+        changes = tuple(c for c in compare_symbols(old[k], new[k]) if c.kind in kinds)
+        if changes:
+            entries.append(Entry(k, "changed", changes))
+    order = {"removed": 0, "moved": 1, "changed": 2, "added": 3}
+    return sorted(entries, key=lambda e: (order[e.status], e.symbol))

@@ -16,7 +16,6 @@ import shutil
 import signal
 import socket
 import stat
-import subprocess
 import tempfile
 import threading
 import time
@@ -140,9 +139,9 @@ def _server_pids(runtime: Path) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if "harness.targets.mux" in cmdline and str(runtime) in cmdline:
-            if _running(int(entry.name)):
-                found.append(int(entry.name))
+        mine = "harness.targets.mux" in cmdline and str(runtime) in cmdline
+        if mine and _running(int(entry.name)):
+            found.append(int(entry.name))
     return found
 
 
@@ -159,8 +158,7 @@ def _without_debug(stderr: str) -> str:
 # -- the CLI through the mux ---------------------------------------------------------------
 
 
-def test_second_command_goes_through_the_mux(box: Path, env: dict[str, str], runtime: Path
-                                             ) -> None:
+def test_second_command_goes_through_the_mux(box: Path, env: dict[str, str], runtime: Path) -> None:
     first = _cli(box, env, "probe", REF, "--json")
     assert first.code == 0, first.err
     assert "connecting directly" in first.err and "started mux server" in first.err
@@ -215,8 +213,9 @@ def test_stale_socket_is_replaced(box: Path, env: dict[str, str], runtime: Path)
     assert "via mux" in _cli(box, env, "probe", REF).err
 
 
-def test_stale_file_from_nowhere(box: Path, env: dict[str, str], runtime: Path,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stale_file_from_nowhere(
+    box: Path, env: dict[str, str], runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A socket file nobody ever listened on (e.g. left by a crash before a reboot)."""
     monkeypatch.setenv("HOME", env["HOME"])  # the name depends on HOME: compute it as the CLI
     host = load_hosts(box).hosts["box"]
@@ -231,8 +230,9 @@ def test_stale_file_from_nowhere(box: Path, env: dict[str, str], runtime: Path,
     assert _sockets(runtime) == [Path(path)]
 
 
-def test_killed_ssh_session_falls_back_and_respawns(box: Path, env: dict[str, str],
-                                                    runtime: Path, sshd: SshServer) -> None:
+def test_killed_ssh_session_falls_back_and_respawns(
+    box: Path, env: dict[str, str], runtime: Path, sshd: SshServer
+) -> None:
     assert _cli(box, env, "probe", REF).code == 0
     old = _ready_server(runtime)
     assert "via mux" in _cli(box, env, "probe", REF).err
@@ -256,8 +256,9 @@ def test_idle_timeout_ends_the_server(box: Path, env: dict[str, str], runtime: P
 
 
 @pytest.mark.parametrize("problem", ["world-writable", "other-owner"])
-def test_unsafe_socket_folder_is_not_used(box: Path, env: dict[str, str], runtime: Path,
-                                          problem: str) -> None:
+def test_unsafe_socket_folder_is_not_used(
+    box: Path, env: dict[str, str], runtime: Path, problem: str
+) -> None:
     folder = runtime / "harness-mux"
     folder.mkdir()
     if problem == "world-writable":
@@ -275,8 +276,9 @@ def test_unsafe_socket_folder_is_not_used(box: Path, env: dict[str, str], runtim
     assert _server_pids(runtime) == []
 
 
-def test_errors_cross_the_socket_unchanged(sshd: SshServer, tmp_path: Path,
-                                           env: dict[str, str], runtime: Path) -> None:
+def test_errors_cross_the_socket_unchanged(
+    sshd: SshServer, tmp_path: Path, env: dict[str, str], runtime: Path
+) -> None:
     hosts = _write_hosts(tmp_path, sshd.host_entry("box", python="/opt/nowhere/bin/python"))
     direct = _cli(hosts, env, "probe", "vllm")
     assert direct.code == 2
@@ -289,17 +291,23 @@ def test_errors_cross_the_socket_unchanged(sshd: SshServer, tmp_path: Path,
     assert "Traceback" not in shared.err
 
 
-def test_changed_hosts_entry_gets_its_own_server(box: Path, env: dict[str, str],
-                                                 runtime: Path, sshd: SshServer,
-                                                 seed_venv: SeedVenv, tmp_path: Path) -> None:
+def test_changed_hosts_entry_gets_its_own_server(
+    box: Path,
+    env: dict[str, str],
+    runtime: Path,
+    sshd: SshServer,
+    seed_venv: SeedVenv,
+    tmp_path: Path,
+) -> None:
     assert _cli(box, env, "probe", REF).code == 0
     _ready_server(runtime)
     other_known = tmp_path / "kh2"
     shutil.copy(sshd.known_hosts, other_known)
     changed = tmp_path / "changed"
     changed.mkdir()
-    hosts = _write_hosts(changed, sshd.host_entry("box", python=str(seed_venv.python),
-                                                  known_hosts=str(other_known)))
+    hosts = _write_hosts(
+        changed, sshd.host_entry("box", python=str(seed_venv.python), known_hosts=str(other_known))
+    )
     r = _cli(hosts, env, "probe", REF)
     assert r.code == 0 and "connecting directly" in r.err
     assert _wait(lambda: len(_sockets(runtime)) == 2)
@@ -309,13 +317,20 @@ def test_changed_hosts_entry_gets_its_own_server(box: Path, env: dict[str, str],
 
 
 def _host(server: SshServer) -> HostConfig:
-    return HostConfig(name="box", address=server.host, port=server.port, user=server.user,
-                      identity=str(server.client_key), known_hosts=str(server.known_hosts))
+    return HostConfig(
+        name="box",
+        address=server.host,
+        port=server.port,
+        user=server.user,
+        identity=str(server.client_key),
+        known_hosts=str(server.known_hosts),
+    )
 
 
 @pytest.fixture
-def shared(sshd: SshServer, isolated_home: Path, runtime: Path,
-           monkeypatch: pytest.MonkeyPatch) -> Iterator[SshTarget]:
+def shared(
+    sshd: SshServer, isolated_home: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[SshTarget]:
     """An SshTarget that talks through a running mux server (started by a direct one)."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("HARNESS_SSH_PERSIST", "600")
@@ -327,16 +342,21 @@ def shared(sshd: SshServer, isolated_home: Path, runtime: Path,
     t.close()
 
 
-def test_results_and_errors_match_the_direct_path(shared: SshTarget, sshd: SshServer,
-                                                  tmp_path: Path) -> None:
+def test_results_and_errors_match_the_direct_path(
+    shared: SshTarget, sshd: SshServer, tmp_path: Path
+) -> None:
     direct = SshTarget(_host(sshd), persist=False)
     try:
         payload = bytes(range(256)) * 500
         code = "import sys; d = sys.stdin.buffer.read(); sys.stdout.buffer.write(d[::-1])"
         argv = ["python3", "-c", code]
         a, b = shared.run(argv, stdin=payload), direct.run(argv, stdin=payload)
-        assert (a.argv, a.exit_code, a.stdout, a.stderr) == (b.argv, b.exit_code, b.stdout,
-                                                               b.stderr)
+        assert (a.argv, a.exit_code, a.stdout, a.stderr) == (
+            b.argv,
+            b.exit_code,
+            b.stdout,
+            b.stderr,
+        )
         assert a.stdout == payload[::-1]
         assert shared._mux is not None and direct._mux is None  # really two paths
         assert shared._conn is None  # and no Paramiko connection on this side
@@ -395,8 +415,9 @@ def test_concurrent_requests_share_one_server(shared: SshTarget, tmp_path: Path)
     assert failures == []
 
 
-def test_link_lost_mid_command_is_a_connect_error(shared: SshTarget, sshd: SshServer,
-                                                  runtime: Path) -> None:
+def test_link_lost_mid_command_is_a_connect_error(
+    shared: SshTarget, sshd: SshServer, runtime: Path
+) -> None:
     assert shared.run(["true"]).ok and shared._mux is not None
     old = shared._mux.pid
     tag = f"{time.time() % 1000 + 40:.4f}"
@@ -442,15 +463,17 @@ def _pgrep(needle: str) -> list[int]:
     return found
 
 
-def test_racing_servers_leave_exactly_one(sshd: SshServer, isolated_home: Path,
-                                          runtime: Path, monkeypatch: pytest.MonkeyPatch
-                                          ) -> None:
+def test_racing_servers_leave_exactly_one(
+    sshd: SshServer, isolated_home: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     host = _host(sshd)
     path = mux.socket_path(host, None)
     assert path is not None
-    pids = [mux.spawn(host, path=path, ssh_config_path=None, connect_timeout=10, idle=600)
-            for _ in range(3)]
+    pids = [
+        mux.spawn(host, path=path, ssh_config_path=None, connect_timeout=10, idle=600)
+        for _ in range(3)
+    ]
     winner = _ready_server(runtime)
     assert winner in pids
     assert _wait(lambda: [p for p in pids if _running(p)] == [winner])
@@ -463,8 +486,14 @@ def test_socket_name_tracks_every_endpoint_field(sshd: SshServer, isolated_home:
     base = _host(sshd)
     key = mux.socket_key(base, None)
     assert key == mux.socket_key(replace(base, python="/other/python"), None)  # not a field
-    for change in ({"address": "localhost"}, {"port": 1}, {"user": "nobody"},
-                   {"identity": "/k"}, {"known_hosts": "/kh"}, {"name": "other"}):
+    for change in (
+        {"address": "localhost"},
+        {"port": 1},
+        {"user": "nobody"},
+        {"identity": "/k"},
+        {"known_hosts": "/kh"},
+        {"name": "other"},
+    ):
         assert mux.socket_key(replace(base, **change), None) != key, change
     assert mux.socket_key(base, "/etc/ssh/ssh_config") != key
     config = isolated_home / ".ssh" / "config"
