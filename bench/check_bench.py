@@ -27,11 +27,16 @@ sys.path.insert(0, str(REPO))
 from harness.targets.pypi import PypiTarget  # noqa: E402
 
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
-KNOWN = {(GEN, 136), (GEN, 148), (GEN, 194)}  # kv_cache_specs, Scheduler block_size, SchedulerConfig
+KNOWN = {
+    (GEN, 136),
+    (GEN, 148),
+    (GEN, 194),
+}  # kv_cache_specs, Scheduler block_size, SchedulerConfig
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None
-          ) -> tuple[float, subprocess.CompletedProcess[str]]:
+def timed(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.perf_counter()
     cp = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False)
     return time.perf_counter() - start, cp
@@ -42,8 +47,21 @@ def roots(spec: str) -> list[str]:
 
 
 def harness_run(spec: str, env: dict[str, str]) -> tuple[float, set[tuple[str, int]], int]:
-    t, cp = timed([sys.executable, "-m", "harness", "check", "speculators", "--against", "vllm",
-                   "-t", f"pypi:{spec}", "--json"], env)
+    t, cp = timed(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "check",
+            "speculators",
+            "--against",
+            "vllm",
+            "-t",
+            f"pypi:{spec}",
+            "--json",
+        ],
+        env,
+    )
     data = json.loads(cp.stdout)
     errs = {(f["file"], f["line"]) for f in data["findings"] if f["severity"] == "error"}
     return t, errs, len(errs)
@@ -55,10 +73,24 @@ def mypy_run(paths: list[str], tmp: Path) -> tuple[float, set[tuple[str, int]], 
         return None
     spec_root = paths[0]
     env = {**os.environ, "MYPYPATH": os.pathsep.join(paths)}
-    t, cp = timed([exe, "--ignore-missing-imports", "--follow-imports=silent", "--no-incremental",
-                   "--cache-dir", str(tmp / "mypy-cache"), "--python-version", "3.11",
-                   "-p", "speculators", "--no-error-summary", "--show-absolute-path"], env,
-                  cwd=tmp)
+    t, cp = timed(
+        [
+            exe,
+            "--ignore-missing-imports",
+            "--follow-imports=silent",
+            "--no-incremental",
+            "--cache-dir",
+            str(tmp / "mypy-cache"),
+            "--python-version",
+            "3.11",
+            "-p",
+            "speculators",
+            "--no-error-summary",
+            "--show-absolute-path",
+        ],
+        env,
+        cwd=tmp,
+    )
     errs = set()
     n = 0
     for line in cp.stdout.splitlines():
@@ -75,15 +107,26 @@ def pyright_run(paths: list[str], tmp: Path) -> tuple[float, set[tuple[str, int]
         return None
     spec_root = paths[0]
     cfg = tmp / "pyrightconfig.json"
-    cfg.write_text(json.dumps({"include": [f"{spec_root}/speculators"], "extraPaths": paths,
-                               "typeCheckingMode": "basic", "pythonVersion": "3.11"}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "include": [f"{spec_root}/speculators"],
+                "extraPaths": paths,
+                "typeCheckingMode": "basic",
+                "pythonVersion": "3.11",
+            }
+        )
+    )
     t, cp = timed([exe, "--outputjson", "-p", str(cfg)], dict(os.environ), cwd=tmp)
     try:
         diags = json.loads(cp.stdout).get("generalDiagnostics", [])
     except ValueError:
         return t, set(), -1
-    errs = {(os.path.relpath(d["file"], spec_root), d["range"]["start"]["line"] + 1)
-            for d in diags if d.get("severity") == "error" and d["file"].startswith(spec_root)}
+    errs = {
+        (os.path.relpath(d["file"], spec_root), d["range"]["start"]["line"] + 1)
+        for d in diags
+        if d.get("severity") == "error" and d["file"].startswith(spec_root)
+    }
     n = sum(1 for d in diags if d.get("severity") == "error" and d["file"].startswith(spec_root))
     return t, errs, n
 
@@ -107,9 +150,11 @@ def main() -> None:
         env = {**os.environ, "HARNESS_CACHE": str(cache)}
         cold, errs, _ = harness_run(new, env)
         warm = statistics.median(harness_run(new, env)[0] for _ in range(opts.runs))
-        _, ctrl, ctrl_n = harness_run(old, env)
-        rows = [("harness check (cold)", cold, hits(errs), len(KNOWN), ctrl_n),
-                ("harness check (warm, cached)", warm, hits(errs), len(KNOWN), ctrl_n)]
+        _, _, ctrl_n = harness_run(old, env)
+        rows = [
+            ("harness check (cold)", cold, hits(errs), len(KNOWN), ctrl_n),
+            ("harness check (warm, cached)", warm, hits(errs), len(KNOWN), ctrl_n),
+        ]
         for name, fn in (("mypy", mypy_run), ("basedpyright", pyright_run)):
             got = fn(paths_new, tmp)
             if got is None:
@@ -125,10 +170,14 @@ def main() -> None:
     base = {r[0]: r[1] for r in rows}
     for tool in ("mypy", "basedpyright"):
         if tool in base:
-            print(f"ratio {tool} / harness cold: {base[tool] / cold:5.1f}x   "
-                  f"/ harness warm: {base[tool] / warm:5.1f}x")
-    print(f"targets: cold <= 2 s ({'met' if cold <= 2 else 'NOT met'}), "
-          f"warm <= 0.5 s ({'met' if warm <= 0.5 else 'NOT met'})")
+            print(
+                f"ratio {tool} / harness cold: {base[tool] / cold:5.1f}x   "
+                f"/ harness warm: {base[tool] / warm:5.1f}x"
+            )
+    print(
+        f"targets: cold <= 2 s ({'met' if cold <= 2 else 'NOT met'}), "
+        f"warm <= 0.5 s ({'met' if warm <= 0.5 else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

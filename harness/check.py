@@ -17,8 +17,9 @@ from harness.probing import run_probe
 from harness.targets.base import Target
 
 
-def baseline_pins(requires: list[str], callees: dict[str, Any], override: list[str]
-                  ) -> tuple[dict[str, str], list[str]]:
+def baseline_pins(
+    requires: list[str], callees: dict[str, Any], override: list[str]
+) -> tuple[dict[str, str], list[str]]:
     """Pure: callee dist -> baseline version, from ``--baseline`` or the caller's metadata.
 
     Only exact pins (``vllm==0.11.0``, extras markers allowed) are used: a range does not say
@@ -34,12 +35,14 @@ def baseline_pins(requires: list[str], callees: dict[str, Any], override: list[s
         try:
             req = Requirement(text)
         except InvalidRequirement:
-            raise UsageError(f"--baseline {text!r} is not NAME==VERSION",
-                             "e.g. --baseline vllm==0.11.0") from None
+            raise UsageError(
+                f"--baseline {text!r} is not NAME==VERSION", "e.g. --baseline vllm==0.11.0"
+            ) from None
         spec = list(req.specifier)
         if len(spec) != 1 or spec[0].operator != "==":
-            raise UsageError(f"--baseline {text!r} must pin one version",
-                             "e.g. --baseline vllm==0.11.0")
+            raise UsageError(
+                f"--baseline {text!r} must pin one version", "e.g. --baseline vllm==0.11.0"
+            )
         pins[canonicalize_name(req.name)] = spec[0].version
     for text in requires:
         try:
@@ -53,8 +56,10 @@ def baseline_pins(requires: list[str], callees: dict[str, Any], override: list[s
         if len(spec) == 1 and spec[0].operator in ("==", "==="):
             pins[name] = spec[0].version
         elif spec:
-            notes.append(f"{req.name}: the caller declares {req.specifier}, not one version; "
-                         f"pass --baseline {req.name}==VER for drift")
+            notes.append(
+                f"{req.name}: the caller declares {req.specifier}, not one version; "
+                f"pass --baseline {req.name}==VER for drift"
+            )
     return {n: v for n, v in pins.items() if n in names}, notes
 
 
@@ -62,19 +67,31 @@ def used_refs(scan: dict[str, Any]) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
 
 
-def check(target: Target, caller: str, *, against: list[str] | None = None,
-          baseline: list[str] | None = None, no_baseline: bool = False) -> CheckReport:
+def check(
+    target: Target,
+    caller: str,
+    *,
+    against: list[str] | None = None,
+    baseline: list[str] | None = None,
+    no_baseline: bool = False,
+) -> CheckReport:
     start = time.perf_counter()
-    env = run_probe(target, "callsites", {"caller": caller, "callees": against or None},
-                    cache=True)
+    env = run_probe(target, "callsites", {"caller": caller, "callees": against or None}, cache=True)
     scan = env.data
     scanned = time.perf_counter() - start
     versions = {top: info.get("version") for top, info in (scan.get("callees") or {}).items()}
-    pins, notes = ({}, []) if no_baseline else baseline_pins(
-        scan["caller"].get("requires") or [], scan.get("callees") or {}, baseline or [])
+    pins, notes = (
+        ({}, [])
+        if no_baseline
+        else baseline_pins(
+            scan["caller"].get("requires") or [], scan.get("callees") or {}, baseline or []
+        )
+    )
     base_symbols: dict[str, Any] | None = None
-    installed = {info.get("dist", top).lower(): info.get("version")
-                 for top, info in (scan.get("callees") or {}).items()}
+    installed = {
+        info.get("dist", top).lower(): info.get("version")
+        for top, info in (scan.get("callees") or {}).items()
+    }
     pins = {n: v for n, v in pins.items() if installed.get(n) != v}
     if pins:
         from harness.targets.pypi import PypiTarget

@@ -26,13 +26,22 @@ app = typer.Typer(
 
 TargetOpt = Annotated[
     str | None,
-    typer.Option("--target", "-t", help="host from hosts.toml, local[:PYTHON], venv:PATH or "
-                 "pypi:NAME==VER[,...]; default: hosts.toml's default, else local"),
+    typer.Option(
+        "--target",
+        "-t",
+        help="host from hosts.toml, local[:PYTHON], venv:PATH or "
+        "pypi:NAME==VER[,...]; default: hosts.toml's default, else local",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON (see README)")]
-AcceptOpt = Annotated[bool, typer.Option(
-    "--accept-new-host-key", help="trust an unknown SSH host key and add it to known_hosts "
-    "(like OpenSSH accept-new); a changed key is always refused")]
+AcceptOpt = Annotated[
+    bool,
+    typer.Option(
+        "--accept-new-host-key",
+        help="trust an unknown SSH host key and add it to known_hosts "
+        "(like OpenSSH accept-new); a changed key is always refused",
+    ),
+]
 
 
 class State:
@@ -41,9 +50,15 @@ class State:
 
 @app.callback()
 def _root(
-    hosts: Annotated[Path | None, typer.Option(
-        "--hosts", help="hosts.toml to use (default: $HARNESS_HOSTS, else ./hosts.toml or a "
-        "parent folder's)", dir_okay=False)] = None,
+    hosts: Annotated[
+        Path | None,
+        typer.Option(
+            "--hosts",
+            help="hosts.toml to use (default: $HARNESS_HOSTS, else ./hosts.toml or a "
+            "parent folder's)",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     State.hosts_file = hosts
 
@@ -72,13 +87,21 @@ def _print_json(obj: Any) -> None:
 
 @app.command()
 def probe(
-    ref: Annotated[str, typer.Argument(metavar="MODULE[:QUALNAME]",
-                                       help="e.g. vllm.v1.core.kv_cache_utils or "
-                                       "vllm.config:SchedulerConfig")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="MODULE[:QUALNAME]",
+            help="e.g. vllm.v1.core.kv_cache_utils or vllm.config:SchedulerConfig",
+        ),
+    ],
     target: TargetOpt = None,
     source: Annotated[bool, typer.Option("--source", help="print the symbol's source")] = False,
-    live: Annotated[bool, typer.Option("--live", help="import on the target and use "
-                                       "inspect.signature (slow; runs module code)")] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live", help="import on the target and use inspect.signature (slow; runs module code)"
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -98,15 +121,26 @@ def probe(
 @app.command()
 def check(
     caller: Annotated[str, typer.Argument(help="the caller dist, e.g. speculators")],
-    against: Annotated[list[str] | None, typer.Option(
-        "--against", help="callee package(s) to check (repeatable); default: every installed "
-        "package with Python source that the caller imports")] = None,
+    against: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--against",
+            help="callee package(s) to check (repeatable); default: every installed "
+            "package with Python source that the caller imports",
+        ),
+    ] = None,
     target: TargetOpt = None,
-    baseline: Annotated[list[str] | None, typer.Option(
-        "--baseline", help="callee version the caller was written for, e.g. vllm==0.11.0; "
-        "default: the exact pin in the caller's metadata")] = None,
-    no_baseline: Annotated[bool, typer.Option("--no-baseline",
-                                              help="skip drift (no PyPI download)")] = False,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="callee version the caller was written for, e.g. vllm==0.11.0; "
+            "default: the exact pin in the caller's metadata",
+        ),
+    ] = None,
+    no_baseline: Annotated[
+        bool, typer.Option("--no-baseline", help="skip drift (no PyPI download)")
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -114,8 +148,7 @@ def check(
     from harness.check import check as do_check
 
     with _target(target, accept_new_host_key) as t:
-        report = do_check(t, caller, against=against, baseline=baseline,
-                          no_baseline=no_baseline)
+        report = do_check(t, caller, against=against, baseline=baseline, no_baseline=no_baseline)
     if as_json:
         _print_json(report.to_dict())
     else:
@@ -129,11 +162,14 @@ def check(
 @app.command()
 def diff(
     dist: Annotated[str, typer.Argument(help="the dist whose API moved, e.g. vllm")],
-    source: Annotated[str, typer.Option("--from", help="old side: a target, e.g. "
-                                        "pypi:vllm==0.11.0")],
+    source: Annotated[
+        str, typer.Option("--from", help="old side: a target, e.g. pypi:vllm==0.11.0")
+    ],
     dest: Annotated[str, typer.Option("--to", help="new side: a target, e.g. gpu")],
-    used_by: Annotated[str | None, typer.Option(
-        "--used-by", help="only what this caller dist uses, with its call sites")] = None,
+    used_by: Annotated[
+        str | None,
+        typer.Option("--used-by", help="only what this caller dist uses, with its call sites"),
+    ] = None,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -154,8 +190,10 @@ def diff(
 def hosts(
     check: Annotated[bool, typer.Option("--check", help="connect and report facts")] = False,
     target: TargetOpt = None,
-    dist: Annotated[list[str] | None, typer.Option(
-        "--dist", help="also report this dist's version (repeatable)")] = None,
+    dist: Annotated[
+        list[str] | None,
+        typer.Option("--dist", help="also report this dist's version (repeatable)"),
+    ] = None,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -166,10 +204,23 @@ def hosts(
     cfg = _hosts()
     if not check:
         if as_json:
-            _print_json({"file": str(cfg.path) if cfg.path else None, "default": cfg.default,
-                         "hosts": {n: {"address": h.address, "user": h.user, "port": h.port,
-                                       "python": h.python, "workdir": h.workdir,
-                                       "source": h.source} for n, h in cfg.hosts.items()}})
+            _print_json(
+                {
+                    "file": str(cfg.path) if cfg.path else None,
+                    "default": cfg.default,
+                    "hosts": {
+                        n: {
+                            "address": h.address,
+                            "user": h.user,
+                            "port": h.port,
+                            "python": h.python,
+                            "workdir": h.workdir,
+                            "source": h.source,
+                        }
+                        for n, h in cfg.hosts.items()
+                    },
+                }
+            )
         else:
             hosts_table(_console(), cfg)
         return

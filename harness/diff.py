@@ -38,10 +38,17 @@ class DiffReport:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dist": self.dist, "from": self.source, "to": self.dest,
-                "from_version": self.old_version, "to_version": self.new_version,
-                "used_by": self.used_by, "counts": self.counts(),
-                "entries": [e.to_dict() for e in self.entries], "stats": self.stats}
+        return {
+            "dist": self.dist,
+            "from": self.source,
+            "to": self.dest,
+            "from_version": self.old_version,
+            "to_version": self.new_version,
+            "used_by": self.used_by,
+            "counts": self.counts(),
+            "entries": [e.to_dict() for e in self.entries],
+            "stats": self.stats,
+        }
 
 
 def _both(fn: Any, a: Target, b: Target) -> tuple[Any, Any]:
@@ -57,10 +64,20 @@ def diff(dist: str, old: Target, new: Target, *, used_by: str | None = None) -> 
         return _diff_used(dist, old, new, used_by, start)
     left, right = _both(lambda t: run_probe(t, "api", {"dist": dist}, cache=True).data, old, new)
     entries = diff_apis(left["symbols"], right["symbols"])
-    return DiffReport(dist, old.label, new.label, left.get("version"), right.get("version"),
-                      tuple(entries), None,
-                      {"symbols_from": len(left["symbols"]), "symbols_to": len(right["symbols"]),
-                       "seconds": round(time.perf_counter() - start, 3)})
+    return DiffReport(
+        dist,
+        old.label,
+        new.label,
+        left.get("version"),
+        right.get("version"),
+        tuple(entries),
+        None,
+        {
+            "symbols_from": len(left["symbols"]),
+            "symbols_to": len(right["symbols"]),
+            "seconds": round(time.perf_counter() - start, 3),
+        },
+    )
 
 
 def _scan_caller(caller: str, dist: str, targets: list[Target]) -> tuple[Target, dict[str, Any]]:
@@ -73,7 +90,8 @@ def _scan_caller(caller: str, dist: str, targets: list[Target]) -> tuple[Target,
             last = exc
     raise UsageError(
         f"{caller} is installed on neither side ({', '.join(t.label for t in targets)})",
-        f"add it to a pypi: spec, e.g. --to pypi:{dist}==VER,{caller}==VER") from last
+        f"add it to a pypi: spec, e.g. --to pypi:{dist}==VER,{caller}==VER",
+    ) from last
 
 
 def _diff_used(dist: str, old: Target, new: Target, caller: str, start: float) -> DiffReport:
@@ -103,18 +121,51 @@ def _diff_used(dist: str, old: Target, new: Target, caller: str, start: float) -
             continue
         hits = uses.get(e.symbol, [])
         constructed = any("shape" in u for u in hits)
-        changes = tuple(c for c in e.changes if c in relevant_changes(list(e.changes), hits)
-                        or (c.kind in ("method-added", "method-removed") and constructed))
+        changes = tuple(
+            c
+            for c in e.changes
+            if c in relevant_changes(list(e.changes), hits)
+            or (c.kind in ("method-added", "method-removed") and constructed)
+        )
         if e.status == "changed" and not changes:
             continue
-        entries.append(Entry(e.symbol, e.status, changes, e.moved_to,
-                             tuple(_dedup([{"file": u["file"], "line": u["line"],
-                                            "source": u.get("source", "")} for u in hits]))))
-    versions = [next((v["symbol"].get("version") for v in side.values()
-                      if v.get("found") and v.get("symbol")), None) for side in (left, right)]
-    return DiffReport(dist, old.label, new.label, versions[0], versions[1], tuple(entries),
-                      caller, {"refs": len(refs), "seconds": round(time.perf_counter() - start,
-                                                                      3)})
+        entries.append(
+            Entry(
+                e.symbol,
+                e.status,
+                changes,
+                e.moved_to,
+                tuple(
+                    _dedup(
+                        [
+                            {"file": u["file"], "line": u["line"], "source": u.get("source", "")}
+                            for u in hits
+                        ]
+                    )
+                ),
+            )
+        )
+    versions = [
+        next(
+            (
+                v["symbol"].get("version")
+                for v in side.values()
+                if v.get("found") and v.get("symbol")
+            ),
+            None,
+        )
+        for side in (left, right)
+    ]
+    return DiffReport(
+        dist,
+        old.label,
+        new.label,
+        versions[0],
+        versions[1],
+        tuple(entries),
+        caller,
+        {"refs": len(refs), "seconds": round(time.perf_counter() - start, 3)},
+    )
 
 
 def _dedup(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

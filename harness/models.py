@@ -16,8 +16,13 @@ POSITIONAL_OR_KEYWORD = "positional-or-keyword"
 VAR_POSITIONAL = "var-positional"
 KEYWORD_ONLY = "keyword-only"
 VAR_KEYWORD = "var-keyword"
-PARAMETER_KINDS = (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY,
-                   VAR_KEYWORD)
+PARAMETER_KINDS = (
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_POSITIONAL,
+    KEYWORD_ONLY,
+    VAR_KEYWORD,
+)
 
 
 def _pick(cls: type[T], data: dict[str, Any]) -> dict[str, Any]:
@@ -48,8 +53,12 @@ class Parameter:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"name": self.name, "kind": self.kind, "default": self.default,
-             "annotation": self.annotation}
+        d = {
+            "name": self.name,
+            "kind": self.kind,
+            "default": self.default,
+            "annotation": self.annotation,
+        }
         if self.init_var:
             d["init_var"] = True
         return d
@@ -83,13 +92,19 @@ class Overload:
     line: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"parameters": [p.to_dict() for p in self.parameters], "returns": self.returns,
-                "line": self.line}
+        return {
+            "parameters": [p.to_dict() for p in self.parameters],
+            "returns": self.returns,
+            "line": self.line,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Overload:
-        return cls(tuple(Parameter.from_dict(p) for p in d.get("parameters") or ()),
-                   d.get("returns"), d.get("line"))
+        return cls(
+            tuple(Parameter.from_dict(p) for p in d.get("parameters") or ()),
+            d.get("returns"),
+            d.get("line"),
+        )
 
 
 @dataclass(frozen=True)
@@ -130,37 +145,54 @@ class Symbol:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "qualname": self.qualname, "kind": self.kind, "module": self.module,
-            "file": self.file, "line": self.line, "end_line": self.end_line,
-            "dist": self.dist, "version": self.version, "is_async": self.is_async,
+            "qualname": self.qualname,
+            "kind": self.kind,
+            "module": self.module,
+            "file": self.file,
+            "line": self.line,
+            "end_line": self.end_line,
+            "dist": self.dist,
+            "version": self.version,
+            "is_async": self.is_async,
             "decorators": list(self.decorators),
-            "parameters": None if self.parameters is None
+            "parameters": None
+            if self.parameters is None
             else [p.to_dict() for p in self.parameters],
             "returns": self.returns,
             "overloads": [o.to_dict() for o in self.overloads],
-            "bases": list(self.bases), "resolved_bases": list(self.resolved_bases),
+            "bases": list(self.bases),
+            "resolved_bases": list(self.resolved_bases),
             "constructor": self.constructor,
             "members": [m.to_dict() for m in self.members],
             "attributes": list(self.attributes),
-            "annotation": self.annotation, "doc": self.doc,
+            "annotation": self.annotation,
+            "doc": self.doc,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Symbol:
         params = d.get("parameters")
         return cls(
-            qualname=d["qualname"], kind=d["kind"], file=d.get("file") or "",
-            line=int(d.get("line") or 0), end_line=int(d.get("end_line") or d.get("line") or 0),
-            module=d.get("module") or "", dist=d.get("dist"), version=d.get("version"),
-            is_async=bool(d.get("is_async")), decorators=tuple(d.get("decorators") or ()),
+            qualname=d["qualname"],
+            kind=d["kind"],
+            file=d.get("file") or "",
+            line=int(d.get("line") or 0),
+            end_line=int(d.get("end_line") or d.get("line") or 0),
+            module=d.get("module") or "",
+            dist=d.get("dist"),
+            version=d.get("version"),
+            is_async=bool(d.get("is_async")),
+            decorators=tuple(d.get("decorators") or ()),
             parameters=None if params is None else tuple(Parameter.from_dict(p) for p in params),
             returns=d.get("returns"),
             overloads=tuple(Overload.from_dict(o) for o in d.get("overloads") or ()),
-            bases=tuple(d.get("bases") or ()), resolved_bases=tuple(d.get("resolved_bases") or ()),
+            bases=tuple(d.get("bases") or ()),
+            resolved_bases=tuple(d.get("resolved_bases") or ()),
             constructor=d.get("constructor"),
             members=tuple(cls.from_dict(m) for m in d.get("members") or ()),
             attributes=tuple(d.get("attributes") or ()),
-            annotation=d.get("annotation"), doc=d.get("doc"),
+            annotation=d.get("annotation"),
+            doc=d.get("doc"),
         )
 
 
@@ -175,8 +207,13 @@ class Hop:
     how: str  # defined|import|lazy|submodule|module|star-import|inherited
 
     def to_dict(self) -> dict[str, Any]:
-        return {"module": self.module, "name": self.name, "file": self.file, "line": self.line,
-                "how": self.how}
+        return {
+            "module": self.module,
+            "name": self.name,
+            "file": self.file,
+            "line": self.line,
+            "how": self.how,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Hop:
@@ -217,25 +254,35 @@ class ProbeReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "target": self.target, "module": self.module, "file": self.file, "root": self.root,
-            "dist": self.dist, "version": self.version,
+            "target": self.target,
+            "module": self.module,
+            "file": self.file,
+            "root": self.root,
+            "dist": self.dist,
+            "version": self.version,
             "symbols": [s.to_dict() for s in self.symbols],
             "chain": [h.to_dict() for h in self.chain],
             "reexports": list(self.reexports),
             "source": self.source.to_dict() if self.source else None,
-            "python": self.python, "live": self.live,
+            "python": self.python,
+            "live": self.live,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ProbeReport:
         return cls(
-            target=d.get("target", ""), module=d["module"], file=d.get("file"),
-            root=d.get("root", ""), dist=d.get("dist"), version=d.get("version"),
+            target=d.get("target", ""),
+            module=d["module"],
+            file=d.get("file"),
+            root=d.get("root", ""),
+            dist=d.get("dist"),
+            version=d.get("version"),
             symbols=tuple(Symbol.from_dict(s) for s in d.get("symbols") or ()),
             chain=tuple(Hop.from_dict(h) for h in d.get("chain") or ()),
             reexports=tuple(d.get("reexports") or ()),
             source=SourceExcerpt.from_dict(d["source"]) if d.get("source") else None,
-            python=d.get("python") or {}, live=bool(d.get("live")),
+            python=d.get("python") or {},
+            live=bool(d.get("live")),
         )
 
 
@@ -249,9 +296,14 @@ class GpuInfo:
     driver: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "name": self.name, "memory_total_mib": self.memory_total_mib,
-                "memory_used_mib": self.memory_used_mib, "memory_free_mib": self.memory_free_mib,
-                "driver": self.driver}
+        return {
+            "index": self.index,
+            "name": self.name,
+            "memory_total_mib": self.memory_total_mib,
+            "memory_used_mib": self.memory_used_mib,
+            "memory_free_mib": self.memory_free_mib,
+            "driver": self.driver,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GpuInfo:
@@ -272,10 +324,16 @@ class TargetFacts:
     platform: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "python": self.python,
-                "site_packages": list(self.site_packages), "dists": self.dists,
-                "gpus": [g.to_dict() for g in self.gpus], "gpu_note": self.gpu_note,
-                "connect_seconds": self.connect_seconds, "platform": self.platform}
+        return {
+            "target": self.target,
+            "python": self.python,
+            "site_packages": list(self.site_packages),
+            "dists": self.dists,
+            "gpus": [g.to_dict() for g in self.gpus],
+            "gpu_note": self.gpu_note,
+            "connect_seconds": self.connect_seconds,
+            "platform": self.platform,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TargetFacts:
@@ -285,8 +343,12 @@ class TargetFacts:
         else:
             devices, note = gpus, d.get("gpu_note")
         return cls(
-            target=d.get("target", ""), python=d.get("python") or {},
-            site_packages=tuple(d.get("site_packages") or ()), dists=dict(d.get("dists") or {}),
-            gpus=tuple(GpuInfo.from_dict(g) for g in devices), gpu_note=note,
-            connect_seconds=d.get("connect_seconds"), platform=d.get("platform") or {},
+            target=d.get("target", ""),
+            python=d.get("python") or {},
+            site_packages=tuple(d.get("site_packages") or ()),
+            dists=dict(d.get("dists") or {}),
+            gpus=tuple(GpuInfo.from_dict(g) for g in devices),
+            gpu_note=note,
+            connect_seconds=d.get("connect_seconds"),
+            platform=d.get("platform") or {},
         )

@@ -34,8 +34,9 @@ def probes_dir() -> Path:
     for cand in (here / "_probes", here.parent / "probes"):
         if (cand / "_boot.py").is_file():
             return cand
-    raise TargetError("harness is installed without its probes/ folder",
-                      "reinstall harness (pip install -e .)")
+    raise TargetError(
+        "harness is installed without its probes/ folder", "reinstall harness (pip install -e .)"
+    )
 
 
 @cache
@@ -43,12 +44,16 @@ def _source(name: str) -> str:
     return (probes_dir() / f"{name}.py").read_text(encoding="utf-8")
 
 
-def build_payload(probe: str, args: dict[str, Any],
-                  fingerprint: tuple[tuple[str, int, int], ...] | None = None) -> bytes:
+def build_payload(
+    probe: str, args: dict[str, Any], fingerprint: tuple[tuple[str, int, int], ...] | None = None
+) -> bytes:
     """Pure: the stdin document for one probe run."""
     mods = [[f"probes.{m}", _source(m)] for m in PROBE_MODULES[probe]]
-    doc: dict[str, Any] = {"modules": [["probes", ""], *mods], "main": f"probes.{probe}",
-                           "args": args}
+    doc: dict[str, Any] = {
+        "modules": [["probes", ""], *mods],
+        "main": f"probes.{probe}",
+        "args": args,
+    }
     if fingerprint:
         doc["fingerprint"] = [list(f) for f in fingerprint]
     return json.dumps(doc).encode()
@@ -72,7 +77,7 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
     idx = stdout.rfind(MARK)
     if idx < 0:
         return None
-    line = stdout[idx + len(MARK):].split(b"\n", 1)[0]
+    line = stdout[idx + len(MARK) :].split(b"\n", 1)[0]
     try:
         obj = json.loads(line)
     except ValueError:
@@ -93,8 +98,12 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
 
 
 def run_probe(
-    target: Target, probe: str, args: dict[str, Any], timeout: float = 300.0,
-    *, cache: bool = False,
+    target: Target,
+    probe: str,
+    args: dict[str, Any],
+    timeout: float = 300.0,
+    *,
+    cache: bool = False,
 ) -> Envelope:
     """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
 
@@ -130,17 +139,29 @@ class _ResultCache:
     def __init__(self, target: Target, probe: str, args: dict[str, Any]) -> None:
         from harness.targets.pypi import cache_root
 
-        key = json.dumps([target.label, target.python_argv(), probe, args,
-                          [_source(m) for m in PROBE_MODULES[probe]]], sort_keys=True)
+        key = json.dumps(
+            [
+                target.label,
+                target.python_argv(),
+                probe,
+                args,
+                [_source(m) for m in PROBE_MODULES[probe]],
+            ],
+            sort_keys=True,
+        )
         digest = hashlib.sha256(key.encode()).hexdigest()[:32]
         self.path = cache_root() / "results" / f"{probe}-{digest}.json"
 
     def load(self) -> Envelope | None:
         try:
             obj = json.loads(self.path.read_text())
-            return Envelope(ok=True, data=obj["data"], warnings=tuple(obj["warnings"]),
-                            cached=True,
-                            fingerprint=tuple(tuple(f) for f in obj["fingerprint"]))  # type: ignore[misc]
+            return Envelope(
+                ok=True,
+                data=obj["data"],
+                warnings=tuple(obj["warnings"]),
+                cached=True,
+                fingerprint=tuple(tuple(f) for f in obj["fingerprint"]),
+            )  # type: ignore[misc]
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -150,8 +171,15 @@ class _ResultCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps({"data": env.data, "warnings": list(env.warnings),
-                                       "fingerprint": [list(f) for f in env.fingerprint]}))
+            tmp.write_text(
+                json.dumps(
+                    {
+                        "data": env.data,
+                        "warnings": list(env.warnings),
+                        "fingerprint": [list(f) for f in env.fingerprint],
+                    }
+                )
+            )
             os.replace(tmp, self.path)
         except OSError:
             pass  # a cache that cannot be written is only a slower next run
@@ -164,7 +192,7 @@ def _no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:
     if code == 127 or "not found" in detail or "No such file" in detail:
         return TargetError(
             f"{target.label}: python interpreter {python!r} not found ({detail or 'exit 127'})",
-            "set `python = \"/path/to/bin/python\"` for this host in hosts.toml",
+            'set `python = "/path/to/bin/python"` for this host in hosts.toml',
         )
     return TargetError(
         f"{target.label}: the probe printed no result (exit {code}): {detail or 'no output'}",
@@ -187,10 +215,12 @@ def _hint(env: Envelope) -> str | None:
         if d.get("attribute_of"):
             leaf = str(d.get("module", "")).rsplit(".", 1)[-1]
             hint = f"if {leaf!r} is an attribute, write {d['attribute_of']}:{leaf}" + (
-                f"; or did you mean: {', '.join(sug)}" if sug else "")
+                f"; or did you mean: {', '.join(sug)}" if sug else ""
+            )
         if env.kind == "symbol-not-found" and d.get("dynamic"):
             hint = (hint + "; " if hint else "") + (
-                "the module defines __getattr__: try --live to import it for real")
+                "the module defines __getattr__: try --live to import it for real"
+            )
         return hint
     if env.kind == "import-failed":
         return "the target's traceback ends with:\n" + str(d.get("traceback", "")).rstrip()

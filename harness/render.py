@@ -10,9 +10,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.analysis.findings import CheckReport
-    from harness.diff import DiffReport
-
     from harness.config import HostsConfig
+    from harness.diff import DiffReport
 
 
 def _where(sym: Symbol) -> str:
@@ -23,7 +22,9 @@ def _where(sym: Symbol) -> str:
 def _def_line(sym: Symbol) -> str:
     from rich.markup import escape
 
-    prefix = "async def" if sym.is_async else {"class": "class", "variable": ""}.get(sym.kind, "def")
+    prefix = (
+        "async def" if sym.is_async else {"class": "class", "variable": ""}.get(sym.kind, "def")
+    )
     name = sym.qualname.rsplit(".", 1)[-1] if sym.kind != "class" else sym.qualname
     if sym.kind == "class":
         sig = escape(f"({', '.join(sym.bases)})") if sym.bases else ""
@@ -55,11 +56,16 @@ def _class_details(console: Console, sym: Symbol, indent: str) -> None:
     inherited = " (inherited)" if ctor.get("inherited") else ""
     short = sym.qualname.rsplit(".", 1)[-1]
     console.print(f"{indent}    [bold]{escape(short)}{escape(sym.signature)}[/]", soft_wrap=True)
-    console.print(f"{indent}    constructor via [bold]{escape(via)}[/]{inherited}"
-                  f"{' from ' + escape(origin) if inherited else ''}", soft_wrap=True)
+    console.print(
+        f"{indent}    constructor via [bold]{escape(via)}[/]{inherited}"
+        f"{' from ' + escape(origin) if inherited else ''}",
+        soft_wrap=True,
+    )
     if sym.parameters is None:
-        console.print(f"{indent}      [yellow]not known statically[/] (base {escape(origin)} is "
-                      "outside the import path; try --live)")
+        console.print(
+            f"{indent}      [yellow]not known statically[/] (base {escape(origin)} is "
+            "outside the import path; try --live)"
+        )
     for p in sym.parameters or ():
         req = "[red]required[/]" if p.required else f"= {escape(p.default or '')}"
         kind = "" if p.kind == "positional-or-keyword" else f" [dim]({p.kind})[/]"
@@ -72,8 +78,11 @@ def _class_details(console: Console, sym: Symbol, indent: str) -> None:
         for m in methods:
             tag = "" if m.kind == "method" else f" [dim]({m.kind})[/]"
             name = m.qualname.rsplit(".", 1)[-1]
-            console.print(f"{indent}      [green]{escape(name)}[/]{escape(m.signature)}{tag}  "
-                          f"[dim]:{m.line}[/]", soft_wrap=True)
+            console.print(
+                f"{indent}      [green]{escape(name)}[/]{escape(m.signature)}{tag}  "
+                f"[dim]:{m.line}[/]",
+                soft_wrap=True,
+            )
 
 
 def probe_report(console: Console, report: ProbeReport) -> None:
@@ -82,13 +91,18 @@ def probe_report(console: Console, report: ProbeReport) -> None:
 
     owner = f"{report.dist} {report.version}" if report.dist else "no owning dist found"
     live = "  [yellow](live import)[/]" if report.live else ""
-    console.print(f"[bold]{escape(report.module)}[/]  [dim]{escape(owner)} · "
-                  f"{escape(report.target)}[/]{live}", soft_wrap=True)
+    console.print(
+        f"[bold]{escape(report.module)}[/]  [dim]{escape(owner)} · "
+        f"{escape(report.target)}[/]{live}",
+        soft_wrap=True,
+    )
     if report.file:
         console.print(f"  {escape(report.root)}/[cyan]{escape(report.file)}[/]", soft_wrap=True)
     if len(report.chain) > 1:
-        hops = " → ".join(f"{h.module}{':' + h.name if h.name else ''} ({h.file}:{h.line}, {h.how})"
-                          for h in report.chain)
+        hops = " → ".join(
+            f"{h.module}{':' + h.name if h.name else ''} ({h.file}:{h.line}, {h.how})"
+            for h in report.chain
+        )
         console.print(f"  [dim]re-export chain:[/] {escape(hops)}", soft_wrap=True)
     console.print()
     for sym in report.symbols:
@@ -101,8 +115,16 @@ def probe_report(console: Console, report: ProbeReport) -> None:
     if report.source:
         src = report.source
         console.print(f"[dim]{escape(src.file)}:{src.start}-{src.end}[/]")
-        console.print(Syntax(src.text, "python", line_numbers=True, start_line=src.start,
-                             word_wrap=False, theme="ansi_dark"))
+        console.print(
+            Syntax(
+                src.text,
+                "python",
+                line_numbers=True,
+                start_line=src.start,
+                word_wrap=False,
+                theme="ansi_dark",
+            )
+        )
 
 
 def hosts_table(console: Console, hosts: HostsConfig) -> None:
@@ -116,13 +138,20 @@ def hosts_table(console: Console, hosts: HostsConfig) -> None:
         mark = " (default)" if name == hosts.default else ""
         user = f"{h.user}@" if h.user else ""
         port = f":{h.port}" if h.port else ""
-        t.add_row(name + mark, f"{user}{h.address}{port}", h.python, h.workdir or "",
-                  h.source or "")
-    t.add_row("local" + ("" if hosts.default else " (default)"), "this machine",
-              "harness's own python", "", "built in")
+        t.add_row(
+            name + mark, f"{user}{h.address}{port}", h.python, h.workdir or "", h.source or ""
+        )
+    t.add_row(
+        "local" + ("" if hosts.default else " (default)"),
+        "this machine",
+        "harness's own python",
+        "",
+        "built in",
+    )
     t.add_row("venv:PATH", "this machine", "PATH/bin/python", "", "built in")
-    t.add_row("pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "",
-              "built in")
+    t.add_row(
+        "pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "", "built in"
+    )
     console.print(t)
 
 
@@ -130,19 +159,25 @@ def facts(console: Console, f: TargetFacts) -> None:
     from rich.markup import escape
 
     py = f.python
-    console.print(f"[bold green]✓[/] [bold]{escape(f.target)}[/]  "
-                  f"[dim]answered in {f.connect_seconds:.2f}s[/]")
-    console.print(f"  python   {escape(str(py.get('executable')))}  {py.get('version')}"
-                  f"{'  (venv)' if py.get('in_venv') else ''}", soft_wrap=True)
+    console.print(
+        f"[bold green]✓[/] [bold]{escape(f.target)}[/]  "
+        f"[dim]answered in {f.connect_seconds:.2f}s[/]"
+    )
+    console.print(
+        f"  python   {escape(str(py.get('executable')))}  {py.get('version')}"
+        f"{'  (venv)' if py.get('in_venv') else ''}",
+        soft_wrap=True,
+    )
     for sp in f.site_packages:
         console.print(f"  packages {escape(sp)}", soft_wrap=True)
-    versions = "  ".join(f"{k} [bold]{v}[/]" if v else f"{k} [dim]-[/]"
-                         for k, v in f.dists.items())
+    versions = "  ".join(f"{k} [bold]{v}[/]" if v else f"{k} [dim]-[/]" for k, v in f.dists.items())
     console.print(f"  dists    {versions}", soft_wrap=True)
     if f.gpus:
         for g in f.gpus:
-            console.print(f"  gpu {g.index}    {escape(g.name)}  free {g.memory_free_mib} / "
-                          f"{g.memory_total_mib} MiB  driver {g.driver}")
+            console.print(
+                f"  gpu {g.index}    {escape(g.name)}  free {g.memory_free_mib} / "
+                f"{g.memory_total_mib} MiB  driver {g.driver}"
+            )
     else:
         console.print(f"  gpus     [yellow]no GPU[/] ({escape(f.gpu_note or 'none found')})")
 
@@ -156,29 +191,37 @@ def check_report(console: Console, report: CheckReport) -> None:
     colors = {"error": "bold red", "warning": "yellow", "info": "cyan"}
     callees = ", ".join(f"{k} {v}" for k, v in report.callees.items()) or "no callee"
     base = ", ".join(f"{k} {v}" for k, v in report.baseline.items())
-    console.print(f"[bold]{escape(report.caller)} {report.caller_version or ''}[/] → "
-                  f"{escape(callees)}  [dim]{escape(report.target)}[/]"
-                  + (f"  [dim]baseline {escape(base)}[/]" if base else ""), soft_wrap=True)
+    console.print(
+        f"[bold]{escape(report.caller)} {report.caller_version or ''}[/] → "
+        f"{escape(callees)}  [dim]{escape(report.target)}[/]"
+        + (f"  [dim]baseline {escape(base)}[/]" if base else ""),
+        soft_wrap=True,
+    )
     for file, group in groupby(report.findings, key=lambda f: f.file):
         console.print(f"\n[bold underline]{escape(file)}[/]")
         for f in group:
             sev = f"[{colors[f.severity]}]{f.severity}[/]"
-            console.print(f"  [cyan]:{f.line}[/] {sev} [dim]{f.category}[/]  "
-                          f"{escape(f.message)}", soft_wrap=True)
+            console.print(
+                f"  [cyan]:{f.line}[/] {sev} [dim]{f.category}[/]  {escape(f.message)}",
+                soft_wrap=True,
+            )
             if f.source:
                 console.print(f"      [dim]│[/] {escape(f.source)}", soft_wrap=True)
             if f.signature:
                 where = f"{f.callee_file}:{f.callee_line}" if f.callee_file else ""
-                console.print(f"      [dim]now:[/] {escape(f.signature)}  [cyan]{where}[/]",
-                              soft_wrap=True)
+                console.print(
+                    f"      [dim]now:[/] {escape(f.signature)}  [cyan]{where}[/]", soft_wrap=True
+                )
             console.print(f"      [green]fix:[/] {escape(f.fix)}", soft_wrap=True)
     for note in report.notes:
         console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
     s = report.stats
-    summary = (f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
-               f"{report.count('info')} info — {s.get('files')} files, {s.get('calls')} calls, "
-               f"{s.get('imports')} imports checked in {s.get('seconds')}s"
-               + (" (cached)" if s.get("cached") else ""))
+    summary = (
+        f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
+        f"{report.count('info')} info — {s.get('files')} files, {s.get('calls')} calls, "
+        f"{s.get('imports')} imports checked in {s.get('seconds')}s"
+        + (" (cached)" if s.get("cached") else "")
+    )
     style = "bold red" if report.errors else "bold green"
     console.print(f"\n[{style}]{summary}[/]", soft_wrap=True)
 
@@ -189,23 +232,34 @@ def diff_report(console: Console, report: DiffReport, limit: int = 400) -> None:
 
     c = report.counts()
     who = f" used by {report.used_by}" if report.used_by else ""
-    console.print(f"[bold]{escape(report.dist)}[/] {report.old_version} → {report.new_version}"
-                  f"{escape(who)}  [dim]{escape(report.source)} → {escape(report.dest)}[/]",
-                  soft_wrap=True)
+    console.print(
+        f"[bold]{escape(report.dist)}[/] {report.old_version} → {report.new_version}"
+        f"{escape(who)}  [dim]{escape(report.source)} → {escape(report.dest)}[/]",
+        soft_wrap=True,
+    )
     colors = {"removed": "red", "moved": "magenta", "changed": "yellow", "added": "green"}
     for e in report.entries[:limit]:
         mark = "[bold red]![/]" if e.breaking else " "
         where = f" → {escape(e.moved_to)}" if e.moved_to else ""
-        console.print(f"{mark} [{colors[e.status]}]{e.status:8}[/] {escape(e.symbol)}{where}",
-                      soft_wrap=True)
+        console.print(
+            f"{mark} [{colors[e.status]}]{e.status:8}[/] {escape(e.symbol)}{where}", soft_wrap=True
+        )
         for ch in e.changes:
-            console.print(f"      {'[red]' if ch.breaking else '[dim]'}- "
-                          f"{escape(ch.describe())}[/]", soft_wrap=True)
+            console.print(
+                f"      {'[red]' if ch.breaking else '[dim]'}- {escape(ch.describe())}[/]",
+                soft_wrap=True,
+            )
         for site in e.sites:
-            console.print(f"      [cyan]{escape(site['file'])}:{site['line']}[/]  "
-                          f"[dim]{escape(site['source'])}[/]", soft_wrap=True)
+            console.print(
+                f"      [cyan]{escape(site['file'])}:{site['line']}[/]  "
+                f"[dim]{escape(site['source'])}[/]",
+                soft_wrap=True,
+            )
     if len(report.entries) > limit:
         console.print(f"[dim]… {len(report.entries) - limit} more (use --json for all)[/]")
-    console.print(f"\n{c['removed']} removed, {c['moved']} moved, {c['changed']} changed, "
-                  f"{c['added']} added; [bold]{c['breaking']} breaking[/] "
-                  f"[dim]({report.stats.get('seconds')}s)[/]", soft_wrap=True)
+    console.print(
+        f"\n{c['removed']} removed, {c['moved']} moved, {c['changed']} changed, "
+        f"{c['added']} added; [bold]{c['breaking']} breaking[/] "
+        f"[dim]({report.stats.get('seconds')}s)[/]",
+        soft_wrap=True,
+    )

@@ -32,7 +32,7 @@ class Source:
         raw = self._encoded.get(first)
         if raw is None:
             raw = self._encoded[first] = self.lines[first - 1].encode("utf-8")
-        return raw[node.col_offset:node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
+        return raw[node.col_offset : node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -59,8 +59,13 @@ class Hop:
     how: str  # "defined" | "import" | "lazy" | "submodule" | "star-import"
 
     def to_dict(self) -> dict:
-        return {"module": self.module, "name": self.name, "file": self.file,
-                "line": self.line, "how": self.how}
+        return {
+            "module": self.module,
+            "name": self.name,
+            "file": self.file,
+            "line": self.line,
+            "how": self.how,
+        }
 
 
 @dataclass
@@ -116,7 +121,7 @@ def _lazy_table(node: ast.expr, module: str, is_package: bool, line: int) -> dic
     out: dict[str, tuple[str, str, int]] = {}
     if not isinstance(node, ast.Dict):
         return out
-    for k, v in zip(node.keys, node.values):
+    for k, v in zip(node.keys, node.values, strict=True):
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             return {}
         if not (isinstance(v, ast.Constant) and isinstance(v.value, str) and ":" in v.value):
@@ -138,8 +143,11 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
             if st.name == "__getattr__":
                 s.has_getattr = True
             prev = s.defs.get(st.name)
-            if not (isinstance(prev, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_impl(prev)
-                    and not _is_impl(st)):
+            if not (
+                isinstance(prev, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and _is_impl(prev)
+                and not _is_impl(st)
+            ):
                 s.defs[st.name] = st
         elif isinstance(st, ast.Import):
             for a in st.names:
@@ -166,9 +174,13 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
                         table = _lazy_table(st.value, name, loc.is_package, st.lineno)
                         if table:
                             lazy_candidates[t.id] = table
-        elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name):
-            if st.target.id == "__all__" and s.all_names is not None:
-                s.all_names.extend(_str_list(st.value) or [])
+        elif (
+            isinstance(st, ast.AugAssign)
+            and isinstance(st.target, ast.Name)
+            and st.target.id == "__all__"
+            and s.all_names is not None
+        ):
+            s.all_names.extend(_str_list(st.value) or [])
     if s.has_getattr:
         for table in lazy_candidates.values():
             s.lazy.update(table)
@@ -268,8 +280,12 @@ class Index:
                     return Resolved(target, "", None, chain)
                 chain.append(Hop(mod.name, name, file, line, "import"))
                 nxt = self.module(src)
-                if nxt is None or (attr not in nxt.defs and attr not in nxt.imports
-                                   and attr not in nxt.lazy and not nxt.star_imports):
+                if nxt is None or (
+                    attr not in nxt.defs
+                    and attr not in nxt.imports
+                    and attr not in nxt.lazy
+                    and not nxt.star_imports
+                ):
                     sub = self.module(f"{src}.{attr}")
                     if sub is not None:
                         chain.append(Hop(sub.name, "", self.rel(sub.loc.file), 1, "module"))

@@ -3,7 +3,10 @@
 # annotations.  stdin carries one JSON object: {"modules": [[name, source], ...],
 # "main": name, "args": {...}}.  stdout gets exactly one marked line with the envelope, so a
 # noisy login script printing around it cannot break the parse.
-import json, sys, traceback, types
+import json
+import sys
+import traceback
+import types
 
 MARK = "\n@@HARNESS-ENVELOPE@@ "
 OLDEST = (3, 10)
@@ -32,10 +35,15 @@ def _unchanged(fingerprint):
 
 def _main():
     if sys.version_info[:2] < OLDEST:
-        _emit({"ok": False, "kind": "python-too-old",
-               "error": "Python %d.%d at %s is older than 3.10" % (
-                   sys.version_info[0], sys.version_info[1], sys.executable),
-               "details": {"version": list(sys.version_info[:3]), "executable": sys.executable}})
+        _emit(
+            {
+                "ok": False,
+                "kind": "python-too-old",
+                "error": "Python %d.%d at %s is older than 3.10"  # noqa: UP031 - runs on old Pythons
+                % (sys.version_info[0], sys.version_info[1], sys.executable),
+                "details": {"version": list(sys.version_info[:3]), "executable": sys.executable},
+            }
+        )
         return
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]  # the login directory must not shadow installed packages
@@ -64,14 +72,27 @@ def _main():
         data = sys.modules[payload["main"]].run(payload["args"], warnings.append)
         finder = sys.modules.get("probes._finder")
         touched = getattr(finder, "TOUCHED", {})
-        _emit({"ok": True, "data": data, "warnings": warnings,
-               "fingerprint": [[p, m, s] for p, (m, s) in sorted(touched.items())]})
+        _emit(
+            {
+                "ok": True,
+                "data": data,
+                "warnings": warnings,
+                "fingerprint": [[p, m, s] for p, (m, s) in sorted(touched.items())],
+            }
+        )
     except Exception as exc:
         kind = getattr(exc, "kind", "internal")
         details = getattr(exc, "details", None)
-        _emit({"ok": False, "kind": kind, "error": str(exc) or type(exc).__name__,
-               "details": details, "warnings": warnings,
-               "traceback": traceback.format_exc() if kind == "internal" else None})
+        _emit(
+            {
+                "ok": False,
+                "kind": kind,
+                "error": str(exc) or type(exc).__name__,
+                "details": details,
+                "warnings": warnings,
+                "traceback": traceback.format_exc() if kind == "internal" else None,
+            }
+        )
 
 
 _main()

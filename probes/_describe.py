@@ -23,19 +23,34 @@ VAR_KW = "var-keyword"
 DATACLASS_DECORATORS = {
     "dataclasses.dataclass": "dataclass",
     "pydantic.dataclasses.dataclass": "pydantic-dataclass",
-    "attr.s": "attrs", "attr.attrs": "attrs", "attr.define": "attrs", "attr.frozen": "attrs",
-    "attr.mutable": "attrs", "attr.dataclass": "attrs", "attrs.define": "attrs",
-    "attrs.frozen": "attrs", "attrs.mutable": "attrs",
+    "attr.s": "attrs",
+    "attr.attrs": "attrs",
+    "attr.define": "attrs",
+    "attr.frozen": "attrs",
+    "attr.mutable": "attrs",
+    "attr.dataclass": "attrs",
+    "attrs.define": "attrs",
+    "attrs.frozen": "attrs",
+    "attrs.mutable": "attrs",
 }
 FIELD_BASES = {
-    "pydantic.BaseModel": "pydantic-model", "pydantic.main.BaseModel": "pydantic-model",
-    "msgspec.Struct": "msgspec", "typing.NamedTuple": "namedtuple",
-    "typing_extensions.NamedTuple": "namedtuple", "typing.TypedDict": "typeddict",
+    "pydantic.BaseModel": "pydantic-model",
+    "pydantic.main.BaseModel": "pydantic-model",
+    "msgspec.Struct": "msgspec",
+    "typing.NamedTuple": "namedtuple",
+    "typing_extensions.NamedTuple": "namedtuple",
+    "typing.TypedDict": "typeddict",
     "typing_extensions.TypedDict": "typeddict",
 }
 TRANSFORM = {"typing.dataclass_transform", "typing_extensions.dataclass_transform"}
-IGNORED_BASES = {"object", "typing.Generic", "typing.Protocol", "abc.ABC",
-                 "typing_extensions.Protocol", "builtins.object"}
+IGNORED_BASES = {
+    "object",
+    "typing.Generic",
+    "typing.Protocol",
+    "abc.ABC",
+    "typing_extensions.Protocol",
+    "builtins.object",
+}
 FIELD_FUNCS = ("field", "Field", "ib", "attrib", "PrivateAttr")
 
 
@@ -56,17 +71,22 @@ def parameters(args: ast.arguments, src: Source | None = None) -> list[dict[str,
         out.append(_param(a.arg, kind, defaults[i], a.annotation, src))
     if args.vararg:
         out.append(_param(args.vararg.arg, VAR_POS, None, args.vararg.annotation, src))
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         out.append(_param(a.arg, KW_ONLY, d, a.annotation, src))
     if args.kwarg:
         out.append(_param(args.kwarg.arg, VAR_KW, None, args.kwarg.annotation, src))
     return out
 
 
-def _param(name: str, kind: str, default: ast.AST | None, ann: ast.AST | None,
-           src: Source | None = None) -> dict:
-    return {"name": name, "kind": kind, "default": unparse(default, src),
-            "annotation": unparse(ann, src)}
+def _param(
+    name: str, kind: str, default: ast.AST | None, ann: ast.AST | None, src: Source | None = None
+) -> dict:
+    return {
+        "name": name,
+        "kind": kind,
+        "default": unparse(default, src),
+        "annotation": unparse(ann, src),
+    }
 
 
 def function_kind(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> str:
@@ -76,16 +96,22 @@ def function_kind(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) 
         return "staticmethod"
     if "classmethod" in names:
         return "classmethod"
-    if "property" in names or "cached_property" in names or any(
-        f.endswith((".setter", ".getter", ".deleter")) for f in full
+    if (
+        "property" in names
+        or "cached_property" in names
+        or any(f.endswith((".setter", ".getter", ".deleter")) for f in full)
     ):
         return "property"
     return "method" if in_class else "function"
 
 
-def describe_function(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str,
-                      in_class: bool, overloads: list[ast.AST] | None = None,
-                      src: Source | None = None) -> dict:
+def describe_function(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    in_class: bool,
+    overloads: list[ast.AST] | None = None,
+    src: Source | None = None,
+) -> dict:
     return {
         "qualname": qualname,
         "kind": function_kind(node, in_class),
@@ -96,9 +122,13 @@ def describe_function(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: st
         "parameters": parameters(node.args, src),
         "returns": unparse(node.returns, src),
         "overloads": [
-            {"parameters": parameters(o.args, src), "returns": unparse(o.returns, src),
-             "line": o.lineno}
-            for o in (overloads or []) if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))
+            {
+                "parameters": parameters(o.args, src),
+                "returns": unparse(o.returns, src),
+                "line": o.lineno,
+            }
+            for o in (overloads or [])
+            if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef))
         ],
         "doc": _doc(node),
     }
@@ -188,13 +218,17 @@ class ClassDescriber:
             for b in cls.bases:
                 full = self.index.resolve_dotted(mod.name, dotted(b))
                 if full in FIELD_BASES:
-                    found = (FIELD_BASES[full], {k.arg: ast.unparse(k.value)
-                                                 for k in cls.keywords if k.arg})
+                    found = (
+                        FIELD_BASES[full],
+                        {k.arg: ast.unparse(k.value) for k in cls.keywords if k.arg},
+                    )
                     break
                 base = self._resolve_class(mod.name, dotted(b))
                 if base is not None:
                     inherited = self.flavour(*base)
-                    if inherited is not None and not inherited[0].startswith(("dataclass", "attrs")):
+                    if inherited is not None and not inherited[0].startswith(
+                        ("dataclass", "attrs")
+                    ):
                         found = inherited  # model/struct/transform-by-base rules inherit
                         break
                     if inherited is None and self._base_transform(base[0], base[1]):
@@ -210,14 +244,17 @@ class ClassDescriber:
         for k in cls.keywords:
             if k.arg == "metaclass":
                 meta = self._resolve_class(mod.name, dotted(k.value))
-                if meta and any(self.index.resolve_dotted(meta[0].name, dotted(d)) in TRANSFORM
-                                for d in meta[1].decorator_list):
+                if meta and any(
+                    self.index.resolve_dotted(meta[0].name, dotted(d)) in TRANSFORM
+                    for d in meta[1].decorator_list
+                ):
                     return True
         return False
 
     # -- fields ---------------------------------------------------------------------------
-    def fields(self, mod: ModuleSummary, cls: ast.ClassDef, flavour: str, opts: dict,
-               depth: int = 0) -> list[dict]:
+    def fields(
+        self, mod: ModuleSummary, cls: ast.ClassDef, flavour: str, opts: dict, depth: int = 0
+    ) -> list[dict]:
         """Constructor parameters from annotated class attributes, bases' fields first."""
         inherited: list[dict] = []
         if depth < 8:
@@ -247,7 +284,10 @@ class ClassDescriber:
             field_kw_only = kw_only
             if st.value is not None:
                 default = mod.src.text(st.value)
-                if isinstance(st.value, ast.Call) and dotted(st.value.func).split(".")[-1] in FIELD_FUNCS:
+                if (
+                    isinstance(st.value, ast.Call)
+                    and dotted(st.value.func).split(".")[-1] in FIELD_FUNCS
+                ):
                     default, init, fko, alias = _field_call(st.value, mod.src)
                     if fko is not None:
                         field_kw_only = fko
@@ -277,11 +317,18 @@ class ClassDescriber:
                 impl, ovl = funcs[meth]
                 assert isinstance(impl, (ast.FunctionDef, ast.AsyncFunctionDef))
                 params = parameters(impl.args, mod.src)[1:]
-                return {"via": meth, "from": qual, "line": impl.lineno, "parameters": params,
-                        "overloads": [parameters(o.args, mod.src)[1:]  # type: ignore[attr-defined]
-                                      for o in ovl
-                                      if o is not impl or _is_overload(o)],
-                        "extra": "forbid"}
+                return {
+                    "via": meth,
+                    "from": qual,
+                    "line": impl.lineno,
+                    "parameters": params,
+                    "overloads": [
+                        parameters(o.args, mod.src)[1:]  # type: ignore[attr-defined]
+                        for o in ovl
+                        if o is not impl or _is_overload(o)
+                    ],
+                    "extra": "forbid",
+                }
         if flav is not None:
             kind, opts = flav
             if opts.get("init") == "False":
@@ -290,29 +337,50 @@ class ClassDescriber:
                 extra = "forbid"
                 if kind in ("pydantic-model", "pydantic-dataclass"):
                     extra = _pydantic_extra(cls, opts)
-                return {"via": kind, "from": qual, "line": cls.lineno,
-                        "parameters": self.fields(mod, cls, kind, opts), "overloads": [],
-                        "extra": extra}
+                return {
+                    "via": kind,
+                    "from": qual,
+                    "line": cls.lineno,
+                    "parameters": self.fields(mod, cls, kind, opts),
+                    "overloads": [],
+                    "extra": extra,
+                }
         if depth < 8:
             for b in cls.bases:
                 full = self.index.resolve_dotted(mod.name, dotted(b))
                 if full in IGNORED_BASES or full.startswith(("typing.Generic", "typing.Protocol")):
                     continue
                 if full in ("enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag"):
-                    return {"via": "enum", "from": full, "parameters": None, "overloads": [],
-                            "extra": "forbid"}
+                    return {
+                        "via": "enum",
+                        "from": full,
+                        "parameters": None,
+                        "overloads": [],
+                        "extra": "forbid",
+                    }
                 base = self._resolve_class(mod.name, dotted(b))
                 if base is None:
-                    return {"via": "unknown", "from": full, "parameters": None, "overloads": [],
-                            "extra": "unknown"}
+                    return {
+                        "via": "unknown",
+                        "from": full,
+                        "parameters": None,
+                        "overloads": [],
+                        "extra": "unknown",
+                    }
                 got = self.constructor(base[0], base[1], depth + 1)
                 if got["via"] != "object":
                     return {**got, "inherited": True}
-        return {"via": "object", "from": "object", "parameters": [], "overloads": [],
-                "extra": "forbid"}
+        return {
+            "via": "object",
+            "from": "object",
+            "parameters": [],
+            "overloads": [],
+            "extra": "forbid",
+        }
 
-    def describe(self, mod: ModuleSummary, cls: ast.ClassDef, qualname: str,
-                 attributes: bool = True) -> dict:
+    def describe(
+        self, mod: ModuleSummary, cls: ast.ClassDef, qualname: str, attributes: bool = True
+    ) -> dict:
         funcs = _body_functions(cls.body)
         members = []
         for name, (impl, ovl) in funcs.items():
@@ -351,8 +419,10 @@ def class_attributes(cls: ast.ClassDef) -> list[str]:
             names.update(t.id for t in st.targets if isinstance(t, ast.Name))
         elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for node in ast.walk(st):
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and (
-                    isinstance(node.value, ast.Name) and node.value.id == "self"
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and (isinstance(node.value, ast.Name) and node.value.id == "self")
                 ):
                     names.add(node.attr)
     return sorted(names)
@@ -364,8 +434,9 @@ def _call_kwargs(node: ast.AST) -> dict[str, str]:
     return {k.arg: ast.unparse(k.value) for k in node.keywords if k.arg}
 
 
-def _field_call(call: ast.Call, src: Source | None = None
-                ) -> tuple[str | None, bool, bool | None, str | None]:
+def _field_call(
+    call: ast.Call, src: Source | None = None
+) -> tuple[str | None, bool, bool | None, str | None]:
     """(default or None if required, init, kw_only, alias) of ``field(...)``/``Field(...)``."""
     kw = {k.arg: k.value for k in call.keywords if k.arg}
     default: str | None = None
@@ -390,11 +461,14 @@ def _field_call(call: ast.Call, src: Source | None = None
 
 def _pydantic_extra(cls: ast.ClassDef, opts: dict) -> str:
     """pydantic ignores unknown kwargs unless the config says ``extra="forbid"``."""
-    texts = [opts.get("config", ""), *(ast.unparse(k.value) for k in cls.keywords
-                                       if k.arg == "extra")]
+    texts = [
+        opts.get("config", ""),
+        *(ast.unparse(k.value) for k in cls.keywords if k.arg == "extra"),
+    ]
     for st in cls.body:
-        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "model_config"
-                                              for t in st.targets):
+        if isinstance(st, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "model_config" for t in st.targets
+        ):
             texts.append(ast.unparse(st.value))
         if isinstance(st, ast.ClassDef) and st.name == "Config":
             texts.append(ast.unparse(st))

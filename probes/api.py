@@ -8,23 +8,36 @@ dist (vLLM: ~1,400 files, a few seconds), so the controller caches the result by
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from probes._astindex import Index
 from probes._finder import Finder, ProbeFailure, default_paths, dist_files
 from probes.signatures import Probe
 
-KEEP = ("qualname", "kind", "module", "file", "line", "parameters", "returns", "constructor",
-        "is_async")
+KEEP = (
+    "qualname",
+    "kind",
+    "module",
+    "file",
+    "line",
+    "parameters",
+    "returns",
+    "constructor",
+    "is_async",
+)
 
 
 def _slim(sym: dict[str, Any]) -> dict[str, Any]:
     out = {k: sym.get(k) for k in KEEP}
     if sym.get("constructor"):
         out["constructor"] = {"via": sym["constructor"].get("via")}
-    members = [_slim(m) for m in sym.get("members") or []
-               if not m["qualname"].rsplit(".", 1)[-1].startswith("_")
-               or m["qualname"].endswith(".__init__")]
+    members = [
+        _slim(m)
+        for m in sym.get("members") or []
+        if not m["qualname"].rsplit(".", 1)[-1].startswith("_")
+        or m["qualname"].endswith(".__init__")
+    ]
     if members:
         out["members"] = members
     return out
@@ -36,8 +49,11 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     probe = Probe(index, warn)
     found = dist_files(finder, args["dist"])
     if found is None:
-        raise ProbeFailure("dist-not-installed", f"{args['dist']} is not installed on this "
-                           "import path", {"searched": finder.paths, "suggestions": []})
+        raise ProbeFailure(
+            "dist-not-installed",
+            f"{args['dist']} is not installed on this import path",
+            {"searched": finder.paths, "suggestions": []},
+        )
     meta, files = found
     symbols: dict[str, Any] = {}
     skipped = 0
@@ -54,8 +70,13 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             continue
         for name, node in mod.defs.items():
             if name.startswith("_") or not isinstance(
-                    node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            ):
                 continue
             symbols[f"{module}:{name}"] = _slim(probe._symbol(mod, node, name, attributes=False))
-    return {"dist": meta.get("name") or args["dist"], "version": meta.get("version"),
-            "symbols": symbols, "skipped": skipped}
+    return {
+        "dist": meta.get("name") or args["dist"],
+        "version": meta.get("version"),
+        "symbols": symbols,
+        "skipped": skipped,
+    }

@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from probes._astindex import Index, dotted, read_source, resolve_relative
 from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
@@ -51,9 +52,11 @@ class Scanner:
         """(metadata, [(module, abs path, rel path)]) of the caller dist's Python files."""
         found = dist_files(self.finder, dist)
         if found is None:
-            raise ProbeFailure("dist-not-installed",
-                               f"{dist} is not installed on this import path",
-                               {"searched": self.finder.paths, "suggestions": []})
+            raise ProbeFailure(
+                "dist-not-installed",
+                f"{dist} is not installed on this import path",
+                {"searched": self.finder.paths, "suggestions": []},
+            )
         return found
 
     def default_callees(self, imported_tops: set[str], caller_tops: set[str]) -> list[str]:
@@ -85,30 +88,52 @@ class Scanner:
             parsed.append((mod, rel, tree, src.splitlines()))
             imported |= _imported_tops(mod, rel.endswith("__init__.py"), tree)
         caller_tops = {m.split(".")[0] for m, _, _ in files}
-        tops = [c.split(".")[0] for c in callees] if callees else self.default_callees(
-            imported, caller_tops)
+        tops = (
+            [c.split(".")[0] for c in callees]
+            if callees
+            else self.default_callees(imported, caller_tops)
+        )
         self.callee_tops = set(tops)
         self.uses: dict[str, list[dict[str, Any]]] = {
-            "imports": [], "calls": [], "attributes": [], "subclasses": []}
+            "imports": [],
+            "calls": [],
+            "attributes": [],
+            "subclasses": [],
+        }
         for mod, rel, tree, lines in parsed:
             FileVisitor(self, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
-        refs = sorted({(u["ref"][1], u["ref"][2]) for kind in self.uses
-                       for u in self.uses[kind] if u.get("ref") and u["ref"][0] != "module"}
-                      | {(b[1], b[2]) for s in self.uses["subclasses"] for b in s["bases"]}
-                      | {(a["ref"][1], a["attr"]) for a in self.uses["attributes"]
-                         if a["on"] == "module"}
-                      | {(b[1], f"{b[2]}.{m['name']}") for s in self.uses["subclasses"]
-                         for b in s["bases"] for m in s["methods"]})
+        refs = sorted(
+            {
+                (u["ref"][1], u["ref"][2])
+                for kind in self.uses
+                for u in self.uses[kind]
+                if u.get("ref") and u["ref"][0] != "module"
+            }
+            | {(b[1], b[2]) for s in self.uses["subclasses"] for b in s["bases"]}
+            | {(a["ref"][1], a["attr"]) for a in self.uses["attributes"] if a["on"] == "module"}
+            | {
+                (b[1], f"{b[2]}.{m['name']}")
+                for s in self.uses["subclasses"]
+                for b in s["bases"]
+                for m in s["methods"]
+            }
+        )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         callee_info = {}
         for top in tops:
             loc = self.finder.find(top)
             owner = self.dists.owner(loc.root, top) if loc else None
-            callee_info[top] = {"dist": owner[0] if owner else top,
-                                "version": owner[1] if owner else None}
+            callee_info[top] = {
+                "dist": owner[0] if owner else top,
+                "version": owner[1] if owner else None,
+            }
         return {
-            "caller": {"dist": meta.get("name") or caller, "version": meta.get("version"),
-                       "requires": meta.get("requires", []), "files": hashes},
+            "caller": {
+                "dist": meta.get("name") or caller,
+                "version": meta.get("version"),
+                "requires": meta.get("requires", []),
+                "files": hashes,
+            },
             "callees": callee_info,
             **self.uses,
             "symbols": symbols,
@@ -138,8 +163,12 @@ class Scanner:
         got = self.lookup.ref(module, name)
         if got.get("found"):
             return {"ok": True, "chain": got.get("chain", [])}
-        return {"ok": False, "reason": got.get("reason"), "dynamic": got.get("dynamic", False),
-                "suggestions": got.get("suggestions", [])}
+        return {
+            "ok": False,
+            "reason": got.get("reason"),
+            "dynamic": got.get("dynamic", False),
+            "suggestions": got.get("suggestions", []),
+        }
 
 
 class FileVisitor:
@@ -158,8 +187,13 @@ class FileVisitor:
 
     def site(self, node: ast.AST, scope: str) -> dict[str, Any]:
         line = getattr(node, "lineno", 0)
-        return {"file": self.rel, "line": line, "col": getattr(node, "col_offset", 0),
-                "source": self.src(line), "scope": scope}
+        return {
+            "file": self.rel,
+            "line": line,
+            "col": getattr(node, "col_offset", 0),
+            "source": self.src(line),
+            "scope": scope,
+        }
 
     # -- imports --------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
@@ -177,11 +211,18 @@ class FileVisitor:
                     self.bindings[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
                 if self.s.is_callee(a.name):
                     ok = self.s.is_module(a.name)
-                    self.s.uses["imports"].append({
-                        **self.site(node, "<module>"), "kind": "import", "module": a.name,
-                        "name": None, "guarded": guarded, "ok": ok,
-                        "reason": None if ok else f"no module named {a.name!r}",
-                        "ref": ("module", a.name)})
+                    self.s.uses["imports"].append(
+                        {
+                            **self.site(node, "<module>"),
+                            "kind": "import",
+                            "module": a.name,
+                            "name": None,
+                            "guarded": guarded,
+                            "ok": ok,
+                            "reason": None if ok else f"no module named {a.name!r}",
+                            "ref": ("module", a.name),
+                        }
+                    )
             return
         mod = resolve_relative(self.module, self.is_pkg, node.level, node.module)
         for a in node.names:
@@ -194,10 +235,17 @@ class FileVisitor:
                 self.bindings[local] = ("symbol", mod, a.name)
             if self.s.is_callee(mod):
                 res = self.s.module_exists_or_attr(mod, a.name)
-                self.s.uses["imports"].append({
-                    **self.site(node, "<module>"), "kind": "from", "module": mod,
-                    "name": a.name, "guarded": guarded, **res,
-                    "ref": self.bindings[local]})
+                self.s.uses["imports"].append(
+                    {
+                        **self.site(node, "<module>"),
+                        "kind": "from",
+                        "module": mod,
+                        "name": a.name,
+                        "guarded": guarded,
+                        **res,
+                        "ref": self.bindings[local],
+                    }
+                )
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
@@ -219,8 +267,9 @@ class FileVisitor:
             for sub in child:
                 self._stmt(sub, scope, local, cls)
 
-    def _learn(self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
-               ) -> None:
+    def _learn(
+        self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
+    ) -> None:
         typ: Ref | None = None
         if isinstance(st, ast.AnnAssign):
             typ = self._annotation_type(st.annotation)
@@ -232,12 +281,15 @@ class FileVisitor:
         for t in targets:
             if isinstance(t, ast.Name):
                 local[t.id] = typ
-            elif (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                  and t.value.id == "self" and cls is not None):
+            elif (
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                and cls is not None
+            ):
                 cls["attrs"][t.attr] = typ
 
-    def _value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None
-                    ) -> Ref | None:
+    def _value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(value, ast.Call):
             r = self.ref(value.func, local, cls)
             if r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2]):
@@ -282,11 +334,17 @@ class FileVisitor:
                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     from probes._describe import function_kind, parameters
 
-                    methods.append({"name": st.name, "line": st.lineno,
-                                    "kind": function_kind(st, True),
-                                    "parameters": parameters(st.args)})
-            self.s.uses["subclasses"].append({**self.site(node, scope), "class": qual,
-                                             "bases": bases, "methods": methods})
+                    methods.append(
+                        {
+                            "name": st.name,
+                            "line": st.lineno,
+                            "kind": function_kind(st, True),
+                            "parameters": parameters(st.args),
+                        }
+                    )
+            self.s.uses["subclasses"].append(
+                {**self.site(node, scope), "class": qual, "bases": bases, "methods": methods}
+            )
         for st in node.body:
             self._stmt(st, qual, {}, cls)
 
@@ -299,8 +357,9 @@ class FileVisitor:
                 local[a.arg] = t
         return local
 
-    def _function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, scope: str,
-                  cls: dict | None) -> None:
+    def _function(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, scope: str, cls: dict | None
+    ) -> None:
         qual = fn.name if scope == "<module>" else f"{scope}.{fn.name}"
         for d in fn.decorator_list:
             for node in ast.walk(d):
@@ -334,8 +393,7 @@ class FileVisitor:
             return self._value_type(expr, local, cls)
         return None
 
-    def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None
-              ) -> None:
+    def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
         r = self.ref(node.func, local, cls)
         if r is None or r[0] == "module" or not self.s.is_callee(r[1]):
             return
@@ -347,14 +405,29 @@ class FileVisitor:
         }
         if r[0] == "member":  # a method called on a known instance
             ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
-            self.s.uses["calls"].append({**self.site(node, scope), "ref": ref, "shape": shape,
-                                         "on_instance": True, "instance_of": f"{r[1]}:{r[2]}"})
+            self.s.uses["calls"].append(
+                {
+                    **self.site(node, scope),
+                    "ref": ref,
+                    "shape": shape,
+                    "on_instance": True,
+                    "instance_of": f"{r[1]}:{r[2]}",
+                }
+            )
             return
-        self.s.uses["calls"].append({**self.site(node, scope), "ref": r, "shape": shape,
-                                     "on_instance": False, "instance_of": None})
+        self.s.uses["calls"].append(
+            {
+                **self.site(node, scope),
+                "ref": r,
+                "shape": shape,
+                "on_instance": False,
+                "instance_of": None,
+            }
+        )
 
-    def _attr(self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None
-              ) -> None:
+    def _attr(
+        self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None
+    ) -> None:
         """Attribute reads the caller relies on: on instances, classes, and modules."""
         base = self.ref(node.value, local, cls)
         if base is None or not self.s.is_callee(base[1]):
@@ -364,13 +437,25 @@ class FileVisitor:
         elif base[0] == "symbol" and self.s.is_class(base[1], base[2]):
             on = "class"  # e.g. RequestStatus.FINISHED_ABORTED
         elif base[0] == "module" and not self.s.is_module(f"{base[1]}.{node.attr}"):
-            self.s.uses["attributes"].append({**self.site(node, scope), "attr": node.attr,
-                                              "on": "module", "ref": ("module", base[1])})
+            self.s.uses["attributes"].append(
+                {
+                    **self.site(node, scope),
+                    "attr": node.attr,
+                    "on": "module",
+                    "ref": ("module", base[1]),
+                }
+            )
             return
         else:
             return
-        self.s.uses["attributes"].append({**self.site(node, scope), "attr": node.attr,
-                                          "on": on, "ref": ("symbol", base[1], base[2])})
+        self.s.uses["attributes"].append(
+            {
+                **self.site(node, scope),
+                "attr": node.attr,
+                "on": on,
+                "ref": ("symbol", base[1], base[2]),
+            }
+        )
 
 
 def _walk_no_defs(st: ast.stmt) -> list[ast.AST]:
@@ -437,8 +522,10 @@ def _catches_import_error(h: ast.ExceptHandler) -> bool:
     if h.type is None:
         return True
     names = [dotted(e) for e in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
-    return any(n.split(".")[-1] in ("ImportError", "ModuleNotFoundError", "Exception",
-                                    "BaseException") for n in names)
+    return any(
+        n.split(".")[-1] in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+        for n in names
+    )
 
 
 def _imported_tops(module: str, is_pkg: bool, tree: ast.Module) -> set[str]:

@@ -13,7 +13,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from probes._finder import Dists, Finder, default_paths
 
@@ -36,8 +37,11 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
         "site_packages": [p for p in paths if p.endswith(("site-packages", "dist-packages"))]
         or [sysconfig.get_paths().get("purelib", "")],
         "paths": paths,
-        "platform": {"system": platform.system(), "machine": platform.machine(),
-                     "hostname": platform.node()},
+        "platform": {
+            "system": platform.system(),
+            "machine": platform.machine(),
+            "hostname": platform.node(),
+        },
         "dists": {d: dists.version_of(d) for d in wanted},
         "gpus": gpus(warn) if args.get("gpus", True) else None,
     }
@@ -49,15 +53,23 @@ def gpus(warn: Callable[[str], None]) -> dict[str, Any]:
     if exe is None:
         return {"available": False, "reason": "nvidia-smi not found", "devices": []}
     try:
-        cp = subprocess.run([exe, f"--query-gpu={GPU_QUERY}", "--format=csv,noheader,nounits"],
-                            capture_output=True, text=True, timeout=15, check=False)
+        cp = subprocess.run(
+            [exe, f"--query-gpu={GPU_QUERY}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         warn(f"nvidia-smi failed: {exc}")
         return {"available": False, "reason": f"nvidia-smi failed: {exc}", "devices": []}
     if cp.returncode != 0:
         msg = (cp.stderr or cp.stdout).strip().splitlines()
-        return {"available": False, "reason": msg[-1] if msg else "nvidia-smi failed",
-                "devices": []}
+        return {
+            "available": False,
+            "reason": msg[-1] if msg else "nvidia-smi failed",
+            "devices": [],
+        }
     return {"available": True, "reason": None, "devices": parse_gpu_csv(cp.stdout)}
 
 
@@ -75,9 +87,16 @@ def parse_gpu_csv(text: str) -> list[dict[str, Any]]:
             except ValueError:
                 return None
 
-        out.append({"index": num(cells[0]), "name": cells[1], "memory_total_mib": num(cells[2]),
-                    "memory_used_mib": num(cells[3]), "memory_free_mib": num(cells[4]),
-                    "driver": cells[5]})
+        out.append(
+            {
+                "index": num(cells[0]),
+                "name": cells[1],
+                "memory_total_mib": num(cells[2]),
+                "memory_used_mib": num(cells[3]),
+                "memory_free_mib": num(cells[4]),
+                "driver": cells[5],
+            }
+        )
     return out
 
 

@@ -12,7 +12,8 @@ import inspect
 import os
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from probes._finder import ProbeFailure
 
@@ -38,9 +39,15 @@ def _signature(obj: Any) -> tuple[list[dict[str, Any]] | None, str | None]:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return None, None
-    params = [{"name": p.name, "kind": KINDS[p.kind],
-               "default": None if p.default is inspect.Parameter.empty else repr(p.default),
-               "annotation": _ann(p.annotation)} for p in sig.parameters.values()]
+    params = [
+        {
+            "name": p.name,
+            "kind": KINDS[p.kind],
+            "default": None if p.default is inspect.Parameter.empty else repr(p.default),
+            "annotation": _ann(p.annotation),
+        }
+        for p in sig.parameters.values()
+    ]
     return params, _ann(sig.return_annotation)
 
 
@@ -59,15 +66,22 @@ def _where(obj: Any, roots: list[str]) -> tuple[str, int, int]:
 
 def _describe(name: str, obj: Any, module: str, roots: list[str]) -> dict[str, Any]:
     file, line, end = _where(obj, roots)
-    kind = "class" if inspect.isclass(obj) else (
-        "function" if callable(obj) else "variable")
+    kind = "class" if inspect.isclass(obj) else ("function" if callable(obj) else "variable")
     params, ret = _signature(obj) if callable(obj) else (None, None)
-    return {"qualname": name, "kind": kind, "module": getattr(obj, "__module__", module) or module,
-            "file": file, "line": line, "end_line": end, "is_async":
-            inspect.iscoroutinefunction(obj), "decorators": [], "parameters": params,
-            "returns": None if kind == "class" else ret, "overloads": [],
-            "doc": (inspect.getdoc(obj) or "").strip().splitlines()[0]
-            if inspect.getdoc(obj) else None}
+    return {
+        "qualname": name,
+        "kind": kind,
+        "module": getattr(obj, "__module__", module) or module,
+        "file": file,
+        "line": line,
+        "end_line": end,
+        "is_async": inspect.iscoroutinefunction(obj),
+        "decorators": [],
+        "parameters": params,
+        "returns": None if kind == "class" else ret,
+        "overloads": [],
+        "doc": (inspect.getdoc(obj) or "").strip().splitlines()[0] if inspect.getdoc(obj) else None,
+    }
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
@@ -76,30 +90,43 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     module = args["module"]
     try:
         mod = importlib.import_module(module)
-    except BaseException as exc:  # noqa: BLE001 - any import-time failure is the answer
+    except BaseException as exc:
         tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-        raise ProbeFailure("import-failed", f"importing {module} failed: "
-                           f"{type(exc).__name__}: {exc}",
-                           {"traceback": "".join(tb[-6:])}) from None
+        raise ProbeFailure(
+            "import-failed",
+            f"importing {module} failed: {type(exc).__name__}: {exc}",
+            {"traceback": "".join(tb[-6:])},
+        ) from None
     roots = [p for p in sys.path if p]
-    out: dict[str, Any] = {"module": module, "file": _where(mod, roots)[0] or None,
-                           "root": "", "dist": None, "version": None, "chain": [],
-                           "reexports": [], "live": True}
+    out: dict[str, Any] = {
+        "module": module,
+        "file": _where(mod, roots)[0] or None,
+        "root": "",
+        "dist": None,
+        "version": None,
+        "chain": [],
+        "reexports": [],
+        "live": True,
+    }
     qualname = args.get("qualname")
     if qualname:
         obj: Any = mod
         for part in qualname.split("."):
             if not hasattr(obj, part):
-                raise ProbeFailure("symbol-not-found", f"{module}:{qualname} has no {part!r}",
-                                   {"module": module, "suggestions": []})
+                raise ProbeFailure(
+                    "symbol-not-found",
+                    f"{module}:{qualname} has no {part!r}",
+                    {"module": module, "suggestions": []},
+                )
             obj = getattr(obj, part)
         out["symbols"] = [_describe(qualname, obj, module, roots)]
     else:
         names = getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]
         out["symbols"] = [
-            _describe(n, getattr(mod, n), module, roots) for n in names
-            if hasattr(mod, n) and (inspect.isclass(getattr(mod, n)) or
-                                    inspect.isfunction(getattr(mod, n)))
+            _describe(n, getattr(mod, n), module, roots)
+            for n in names
+            if hasattr(mod, n)
+            and (inspect.isclass(getattr(mod, n)) or inspect.isfunction(getattr(mod, n)))
             and getattr(getattr(mod, n), "__module__", None) == module
         ]
     return out

@@ -10,7 +10,8 @@ import ast
 import difflib
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._describe import ClassDescriber, describe_function, module_overloads
@@ -20,8 +21,9 @@ from probes._finder import Dists, Finder, ProbeFailure, default_paths
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
     index = Index(finder)
-    return Probe(index, warn).describe(args["module"], args.get("qualname"),
-                                       bool(args.get("source")))
+    return Probe(index, warn).describe(
+        args["module"], args.get("qualname"), bool(args.get("source"))
+    )
 
 
 class Probe:
@@ -45,8 +47,9 @@ class Probe:
             **self._owner(mod),
         }
 
-    def _symbol(self, mod: ModuleSummary, node: ast.AST, qualname: str,
-                attributes: bool = True) -> dict[str, Any]:
+    def _symbol(
+        self, mod: ModuleSummary, node: ast.AST, qualname: str, attributes: bool = True
+    ) -> dict[str, Any]:
         if isinstance(node, ast.ClassDef):
             d = self.classes.describe(mod, node, qualname, attributes)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -54,12 +57,21 @@ class Probe:
             ovl = [] if in_class else module_overloads(mod, node.name)
             d = describe_function(node, qualname, in_class, ovl, mod.src)
         else:
-            d = {"qualname": qualname, "kind": "variable", "is_async": False,
-                 "line": getattr(node, "lineno", 1),
-                 "end_line": getattr(node, "end_lineno", None) or getattr(node, "lineno", 1),
-                 "decorators": [], "parameters": None, "returns": None, "overloads": [],
-                 "annotation": mod.src.text(node.annotation) if isinstance(node, ast.AnnAssign)
-                 else None, "doc": None}
+            d = {
+                "qualname": qualname,
+                "kind": "variable",
+                "is_async": False,
+                "line": getattr(node, "lineno", 1),
+                "end_line": getattr(node, "end_lineno", None) or getattr(node, "lineno", 1),
+                "decorators": [],
+                "parameters": None,
+                "returns": None,
+                "overloads": [],
+                "annotation": mod.src.text(node.annotation)
+                if isinstance(node, ast.AnnAssign)
+                else None,
+                "doc": None,
+            }
         d["module"] = mod.name
         d["file"] = self.index.rel(mod.loc.file)
         d.update(self._owner(mod))
@@ -70,8 +82,11 @@ class Probe:
         if mod is None:
             ext = self.index.finder.is_extension(module)
             if ext:
-                raise ProbeFailure("no-source", f"{module} is a compiled extension ({ext}); "
-                                   "there is no Python source to read", {"file": ext})
+                raise ProbeFailure(
+                    "no-source",
+                    f"{module} is a compiled extension ({ext}); there is no Python source to read",
+                    {"file": ext},
+                )
             raise self.index.finder.not_found(module)
         out: dict[str, Any] = {**self._module_info(mod), "python": _python()}
         if not qualname:
@@ -82,8 +97,10 @@ class Probe:
         resolved = self._resolve_qualname(mod, qualname)
         node, owner_mod, final_qual = resolved
         if node is None:  # the qualname named a submodule: describe it as a module
-            return {**self.describe(owner_mod.name, None, False),
-                    "chain": [h.to_dict() for h in self._chain]}
+            return {
+                **self.describe(owner_mod.name, None, False),
+                "chain": [h.to_dict() for h in self._chain],
+            }
         sym = self._symbol(owner_mod, node, final_qual)
         out["symbols"] = [sym]
         out["chain"] = [h.to_dict() for h in self._chain]
@@ -92,8 +109,9 @@ class Probe:
             out["source"] = self._source(owner_mod, node)
         return out
 
-    def _resolve_qualname(self, mod: ModuleSummary, qualname: str
-                          ) -> tuple[ast.AST | None, ModuleSummary, str]:
+    def _resolve_qualname(
+        self, mod: ModuleSummary, qualname: str
+    ) -> tuple[ast.AST | None, ModuleSummary, str]:
         parts = qualname.split(".")
         got: Resolved | None = self.index.resolve(mod.name, parts[0])
         if got is None:
@@ -109,32 +127,50 @@ class Probe:
                 cur_mod, node, qual = nxt.module, nxt.node, nxt.name
                 continue
             if not isinstance(node, ast.ClassDef):
-                raise ProbeFailure("symbol-not-found",
-                                   f"{cur_mod.name}:{qual} is not a class; it has no {part!r}",
-                                   {"module": cur_mod.name, "suggestions": []})
+                raise ProbeFailure(
+                    "symbol-not-found",
+                    f"{cur_mod.name}:{qual} is not a class; it has no {part!r}",
+                    {"module": cur_mod.name, "suggestions": []},
+                )
             found = self._member(cur_mod, node, part)
             if found is None:
                 names = [getattr(s, "name", "") for s in node.body]
                 raise ProbeFailure(
-                    "symbol-not-found", f"{cur_mod.name}:{qual} has no member {part!r}",
-                    {"module": cur_mod.name,
-                     "suggestions": [f"{qual}.{n}" for n in
-                                     difflib.get_close_matches(part, [n for n in names if n])]})
+                    "symbol-not-found",
+                    f"{cur_mod.name}:{qual} has no member {part!r}",
+                    {
+                        "module": cur_mod.name,
+                        "suggestions": [
+                            f"{qual}.{n}"
+                            for n in difflib.get_close_matches(part, [n for n in names if n])
+                        ],
+                    },
+                )
             owner_mod, owner_cls, member = found
             if owner_cls is not node:
-                self._chain.append(Hop(owner_mod.name, f"{owner_cls.name}.{part}",
-                                       self.index.rel(owner_mod.loc.file), member.lineno,
-                                       "inherited"))
+                self._chain.append(
+                    Hop(
+                        owner_mod.name,
+                        f"{owner_cls.name}.{part}",
+                        self.index.rel(owner_mod.loc.file),
+                        member.lineno,
+                        "inherited",
+                    )
+                )
             cur_mod, node = owner_mod, member
             qual = f"{owner_cls.name}.{part}" if owner_cls is not None else part
         return node, cur_mod, qual
 
-    def _member(self, mod: ModuleSummary, cls: ast.ClassDef, name: str, depth: int = 0
-                ) -> tuple[ModuleSummary, ast.ClassDef, ast.stmt] | None:
+    def _member(
+        self, mod: ModuleSummary, cls: ast.ClassDef, name: str, depth: int = 0
+    ) -> tuple[ModuleSummary, ast.ClassDef, ast.stmt] | None:
         """Find ``name`` in a class body or, like the MRO, in its bases."""
         for st in reversed(cls.body):
-            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
-                    st.name == name and not _overload(st):
+            if (
+                isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and st.name == name
+                and not _overload(st)
+            ):
                 return mod, cls, st
             if isinstance(st, (ast.Assign, ast.AnnAssign)):
                 targets = st.targets if isinstance(st, ast.Assign) else [st.target]
@@ -156,11 +192,16 @@ class Probe:
         if mod.loc.is_package:
             names |= set(self.index.finder.submodules(mod.loc))
         close = difflib.get_close_matches(name, sorted(names), n=5)
-        return ProbeFailure("symbol-not-found",
-                            f"{mod.name} has no attribute {name!r} that resolves statically",
-                            {"module": mod.name, "file": self.index.rel(mod.loc.file),
-                             "suggestions": [f"{mod.name}:{c}" for c in close],
-                             "dynamic": mod.has_getattr})
+        return ProbeFailure(
+            "symbol-not-found",
+            f"{mod.name} has no attribute {name!r} that resolves statically",
+            {
+                "module": mod.name,
+                "file": self.index.rel(mod.loc.file),
+                "suggestions": [f"{mod.name}:{c}" for c in close],
+                "dynamic": mod.has_getattr,
+            },
+        )
 
     def _listing(self, mod: ModuleSummary) -> list[dict[str, Any]]:
         public = set(mod.all_names or [])
@@ -185,28 +226,42 @@ class Probe:
             src = mod.imports.get(n) or mod.lazy.get(n)
             if src is None:
                 continue
-            out.append({"name": n, "target": f"{src[0]}:{src[1]}" if src[1] else src[0],
-                        "line": src[2], "lazy": n in mod.lazy})
+            out.append(
+                {
+                    "name": n,
+                    "target": f"{src[0]}:{src[1]}" if src[1] else src[0],
+                    "line": src[2],
+                    "lazy": n in mod.lazy,
+                }
+            )
         return out
 
     def _source(self, mod: ModuleSummary, node: ast.AST) -> dict[str, Any]:
-        start = min([getattr(node, "lineno", 1)] +
-                    [d.lineno for d in getattr(node, "decorator_list", [])])
+        start = min(
+            [getattr(node, "lineno", 1)] + [d.lineno for d in getattr(node, "decorator_list", [])]
+        )
         end = getattr(node, "end_lineno", None) or start
-        return {"file": self.index.rel(mod.loc.file), "start": start, "end": end,
-                "text": "\n".join(mod.lines[start - 1:end])}
+        return {
+            "file": self.index.rel(mod.loc.file),
+            "start": start,
+            "end": end,
+            "text": "\n".join(mod.lines[start - 1 : end]),
+        }
 
 
 def _overload(node: ast.AST) -> bool:
     from probes._astindex import dotted
 
-    return any(dotted(d).split(".")[-1] == "overload"
-               for d in getattr(node, "decorator_list", []))
+    return any(dotted(d).split(".")[-1] == "overload" for d in getattr(node, "decorator_list", []))
 
 
 def _python() -> dict[str, Any]:
-    return {"executable": sys.executable, "version": ".".join(map(str, sys.version_info[:3])),
-            "prefix": sys.prefix, "cwd": os.getcwd()}
+    return {
+        "executable": sys.executable,
+        "version": ".".join(map(str, sys.version_info[:3])),
+        "prefix": sys.prefix,
+        "cwd": os.getcwd(),
+    }
 
 
 class Lookup(Probe):
@@ -222,13 +277,21 @@ class Lookup(Probe):
         try:
             node, owner_mod, final_qual = self._resolve_qualname(mod, qualname)
         except ProbeFailure as exc:
-            return {"found": False, "reason": str(exc),
-                    "suggestions": exc.details.get("suggestions") or [],
-                    "dynamic": bool(exc.details.get("dynamic"))}
+            return {
+                "found": False,
+                "reason": str(exc),
+                "suggestions": exc.details.get("suggestions") or [],
+                "dynamic": bool(exc.details.get("dynamic")),
+            }
         chain = [h.to_dict() for h in self._chain]
         if node is None:
-            return {"found": True, "module_only": True, "module": owner_mod.name,
-                    "file": self.index.rel(owner_mod.loc.file), "chain": chain}
+            return {
+                "found": True,
+                "module_only": True,
+                "module": owner_mod.name,
+                "file": self.index.rel(owner_mod.loc.file),
+                "chain": chain,
+            }
         sym = self._symbol(owner_mod, node, final_qual)
         if isinstance(node, ast.ClassDef):
             names, complete = self.mro_names(owner_mod, node)
@@ -236,8 +299,9 @@ class Lookup(Probe):
             sym["mro_complete"] = complete
         return {"found": True, "symbol": sym, "chain": chain}
 
-    def mro_names(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
-                  ) -> tuple[set[str], bool]:
+    def mro_names(
+        self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
+    ) -> tuple[set[str], bool]:
         """Every member/attribute name on the class and its bases; False if a base is opaque."""
         from probes._astindex import dotted
         from probes._describe import IGNORED_BASES, class_attributes

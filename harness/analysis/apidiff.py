@@ -11,9 +11,18 @@ from typing import Any
 
 from harness.models import VAR_KEYWORD, VAR_POSITIONAL
 
-BREAKING = {"parameter-removed", "parameter-renamed", "symbol-moved", "parameter-made-required", "parameter-kind-changed",
-            "parameter-added-required", "parameter-moved", "method-removed", "symbol-removed",
-            "returns-changed"}
+BREAKING = {
+    "parameter-removed",
+    "parameter-renamed",
+    "symbol-moved",
+    "parameter-made-required",
+    "parameter-kind-changed",
+    "parameter-added-required",
+    "parameter-moved",
+    "method-removed",
+    "symbol-removed",
+    "returns-changed",
+}
 
 
 @dataclass(frozen=True)
@@ -52,8 +61,14 @@ class Change:
         return texts.get(self.kind, f"{self.kind} {what}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "old": self.old, "new": self.new,
-                "breaking": self.breaking, "text": self.describe()}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "old": self.old,
+            "new": self.new,
+            "breaking": self.breaking,
+            "text": self.describe(),
+        }
 
 
 def normalize_annotation(text: str | None) -> str | None:
@@ -78,8 +93,11 @@ def normalize_annotation(text: str | None) -> str | None:
             head = norm(n.value)
             inner = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
             return f"{head}[{','.join(norm(e) for e in inner)}]"
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in (
-                "typing", "typing_extensions", "t"):
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id in ("typing", "typing_extensions", "t")
+        ):
             return _BUILTIN_ALIASES.get(n.attr, n.attr)
         if isinstance(n, ast.Name):
             return _BUILTIN_ALIASES.get(n.id, n.id)
@@ -93,8 +111,14 @@ def normalize_annotation(text: str | None) -> str | None:
     return norm(node)
 
 
-_BUILTIN_ALIASES = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set",
-                    "FrozenSet": "frozenset", "Type": "type"}
+_BUILTIN_ALIASES = {
+    "List": "list",
+    "Dict": "dict",
+    "Tuple": "tuple",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Type": "type",
+}
 
 
 def _union_members(n: Any) -> list[Any]:
@@ -139,14 +163,23 @@ def compare_parameters(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> 
         elif p.get("default") is not None and q.get("default") not in (None, p.get("default")):
             out.append(Change("parameter-default-changed", name, p["default"], q["default"]))
         if normalize_annotation(p.get("annotation")) != normalize_annotation(q.get("annotation")):
-            out.append(Change("parameter-annotation-changed", name, p.get("annotation"),
-                              q.get("annotation")))
+            out.append(
+                Change(
+                    "parameter-annotation-changed", name, p.get("annotation"), q.get("annotation")
+                )
+            )
     for name, (_, q) in n_by.items():
         if name in o_by:
             continue
         required = q.get("default") is None and q["kind"] not in variadic
-        out.append(Change("parameter-added-required" if required else "parameter-added", name,
-                          None, q.get("default")))
+        out.append(
+            Change(
+                "parameter-added-required" if required else "parameter-added",
+                name,
+                None,
+                q.get("default"),
+            )
+        )
     return _renames(out, o_by, n_by)
 
 
@@ -168,20 +201,30 @@ def _renames(changes: list[Change], o_by: dict[str, Any], n_by: dict[str, Any]) 
 
 
 def public_methods(sym: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {m["qualname"].rsplit(".", 1)[-1]: m for m in sym.get("members") or []
-            if m.get("kind") != "class" and not m["qualname"].rsplit(".", 1)[-1].startswith("_")}
+    return {
+        m["qualname"].rsplit(".", 1)[-1]: m
+        for m in sym.get("members") or []
+        if m.get("kind") != "class" and not m["qualname"].rsplit(".", 1)[-1].startswith("_")
+    }
 
 
-def compare_symbols(old: dict[str, Any], new: dict[str, Any], *, members: bool = True
-                    ) -> list[Change]:
+def compare_symbols(
+    old: dict[str, Any], new: dict[str, Any], *, members: bool = True
+) -> list[Change]:
     """Everything that moved between two descriptions of the same symbol."""
     out: list[Change] = []
     if old.get("kind") != new.get("kind"):
         out.append(Change("kind-changed", "", old.get("kind"), new.get("kind")))
         return out
     if old.get("file") != new.get("file"):
-        out.append(Change("moved", "", f"{old.get('file')}:{old.get('line')}",
-                          f"{new.get('file')}:{new.get('line')}"))
+        out.append(
+            Change(
+                "moved",
+                "",
+                f"{old.get('file')}:{old.get('line')}",
+                f"{new.get('file')}:{new.get('line')}",
+            )
+        )
     if old.get("parameters") is not None and new.get("parameters") is not None:
         out += compare_parameters(_params(old), _params(new))
     if normalize_annotation(old.get("returns")) != normalize_annotation(new.get("returns")):
@@ -200,9 +243,21 @@ def compare_symbols(old: dict[str, Any], new: dict[str, Any], *, members: bool =
 
 #: Changes ``harness diff`` lists; annotation/default respellings are left to ``--all``.
 DIFF_KINDS_DEFAULT = frozenset(
-    {"parameter-added", "parameter-added-required", "parameter-removed", "parameter-renamed",
-     "parameter-made-required", "parameter-kind-changed", "parameter-moved", "returns-changed",
-     "method-added", "method-removed", "kind-changed", "constructor-changed"})
+    {
+        "parameter-added",
+        "parameter-added-required",
+        "parameter-removed",
+        "parameter-renamed",
+        "parameter-made-required",
+        "parameter-kind-changed",
+        "parameter-moved",
+        "returns-changed",
+        "method-added",
+        "method-removed",
+        "kind-changed",
+        "constructor-changed",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -220,13 +275,21 @@ class Entry:
         return self.status in ("removed", "moved") or any(c.breaking for c in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"symbol": self.symbol, "status": self.status, "moved_to": self.moved_to,
-                "breaking": self.breaking, "changes": [c.to_dict() for c in self.changes],
-                "sites": list(self.sites)}
+        return {
+            "symbol": self.symbol,
+            "status": self.status,
+            "moved_to": self.moved_to,
+            "breaking": self.breaking,
+            "changes": [c.to_dict() for c in self.changes],
+            "sites": list(self.sites),
+        }
 
 
-def diff_apis(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]],
-              kinds: frozenset[str] = DIFF_KINDS_DEFAULT) -> list[Entry]:
+def diff_apis(
+    old: dict[str, dict[str, Any]],
+    new: dict[str, dict[str, Any]],
+    kinds: frozenset[str] = DIFF_KINDS_DEFAULT,
+) -> list[Entry]:
     """Pure: two ``{"module:qualname": symbol}`` maps -> added/removed/moved/changed entries."""
     entries: list[Entry] = []
     gone = sorted(set(old) - set(new))
@@ -240,8 +303,7 @@ def diff_apis(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]],
         cands = [c for c in by_leaf.get(leaf, []) if old[k].get("kind") == new[c].get("kind")]
         if len(cands) == 1:
             moved_targets.add(cands[0])
-            changes = tuple(c for c in compare_symbols(old[k], new[cands[0]])
-                            if c.kind in kinds)
+            changes = tuple(c for c in compare_symbols(old[k], new[cands[0]]) if c.kind in kinds)
             entries.append(Entry(k, "moved", changes, moved_to=cands[0]))
         else:
             entries.append(Entry(k, "removed"))

@@ -35,8 +35,9 @@ class BindProblem:
     names: tuple[str, ...] = ()
 
 
-def bind(shape: CallShape, params: tuple[Parameter, ...], *, ignore_unknown_kwargs: bool = False
-         ) -> list[BindProblem]:
+def bind(
+    shape: CallShape, params: tuple[Parameter, ...], *, ignore_unknown_kwargs: bool = False
+) -> list[BindProblem]:
     """Problems binding ``shape`` to ``params`` (self/cls already removed). Empty: it binds."""
     problems: list[BindProblem] = []
     positional = [p for p in params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
@@ -45,10 +46,13 @@ def bind(shape: CallShape, params: tuple[Parameter, ...], *, ignore_unknown_kwar
     by_name = {p.name: p for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
 
     if not shape.star and not has_var_pos and shape.positional > len(positional):
-        problems.append(BindProblem(
-            "too-many-positional",
-            f"takes {len(positional)} positional argument{'s' if len(positional) != 1 else ''}"
-            f" but {shape.positional} were given"))
+        problems.append(
+            BindProblem(
+                "too-many-positional",
+                f"takes {len(positional)} positional argument{'s' if len(positional) != 1 else ''}"
+                f" but {shape.positional} were given",
+            )
+        )
     bound = {p.name for p in positional[: shape.positional]}
 
     unexpected: list[str] = []
@@ -60,36 +64,52 @@ def bind(shape: CallShape, params: tuple[Parameter, ...], *, ignore_unknown_kwar
             posonly = any(q.name == kw and q.kind == POSITIONAL_ONLY for q in params)
             if posonly:
                 bound.add(kw)  # CPython stops here; "missing" would repeat the same mistake
-                problems.append(BindProblem(
-                    "positional-only-as-keyword",
-                    f"got some positional-only arguments passed as keyword arguments: '{kw}'",
-                    (kw,)))
+                problems.append(
+                    BindProblem(
+                        "positional-only-as-keyword",
+                        f"got some positional-only arguments passed as keyword arguments: '{kw}'",
+                        (kw,),
+                    )
+                )
             else:
                 unexpected.append(kw)
             continue
         if kw in bound:
-            problems.append(BindProblem("duplicate-argument",
-                                        f"got multiple values for argument '{kw}'", (kw,)))
+            problems.append(
+                BindProblem("duplicate-argument", f"got multiple values for argument '{kw}'", (kw,))
+            )
         bound.add(kw)
     for kw in unexpected:
-        problems.append(BindProblem("unexpected-kwarg",
-                                    f"got an unexpected keyword argument '{kw}'", (kw,)))
+        problems.append(
+            BindProblem("unexpected-kwarg", f"got an unexpected keyword argument '{kw}'", (kw,))
+        )
 
     if not shape.double_star:
-        missing = [p.name for p in params if p.required and p.name not in bound
-                   and not (shape.star and p.kind != KEYWORD_ONLY)]
+        missing = [
+            p.name
+            for p in params
+            if p.required and p.name not in bound and not (shape.star and p.kind != KEYWORD_ONLY)
+        ]
         if missing:
-            names = " and ".join(f"'{m}'" for m in missing) if len(missing) <= 2 else (
-                ", ".join(f"'{m}'" for m in missing[:-1]) + f", and '{missing[-1]}'")
-            problems.append(BindProblem(
-                "missing-required-arg",
-                f"missing {len(missing)} required argument{'s' if len(missing) > 1 else ''}: "
-                f"{names}", tuple(missing)))
+            names = (
+                " and ".join(f"'{m}'" for m in missing)
+                if len(missing) <= 2
+                else (", ".join(f"'{m}'" for m in missing[:-1]) + f", and '{missing[-1]}'")
+            )
+            problems.append(
+                BindProblem(
+                    "missing-required-arg",
+                    f"missing {len(missing)} required argument{'s' if len(missing) > 1 else ''}: "
+                    f"{names}",
+                    tuple(missing),
+                )
+            )
     return problems
 
 
-def bind_any(shape: CallShape, variants: list[tuple[Parameter, ...]],
-             *, ignore_unknown_kwargs: bool = False) -> list[BindProblem]:
+def bind_any(
+    shape: CallShape, variants: list[tuple[Parameter, ...]], *, ignore_unknown_kwargs: bool = False
+) -> list[BindProblem]:
     """``@overload``: fine if any variant binds; else the problems of the closest one."""
     best: list[BindProblem] | None = None
     for params in variants:

@@ -33,8 +33,12 @@ def _params(raw: list[Json] | None) -> tuple[Parameter, ...] | None:
 
 
 class Checker:
-    def __init__(self, scan: Json, callee_versions: dict[str, str | None],
-                 baseline: dict[str, Json] | None = None) -> None:
+    def __init__(
+        self,
+        scan: Json,
+        callee_versions: dict[str, str | None],
+        baseline: dict[str, Json] | None = None,
+    ) -> None:
         self.scan = scan
         self.symbols: dict[str, Json] = scan.get("symbols") or {}
         self.versions = callee_versions
@@ -52,18 +56,38 @@ class Checker:
         v = self.versions.get(top)
         return f"{top} {v}" if v else top
 
-    def _add(self, severity: str, category: str, use: Json, symbol: str, message: str,
-             fix: str, sym: Json | None = None, changes: tuple[Json, ...] = ()) -> None:
+    def _add(
+        self,
+        severity: str,
+        category: str,
+        use: Json,
+        symbol: str,
+        message: str,
+        fix: str,
+        sym: Json | None = None,
+        changes: tuple[Json, ...] = (),
+    ) -> None:
         sig = None
         if sym is not None:
             s = Symbol.from_dict(sym)
             sig = f"{s.qualname}{s.signature}" if s.kind != "variable" else s.qualname
-        self.findings.append(Finding(
-            severity=severity, category=category, file=use["file"], line=use["line"],
-            source=use.get("source", ""), symbol=symbol, message=message, fix=fix,
-            callee_file=sym.get("file") if sym else None,
-            callee_line=sym.get("line") if sym else None, signature=sig,
-            scope=use.get("scope", ""), changes=changes))
+        self.findings.append(
+            Finding(
+                severity=severity,
+                category=category,
+                file=use["file"],
+                line=use["line"],
+                source=use.get("source", ""),
+                symbol=symbol,
+                message=message,
+                fix=fix,
+                callee_file=sym.get("file") if sym else None,
+                callee_line=sym.get("line") if sym else None,
+                signature=sig,
+                scope=use.get("scope", ""),
+                changes=changes,
+            )
+        )
 
     # -- rules ----------------------------------------------------------------------------
     def imports(self) -> None:
@@ -78,20 +102,39 @@ class Checker:
             if name:
                 self._failed_imports.add((use["file"], f"{use['module']}:{name}"))
             if use.get("guarded"):
-                self._add(INFO, "import-guarded", use, what,
-                          f"{what} does not exist in {where}; the import is guarded, so the "
-                          "fallback branch runs", "Check the fallback still does what you need."
-                          + hint)
+                self._add(
+                    INFO,
+                    "import-guarded",
+                    use,
+                    what,
+                    f"{what} does not exist in {where}; the import is guarded, so the "
+                    "fallback branch runs",
+                    "Check the fallback still does what you need." + hint,
+                )
                 continue
             if use.get("dynamic"):
-                self._add(WARNING, "unverifiable", use, what,
-                          f"{what} is not defined statically in {where} (the module has a "
-                          "__getattr__)", "Confirm with `harness probe --live`." + hint)
+                self._add(
+                    WARNING,
+                    "unverifiable",
+                    use,
+                    what,
+                    f"{what} is not defined statically in {where} (the module has a __getattr__)",
+                    "Confirm with `harness probe --live`." + hint,
+                )
                 continue
-            msg = (f"cannot import name '{name}' from '{use['module']}' ({where})" if name
-                   else f"no module named '{use['module']}' in {where}")
-            self._add(ERROR, "import-missing", use, what, msg,
-                      f"Import it from where {where} defines it now, or drop the use." + hint)
+            msg = (
+                f"cannot import name '{name}' from '{use['module']}' ({where})"
+                if name
+                else f"no module named '{use['module']}' in {where}"
+            )
+            self._add(
+                ERROR,
+                "import-missing",
+                use,
+                what,
+                msg,
+                f"Import it from where {where} defines it now, or drop the use." + hint,
+            )
 
     def _variants(self, sym: Json, use: Json) -> tuple[list[tuple[Parameter, ...]], bool] | None:
         """Parameter lists a call can bind to (self/cls removed), and whether extras pass."""
@@ -101,12 +144,14 @@ class Checker:
             params = _params(sym.get("parameters"))
             if params is None:
                 return None
-            variants = [params] + [tuple(Parameter.from_dict(p) for p in o)
-                                   for o in ctor.get("overloads") or []]
+            variants = [params] + [
+                tuple(Parameter.from_dict(p) for p in o) for o in ctor.get("overloads") or []
+            ]
             return variants, ctor.get("extra") in ("ignore", "allow")
         if kind in ("function", "method", "classmethod", "staticmethod"):
             raw = [sym.get("parameters") or []] + [
-                o.get("parameters") or [] for o in sym.get("overloads") or []]
+                o.get("parameters") or [] for o in sym.get("overloads") or []
+            ]
             if sym.get("overloads"):
                 raw = raw[1:]  # the implementation is not callable as written; overloads are
             drop = 0
@@ -123,8 +168,10 @@ class Checker:
             if sym is None:
                 if use.get("on_instance"):
                     continue  # reported once as missing-attribute
-                if any(f == use["file"] and (key == k or key.startswith(k + "."))
-                       for f, k in self._failed_imports):
+                if any(
+                    f == use["file"] and (key == k or key.startswith(k + "."))
+                    for f, k in self._failed_imports
+                ):
                     continue  # the failed import already says it
                 if entry.get("module_only"):
                     continue
@@ -134,26 +181,47 @@ class Checker:
             if got is None:
                 continue
             variants, lenient = got
-            shape = CallShape(use["shape"]["positional"], tuple(use["shape"]["keywords"]),
-                              use["shape"]["star"], use["shape"]["double_star"])
+            shape = CallShape(
+                use["shape"]["positional"],
+                tuple(use["shape"]["keywords"]),
+                use["shape"]["star"],
+                use["shape"]["double_star"],
+            )
             problems = bind_any(shape, variants, ignore_unknown_kwargs=lenient)
             name = sym["qualname"]
             for p in problems:
-                self._add(ERROR, _category(p.category), use, key,
-                          f"{name}() {p.detail}", _fix(p.category, p.names, name, sym), sym)
+                self._add(
+                    ERROR,
+                    _category(p.category),
+                    use,
+                    key,
+                    f"{name}() {p.detail}",
+                    _fix(p.category, p.names, name, sym),
+                    sym,
+                )
 
     def _missing(self, use: Json, key: str, entry: Json) -> None:
         module, _, qual = key.partition(":")
         sugg = entry.get("suggestions") or []
         hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""
         if entry.get("dynamic"):
-            self._add(WARNING, "unverifiable", use, key,
-                      f"{key} is not defined statically in {self._version(module)}",
-                      "Confirm with `harness probe --live`." + hint)
+            self._add(
+                WARNING,
+                "unverifiable",
+                use,
+                key,
+                f"{key} is not defined statically in {self._version(module)}",
+                "Confirm with `harness probe --live`." + hint,
+            )
             return
-        self._add(ERROR, "missing-attribute", use, key,
-                  f"{key} does not exist in {self._version(module)}",
-                  f"Find where {qual.split('.')[-1]} went (`harness diff`) and use that." + hint)
+        self._add(
+            ERROR,
+            "missing-attribute",
+            use,
+            key,
+            f"{key} does not exist in {self._version(module)}",
+            f"Find where {qual.split('.')[-1]} went (`harness diff`) and use that." + hint,
+        )
 
     def attributes(self) -> None:
         seen: set[tuple[str, int, str]] = set()
@@ -176,11 +244,16 @@ class Checker:
                 continue
             name = cls["qualname"]
             on = "object" if use.get("on") == "instance" else "class"
-            self._add(ERROR, "missing-attribute", use, f"{key}.{use['attr']}",
-                      f"'{name}' {on} has no attribute '{use['attr']}' "
-                      f"({self._version(key)})",
-                      f"{name} and its bases define no '{use['attr']}' any more; find its "
-                      "replacement with `harness diff`.", cls)
+            self._add(
+                ERROR,
+                "missing-attribute",
+                use,
+                f"{key}.{use['attr']}",
+                f"'{name}' {on} has no attribute '{use['attr']}' ({self._version(key)})",
+                f"{name} and its bases define no '{use['attr']}' any more; find its "
+                "replacement with `harness diff`.",
+                cls,
+            )
 
     def overrides(self) -> None:
         for sub in self.scan.get("subclasses") or []:
@@ -188,16 +261,22 @@ class Checker:
                 for base in sub["bases"]:
                     key = f"{base[1]}:{base[2]}.{meth['name']}"
                     bsym = self._sym(key)
-                    if bsym is None or meth["name"].startswith("__") and meth["name"] != "__call__":
+                    dunder = meth["name"].startswith("__") and meth["name"] != "__call__"
+                    if bsym is None or dunder:
                         continue
                     issues = override_issues(bsym, meth)
                     if issues:
                         use = {**sub, "line": meth["line"], "source": sub.get("source", "")}
-                        self._add(ERROR, "override-incompatible", use, key,
-                                  f"{sub['class']}.{meth['name']} no longer accepts what "
-                                  f"{bsym['qualname']} is called with: {'; '.join(issues)}",
-                                  f"Match the override's parameters to {bsym['qualname']}'s.",
-                                  bsym)
+                        self._add(
+                            ERROR,
+                            "override-incompatible",
+                            use,
+                            key,
+                            f"{sub['class']}.{meth['name']} no longer accepts what "
+                            f"{bsym['qualname']} is called with: {'; '.join(issues)}",
+                            f"Match the override's parameters to {bsym['qualname']}'s.",
+                            bsym,
+                        )
                     break
 
     def drift(self) -> None:
@@ -231,11 +310,17 @@ class Checker:
             more = f" (+{len(changes) - 6} more)" if len(changes) > 6 else ""
             base_v = old.get("version") or "baseline"
             first = min(sites, key=lambda u: (u["file"], u["line"]))
-            self._add(WARNING, "drift", first, key,
-                      f"{new['qualname']} changed since {old.get('dist')} {base_v}: {text}{more}",
-                      "Read the new API before the run (`harness diff`); the caller was written "
-                      f"for {old.get('dist')} {base_v}.", new,
-                      tuple(c.to_dict() for c in changes))
+            self._add(
+                WARNING,
+                "drift",
+                first,
+                key,
+                f"{new['qualname']} changed since {old.get('dist')} {base_v}: {text}{more}",
+                "Read the new API before the run (`harness diff`); the caller was written "
+                f"for {old.get('dist')} {base_v}.",
+                new,
+                tuple(c.to_dict() for c in changes),
+            )
 
     def run(self) -> list[Finding]:
         self.imports()
@@ -264,11 +349,11 @@ def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:
         elif c.kind == "parameter-moved":
             if spread or int(c.old or 0) < max_pos:
                 keep.append(c)
-        elif c.kind == "returns-changed" and calls:
-            keep.append(c)
-        elif c.kind in ("method-added", "method-removed") and on_instance:
-            keep.append(c)
-        elif c.kind in ("kind-changed", "symbol-removed"):
+        elif (
+            (c.kind == "returns-changed" and calls)
+            or (c.kind in ("method-added", "method-removed") and on_instance)
+            or c.kind in ("kind-changed", "symbol-removed")
+        ):
             keep.append(c)
     return keep
 
@@ -282,7 +367,7 @@ def _fix(category: str, names: tuple[str, ...], func: str, sym: Json) -> str:
     return {
         "unexpected-kwarg": f"Drop or rename {listed}: {func} takes no such parameter now.",
         "missing-required-arg": f"Pass {listed}: {func} now requires "
-                                f"{'them' if len(names) > 1 else 'it'}.",
+        f"{'them' if len(names) > 1 else 'it'}.",
         "too-many-positional": f"Pass fewer positional arguments to {func}, or name them.",
         "positional-only-as-keyword": f"Pass {listed} positionally to {func}.",
         "duplicate-argument": f"{listed} is given both by position and by name; keep one.",
@@ -306,8 +391,11 @@ def override_issues(base: Json, meth: Json) -> list[str]:
     if len(b_pos) > len(o_pos) and not o_var_pos:
         issues.append(f"takes {len(o_pos)} positional arguments, base passes up to {len(b_pos)}")
     for p in bp:
-        if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY) and p.name not in o_names \
-                and not o_var_kw:
+        if (
+            p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)
+            and p.name not in o_names
+            and not o_var_kw
+        ):
             issues.append(f"no parameter '{p.name}'")
     b_names = {p.name for p in bp}
     for p in op:

@@ -11,9 +11,17 @@ INFO = "info"
 SEVERITIES = (ERROR, WARNING, INFO)
 
 CATEGORIES = (
-    "import-missing", "unexpected-kwarg", "missing-required-arg", "too-many-positional",
-    "positional-only-as-keyword", "duplicate-argument", "missing-attribute",
-    "override-incompatible", "drift", "import-guarded", "unverifiable",
+    "import-missing",
+    "unexpected-kwarg",
+    "missing-required-arg",
+    "too-many-positional",
+    "positional-only-as-keyword",
+    "duplicate-argument",
+    "missing-attribute",
+    "override-incompatible",
+    "drift",
+    "import-guarded",
+    "unverifiable",
 )
 
 
@@ -35,21 +43,37 @@ class Finding:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "severity": self.severity, "category": self.category, "file": self.file,
-            "line": self.line, "source": self.source, "scope": self.scope,
-            "symbol": self.symbol, "callee_file": self.callee_file,
-            "callee_line": self.callee_line, "signature": self.signature,
-            "message": self.message, "fix": self.fix, "changes": list(self.changes),
+            "severity": self.severity,
+            "category": self.category,
+            "file": self.file,
+            "line": self.line,
+            "source": self.source,
+            "scope": self.scope,
+            "symbol": self.symbol,
+            "callee_file": self.callee_file,
+            "callee_line": self.callee_line,
+            "signature": self.signature,
+            "message": self.message,
+            "fix": self.fix,
+            "changes": list(self.changes),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Finding:
         return cls(
-            severity=d["severity"], category=d["category"], file=d["file"], line=d["line"],
-            source=d.get("source", ""), symbol=d["symbol"], message=d["message"],
-            fix=d.get("fix", ""), callee_file=d.get("callee_file"),
-            callee_line=d.get("callee_line"), signature=d.get("signature"),
-            scope=d.get("scope", ""), changes=tuple(d.get("changes") or ()),
+            severity=d["severity"],
+            category=d["category"],
+            file=d["file"],
+            line=d["line"],
+            source=d.get("source", ""),
+            symbol=d["symbol"],
+            message=d["message"],
+            fix=d.get("fix", ""),
+            callee_file=d.get("callee_file"),
+            callee_line=d.get("callee_line"),
+            signature=d.get("signature"),
+            scope=d.get("scope", ""),
+            changes=tuple(d.get("changes") or ()),
         )
 
 
@@ -73,18 +97,26 @@ class CheckReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "target": self.target, "caller": self.caller, "caller_version": self.caller_version,
-            "callees": self.callees, "baseline": self.baseline,
+            "target": self.target,
+            "caller": self.caller,
+            "caller_version": self.caller_version,
+            "callees": self.callees,
+            "baseline": self.baseline,
             "summary": {s: self.count(s) for s in SEVERITIES},
             "findings": [f.to_dict() for f in self.findings],
-            "stats": self.stats, "notes": list(self.notes),
+            "stats": self.stats,
+            "notes": list(self.notes),
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CheckReport:
         return cls(
-            target=d["target"], caller=d["caller"], caller_version=d.get("caller_version"),
-            callees=dict(d.get("callees") or {}), baseline=dict(d.get("baseline") or {}),
+            target=d["target"],
+            caller=d["caller"],
+            caller_version=d.get("caller_version"),
+            callees=dict(d.get("callees") or {}),
+            baseline=dict(d.get("baseline") or {}),
             findings=tuple(Finding.from_dict(f) for f in d.get("findings") or ()),
-            stats=dict(d.get("stats") or {}), notes=tuple(d.get("notes") or ()),
+            stats=dict(d.get("stats") or {}),
+            notes=tuple(d.get("notes") or ()),
         )

@@ -76,7 +76,7 @@ class Target(ABC):
     def stat(self, path: str) -> FileStat | None:
         """Stat a file on the target; ``None`` when it does not exist."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a no-op is right for most targets
         """Release connections; safe to call twice."""
 
     def __enter__(self) -> Target:

@@ -30,8 +30,11 @@ ERRORS_ON_016 = {
 
 
 def errors(data: dict) -> set[tuple[str, int, str, str]]:
-    return {(f["file"], f["line"], f["category"], f["symbol"])
-            for f in data["findings"] if f["severity"] == "error"}
+    return {
+        (f["file"], f["line"], f["category"], f["symbol"])
+        for f in data["findings"]
+        if f["severity"] == "error"
+    }
 
 
 def drift(data: dict) -> dict[str, set[str]]:
@@ -39,7 +42,8 @@ def drift(data: dict) -> dict[str, set[str]]:
     for f in data["findings"]:
         if f["category"] == "drift":
             out.setdefault(f["symbol"], set()).update(
-                f"{c['kind']}:{c['name']}" for c in f["changes"])
+                f"{c['kind']}:{c['name']}" for c in f["changes"]
+            )
     return out
 
 
@@ -60,9 +64,11 @@ def test_seed_pair_on_016_finds_every_break(cli_env: dict[str, str]) -> None:
     assert "returns-changed:" in d[f"{ex}.execute_model"]
     by_line = {f["line"]: f for f in data["findings"] if f["severity"] == "error"}
     kv = by_line[136]
-    assert kv["signature"] == ("get_kv_cache_config_from_groups(vllm_config: VllmConfig, "
-                               "kv_cache_groups: list[KVCacheGroupSpec], available_memory: int)"
-                               " -> KVCacheConfig")
+    assert kv["signature"] == (
+        "get_kv_cache_config_from_groups(vllm_config: VllmConfig, "
+        "kv_cache_groups: list[KVCacheGroupSpec], available_memory: int)"
+        " -> KVCacheConfig"
+    )
     assert (kv["callee_file"], kv["callee_line"]) == ("vllm/v1/core/kv_cache_utils.py", 1069)
     assert "is_encoder_decoder" in by_line[194]["message"]
     assert "block_size" in by_line[148]["message"]
@@ -76,8 +82,15 @@ def test_seed_pair_on_011_is_clean(cli_env: dict[str, str]) -> None:
 
 
 def test_terminal_view_groups_by_file_and_exits_1(cli_env: dict[str, str]) -> None:
-    r = run_cli("check", "speculators", "--against", "vllm", "-t",
-                "pypi:speculators==0.3.0,vllm==0.16.0", env=cli_env)
+    r = run_cli(
+        "check",
+        "speculators",
+        "--against",
+        "vllm",
+        "-t",
+        "pypi:speculators==0.3.0,vllm==0.16.0",
+        env=cli_env,
+    )
     assert r.code == 1
     assert GEN in r.out
     assert "got an unexpected keyword argument 'kv_cache_specs'" in r.out
@@ -99,8 +112,13 @@ def test_unknown_caller_is_a_clear_error(cli_env: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize("extra", [(), ("--no-baseline",)])
-def test_same_errors_over_ssh(sshd: SshServer, seed_venv: SeedVenv, tmp_path: Path,
-                              cli_env: dict[str, str], extra: tuple[str, ...]) -> None:
+def test_same_errors_over_ssh(
+    sshd: SshServer,
+    seed_venv: SeedVenv,
+    tmp_path: Path,
+    cli_env: dict[str, str],
+    extra: tuple[str, ...],
+) -> None:
     hosts = tmp_path / "hosts.toml"
     hosts.write_text('default = "box"\n' + sshd.host_entry("box", python=str(seed_venv.python)))
     r, data = check_json({**cli_env, "HARNESS_HOSTS": str(hosts)}, *extra)

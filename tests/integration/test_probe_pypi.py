@@ -11,11 +11,18 @@ V16 = "pypi:vllm==0.16.0"
 
 
 def test_kv_cache_signature_and_location(cli_env: dict[str, str]) -> None:
-    r = run_cli("probe", "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups",
-                "-t", V16, env=cli_env)
+    r = run_cli(
+        "probe",
+        "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups",
+        "-t",
+        V16,
+        env=cli_env,
+    )
     assert r.code == 0, r.err
-    assert ("(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], "
-            "available_memory: int) -> KVCacheConfig") in r.out
+    assert (
+        "(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], "
+        "available_memory: int) -> KVCacheConfig"
+    ) in r.out
     assert "vllm/v1/core/kv_cache_utils.py:1069" in r.out
 
 
@@ -25,8 +32,10 @@ def test_scheduler_config_reexport_and_required_initvars(cli_env: dict[str, str]
     data = json.loads(r.out)
     sym = data["symbols"][0]
     assert (sym["file"], sym["line"]) == ("vllm/config/scheduler.py", 26)
-    assert [h["file"] for h in data["chain"]] == ["vllm/config/__init__.py",
-                                                  "vllm/config/scheduler.py"]
+    assert [h["file"] for h in data["chain"]] == [
+        "vllm/config/__init__.py",
+        "vllm/config/scheduler.py",
+    ]
     required = [p["name"] for p in sym["parameters"] if p["default"] is None]
     assert required == ["max_model_len", "is_encoder_decoder"]
     assert sym["constructor"]["via"] == "dataclass_transform:vllm.config.utils.config"
@@ -39,8 +48,14 @@ def test_scheduler_config_reexport_and_required_initvars(cli_env: dict[str, str]
 
 
 def test_source_is_printed_with_line_numbers(cli_env: dict[str, str]) -> None:
-    r = run_cli("probe", "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups",
-                "-t", V16, "--source", env=cli_env)
+    r = run_cli(
+        "probe",
+        "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups",
+        "-t",
+        V16,
+        "--source",
+        env=cli_env,
+    )
     assert r.code == 0, r.err
     assert "1069 def get_kv_cache_config_from_groups(" in r.out
 
@@ -66,8 +81,9 @@ def test_dist_not_in_target_lists_searched_paths(cli_env: dict[str, str]) -> Non
     assert "vllm-0.16.0" in r.err  # the unpacked wheel folder that was searched
 
 
-def test_hostile_module_names_are_refused_before_any_target(cli_env: dict[str, str],
-                                                             tmp_path: Path) -> None:
+def test_hostile_module_names_are_refused_before_any_target(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
     marker = tmp_path / "pwned"
     for ref in (f"x; touch {marker}", f"$(touch {marker})", f"`touch {marker}`"):
         r = run_cli("probe", ref, "-t", V16, env=cli_env)
@@ -79,8 +95,14 @@ def test_hostile_module_names_are_refused_before_any_target(cli_env: dict[str, s
 def test_real_pip_download_into_an_empty_cache(tmp_path: Path, cli_env: dict[str, str]) -> None:
     """The pypi: target's own download path (small wheel), then a read-only unpacked copy."""
     env = {**cli_env, "HARNESS_CACHE": str(tmp_path / "cache")}
-    r = run_cli("probe", "speculators.data_generation.vllm_hidden_states_generator",
-                "-t", "pypi:speculators==0.3.0", "--json", env=env)
+    r = run_cli(
+        "probe",
+        "speculators.data_generation.vllm_hidden_states_generator",
+        "-t",
+        "pypi:speculators==0.3.0",
+        "--json",
+        env=env,
+    )
     assert r.code == 0, r.err
     data = json.loads(r.out)
     assert (data["dist"], data["version"]) == ("speculators", "0.3.0")

@@ -38,27 +38,29 @@ def box(sshd: SshServer, seed_venv: SeedVenv, tmp_path: Path) -> Path:
 def test_kv_cache_signature_over_ssh(box: Path, cli_env: dict[str, str]) -> None:
     r = cli(box, cli_env, "probe", "vllm.v1.core.kv_cache_utils:get_kv_cache_config_from_groups")
     assert r.code == 0, r.err
-    assert ("(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], "
-            "available_memory: int) -> KVCacheConfig") in r.out
+    assert (
+        "(vllm_config: VllmConfig, kv_cache_groups: list[KVCacheGroupSpec], "
+        "available_memory: int) -> KVCacheConfig"
+    ) in r.out
     assert "vllm/v1/core/kv_cache_utils.py:1069" in r.out
     assert "box (" in r.out  # which target answered
 
 
-def test_scheduler_config_over_ssh(box: Path, cli_env: dict[str, str], seed_venv: SeedVenv
-                                   ) -> None:
+def test_scheduler_config_over_ssh(box: Path, cli_env: dict[str, str], seed_venv: SeedVenv) -> None:
     r = cli(box, cli_env, "probe", "vllm.config:SchedulerConfig", "-t", "box", "--json")
     assert r.code == 0, r.err
     data = json.loads(r.out)
     sym = data["symbols"][0]
     assert (sym["file"], sym["line"]) == ("vllm/config/scheduler.py", 26)
     assert [p["name"] for p in sym["parameters"] if p["default"] is None] == [
-        "max_model_len", "is_encoder_decoder"]
+        "max_model_len",
+        "is_encoder_decoder",
+    ]
     assert data["root"] == str(seed_venv.site_packages)
     assert data["python"]["executable"].startswith(str(seed_venv.root))
 
 
-def test_hosts_check_reports_facts(box: Path, cli_env: dict[str, str], seed_venv: SeedVenv
-                                   ) -> None:
+def test_hosts_check_reports_facts(box: Path, cli_env: dict[str, str], seed_venv: SeedVenv) -> None:
     r = cli(box, cli_env, "hosts", "--check", "--dist", "packaging", "--json")
     assert r.code == 0, r.err
     (facts,) = json.loads(r.out)
@@ -77,8 +79,10 @@ def test_noisy_login_output_does_not_break_the_envelope(
     sshd: SshServer, seed_venv: SeedVenv, tmp_path: Path, cli_env: dict[str, str]
 ) -> None:
     noisy = tmp_path / "noisy-python"
-    noisy.write_text(f'#!/bin/sh\necho "Welcome to gpu-box! {{\\"ok\\": false}}"\n'
-                     f'echo "motd on stderr" >&2\nexec {seed_venv.python} "$@"\n')
+    noisy.write_text(
+        f'#!/bin/sh\necho "Welcome to gpu-box! {{\\"ok\\": false}}"\n'
+        f'echo "motd on stderr" >&2\nexec {seed_venv.python} "$@"\n'
+    )
     noisy.chmod(0o755)
     hosts = write_hosts(tmp_path, sshd.host_entry("box", python=str(noisy)))
     r = cli(hosts, cli_env, "probe", "vllm.config:SchedulerConfig", "--json")
@@ -86,8 +90,9 @@ def test_noisy_login_output_does_not_break_the_envelope(
     assert json.loads(r.out)["symbols"][0]["qualname"] == "SchedulerConfig"
 
 
-def test_missing_remote_python_is_named(sshd: SshServer, tmp_path: Path,
-                                        cli_env: dict[str, str]) -> None:
+def test_missing_remote_python_is_named(
+    sshd: SshServer, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
     hosts = write_hosts(tmp_path, sshd.host_entry("box", python="/opt/nowhere/bin/python"))
     r = cli(hosts, cli_env, "probe", "vllm")
     assert r.code == 2
@@ -96,17 +101,20 @@ def test_missing_remote_python_is_named(sshd: SshServer, tmp_path: Path,
 
 
 def _fingerprint(pub: Path) -> str:
-    out = subprocess.run(["ssh-keygen", "-lf", str(pub)], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["ssh-keygen", "-lf", str(pub)], capture_output=True, text=True, check=True
+    ).stdout
     return out.split()[1]
 
 
-def test_unknown_host_key_refused_then_accepted(sshd: SshServer, seed_venv: SeedVenv,
-                                                tmp_path: Path, cli_env: dict[str, str]) -> None:
+def test_unknown_host_key_refused_then_accepted(
+    sshd: SshServer, seed_venv: SeedVenv, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
     known = tmp_path / "known_hosts"
     known.write_text("")
-    hosts = write_hosts(tmp_path, sshd.host_entry("box", python=str(seed_venv.python),
-                                                  known_hosts=str(known)))
+    hosts = write_hosts(
+        tmp_path, sshd.host_entry("box", python=str(seed_venv.python), known_hosts=str(known))
+    )
     r = cli(hosts, cli_env, "probe", "vllm.config:SchedulerConfig")
     assert r.code == 2
     assert _fingerprint(Path(str(sshd.host_key) + ".pub")) in r.err
@@ -119,8 +127,9 @@ def test_unknown_host_key_refused_then_accepted(sshd: SshServer, seed_venv: Seed
     assert r.code == 0, r.err
 
 
-def test_changed_host_key_refused_with_keygen_hint(sshd: SshServer, tmp_path: Path,
-                                                   cli_env: dict[str, str]) -> None:
+def test_changed_host_key_refused_with_keygen_hint(
+    sshd: SshServer, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
     other = tmp_path / "other_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
     keytype, blob = Path(str(other) + ".pub").read_text().split()[:2]
@@ -134,19 +143,20 @@ def test_changed_host_key_refused_with_keygen_hint(sshd: SshServer, tmp_path: Pa
     assert known.read_text().count("\n") == 1
 
 
-def test_wrong_client_key_is_an_auth_error(sshd: SshServer, tmp_path: Path,
-                                           cli_env: dict[str, str]) -> None:
+def test_wrong_client_key_is_an_auth_error(
+    sshd: SshServer, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
     stranger = tmp_path / "stranger"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)],
-                   check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)
     hosts = write_hosts(tmp_path, sshd.host_entry("box", identity=str(stranger)))
     r = cli(hosts, cli_env, "probe", "vllm")
     assert r.code == 2
     assert "authentication failed" in r.err and "Traceback" not in r.err
 
 
-def test_closed_port_fails_fast_and_clearly(sshd: SshServer, tmp_path: Path,
-                                            cli_env: dict[str, str]) -> None:
+def test_closed_port_fails_fast_and_clearly(
+    sshd: SshServer, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound but not listening: connections are refused
@@ -159,8 +169,7 @@ def test_closed_port_fails_fast_and_clearly(sshd: SshServer, tmp_path: Path,
     assert elapsed < 15
 
 
-def test_malformed_hosts_toml_names_file_and_line(tmp_path: Path, cli_env: dict[str, str]
-                                                  ) -> None:
+def test_malformed_hosts_toml_names_file_and_line(tmp_path: Path, cli_env: dict[str, str]) -> None:
     hosts = write_hosts(tmp_path, '[hosts.box]\naddress = "x"\nprot = 22\n')
     r = cli(hosts, cli_env, "probe", "vllm")
     assert r.code == 2

@@ -21,11 +21,19 @@ class CliResult:
     err: str
 
 
-def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 300) -> CliResult:
+def run_cli(
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None, timeout: float = 300
+) -> CliResult:
     full = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
-    cp = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True,
-                        text=True, env=full, cwd=cwd, timeout=timeout, check=False)
+    cp = subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
     return CliResult(cp.returncode, cp.stdout, cp.stderr)
 
 

@@ -19,8 +19,14 @@ def fn(*params: str, returns: str | None = None, file: str = "m.py") -> dict[str
             kind, p = "keyword-only", p[1:]
         name, _, default = p.partition("=")
         out.append({"name": name, "kind": kind, "default": default or None, "annotation": None})
-    return {"qualname": "f", "kind": "function", "file": file, "line": 1, "parameters": out,
-            "returns": returns}
+    return {
+        "qualname": "f",
+        "kind": "function",
+        "file": file,
+        "line": 1,
+        "parameters": out,
+        "returns": returns,
+    }
 
 
 @pytest.mark.parametrize(
@@ -44,8 +50,13 @@ def test_compare_symbols(old: dict[str, Any], new: dict[str, Any], kinds: list[s
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Optional[int]", "int | None"), ("Union[A, B]", "B | A"), ("List[int]", "list[int]"),
-     ("typing.Dict[str, int]", "dict[str, int]"), ("'Foo'", "Foo")],
+    [
+        ("Optional[int]", "int | None"),
+        ("Union[A, B]", "B | A"),
+        ("List[int]", "list[int]"),
+        ("typing.Dict[str, int]", "dict[str, int]"),
+        ("'Foo'", "Foo"),
+    ],
 )
 def test_annotation_spellings_agree(a: str, b: str) -> None:
     assert normalize_annotation(a) == normalize_annotation(b)
@@ -55,16 +66,26 @@ def test_diff_apis_moved_removed_added_changed() -> None:
     old = {"p.a:f": fn("x"), "p.a:g": fn("x"), "p.a:h": fn("x")}
     new = {"p.b:f": fn("x"), "p.a:h": fn("x", "y"), "p.a:k": fn()}
     got = {(e.status, e.symbol, e.moved_to) for e in diff_apis(old, new)}
-    assert got == {("moved", "p.a:f", "p.b:f"), ("removed", "p.a:g", None),
-                   ("changed", "p.a:h", None), ("added", "p.a:k", None)}
+    assert got == {
+        ("moved", "p.a:f", "p.b:f"),
+        ("removed", "p.a:g", None),
+        ("changed", "p.a:h", None),
+        ("added", "p.a:k", None),
+    }
     breaking = {e.symbol: e.breaking for e in diff_apis(old, new)}
     assert breaking == {"p.a:f": True, "p.a:g": True, "p.a:h": True, "p.a:k": False}
 
 
 def test_class_methods_added_and_removed() -> None:
     def cls(*methods: str) -> dict[str, Any]:
-        return {"qualname": "C", "kind": "class", "file": "m.py", "line": 1, "parameters": [],
-                "members": [{"qualname": f"C.{m}", "kind": "method"} for m in methods]}
+        return {
+            "qualname": "C",
+            "kind": "class",
+            "file": "m.py",
+            "line": 1,
+            "parameters": [],
+            "members": [{"qualname": f"C.{m}", "kind": "method"} for m in methods],
+        }
 
     kinds = [(c.kind, c.name) for c in compare_symbols(cls("run", "old"), cls("run", "new"))]
     assert kinds == [("method-removed", "old"), ("method-added", "new")]

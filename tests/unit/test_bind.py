@@ -21,9 +21,11 @@ KINDS = {
 
 def params_of(fn: Any) -> tuple[Parameter, ...]:
     return tuple(
-        Parameter(p.name, KINDS[p.kind],
-                  None if p.default is inspect.Parameter.empty else repr(p.default))
-        for p in inspect.signature(fn).parameters.values())
+        Parameter(
+            p.name, KINDS[p.kind], None if p.default is inspect.Parameter.empty else repr(p.default)
+        )
+        for p in inspect.signature(fn).parameters.values()
+    )
 
 
 def f_plain(a, b=2, *, c, **rest): ...  # type: ignore[no-untyped-def]
@@ -75,8 +77,7 @@ def test_bind_matches_cpython(fn: Any, shape: CallShape, expected: list[str]) ->
 def test_lenient_constructor_ignores_unknown_keywords() -> None:
     params = (Parameter("x", "positional-or-keyword"),)
     assert bind(CallShape(0, ("x", "extra")), params, ignore_unknown_kwargs=True) == []
-    assert [p.category for p in bind(CallShape(0, ("x", "extra")), params)] == [
-        "unexpected-kwarg"]
+    assert [p.category for p in bind(CallShape(0, ("x", "extra")), params)] == ["unexpected-kwarg"]
 
 
 def test_any_overload_binds() -> None:

@@ -23,8 +23,9 @@ MARK = re.compile(r"#\s*E:\s*([a-z-]+)")
 
 
 def scan() -> dict[str, Any]:
-    return callsites.run({"caller": "callerpkg", "callees": None, "paths": [str(SITE)]},
-                         lambda m: None)
+    return callsites.run(
+        {"caller": "callerpkg", "callees": None, "paths": [str(SITE)]}, lambda m: None
+    )
 
 
 def expected() -> set[tuple[int, str]]:
@@ -68,8 +69,9 @@ def test_findings_carry_callee_signature_and_fix(findings: list[Finding]) -> Non
 
 
 def test_report_json_round_trip(findings: list[Finding]) -> None:
-    report = CheckReport("t", "callerpkg", "0.1.0", {"calleepkg": "1.2.3"}, {}, tuple(findings),
-                         {"files": 2})
+    report = CheckReport(
+        "t", "callerpkg", "0.1.0", {"calleepkg": "1.2.3"}, {}, tuple(findings), {"files": 2}
+    )
     assert CheckReport.from_dict(report.to_dict()) == report
 
 
@@ -87,12 +89,19 @@ def test_override_compatibility(base: list[str], override: list[str], ok: bool) 
     def params(names: list[str]) -> list[dict[str, Any]]:
         out = []
         for n in names:
-            kind = ("var-keyword" if n.startswith("**") else "var-positional"
-                    if n.startswith("*") else "positional-or-keyword")
+            kind = (
+                "var-keyword"
+                if n.startswith("**")
+                else "var-positional"
+                if n.startswith("*")
+                else "positional-or-keyword"
+            )
             name, _, default = n.lstrip("*").partition("=")
             out.append({"name": name, "kind": kind, "default": default or None})
         return out
 
-    issues = override_issues({"kind": "method", "parameters": params(base)},
-                             {"kind": "method", "parameters": params(override)})
+    issues = override_issues(
+        {"kind": "method", "parameters": params(base)},
+        {"kind": "method", "parameters": params(override)},
+    )
     assert (issues == []) is ok

@@ -15,8 +15,9 @@ SITE = str(Path(__file__).resolve().parents[1] / "fixtures" / "site")
 
 def probe(module: str, qualname: str | None = None, **kw: Any) -> dict[str, Any]:
     warnings: list[str] = []
-    return signatures.run({"module": module, "qualname": qualname, "paths": [SITE], **kw},
-                          warnings.append)
+    return signatures.run(
+        {"module": module, "qualname": qualname, "paths": [SITE], **kw}, warnings.append
+    )
 
 
 def params(sym: dict[str, Any]) -> list[tuple[str, str, str | None]]:
@@ -26,56 +27,104 @@ def params(sym: dict[str, Any]) -> list[tuple[str, str, str | None]]:
 @pytest.mark.parametrize(
     ("module", "qualname", "expected"),
     [
-        ("calleepkg.core", "plain", [("a", "positional-or-keyword", None),
-                                     ("b", "positional-or-keyword", "2"),
-                                     ("c", "keyword-only", None), ("rest", "var-keyword", None)]),
-        ("calleepkg.lazy_mod", "LazyThing", [("a", "positional-only", None),
-                                             ("b", "positional-or-keyword", '"x"'),
-                                             ("args", "var-positional", None),
-                                             ("c", "keyword-only", None),
-                                             ("d", "keyword-only", "1.0"),
-                                             ("kw", "var-keyword", None)]),
+        (
+            "calleepkg.core",
+            "plain",
+            [
+                ("a", "positional-or-keyword", None),
+                ("b", "positional-or-keyword", "2"),
+                ("c", "keyword-only", None),
+                ("rest", "var-keyword", None),
+            ],
+        ),
+        (
+            "calleepkg.lazy_mod",
+            "LazyThing",
+            [
+                ("a", "positional-only", None),
+                ("b", "positional-or-keyword", '"x"'),
+                ("args", "var-positional", None),
+                ("c", "keyword-only", None),
+                ("d", "keyword-only", "1.0"),
+                ("kw", "var-keyword", None),
+            ],
+        ),
         # dataclass: default_factory, init=False dropped, InitVar kept, ClassVar dropped, KW_ONLY
-        ("calleepkg.core", "Record", [("name", "positional-or-keyword", None),
-                                      ("size", "positional-or-keyword", "0"),
-                                      ("cache", "positional-or-keyword", "dict"),
-                                      ("seed", "positional-or-keyword", "7"),
-                                      ("flag", "keyword-only", "False")]),
+        (
+            "calleepkg.core",
+            "Record",
+            [
+                ("name", "positional-or-keyword", None),
+                ("size", "positional-or-keyword", "0"),
+                ("cache", "positional-or-keyword", "dict"),
+                ("seed", "positional-or-keyword", "7"),
+                ("flag", "keyword-only", "False"),
+            ],
+        ),
         # inherited dataclass fields come first; kw_only=True applies to the child's own
-        ("calleepkg.core", "Child", [("name", "positional-or-keyword", None),
-                                     ("size", "positional-or-keyword", "0"),
-                                     ("cache", "positional-or-keyword", "dict"),
-                                     ("seed", "positional-or-keyword", "7"),
-                                     ("flag", "keyword-only", "False"),
-                                     ("extra", "keyword-only", None)]),
+        (
+            "calleepkg.core",
+            "Child",
+            [
+                ("name", "positional-or-keyword", None),
+                ("size", "positional-or-keyword", "0"),
+                ("cache", "positional-or-keyword", "dict"),
+                ("seed", "positional-or-keyword", "7"),
+                ("flag", "keyword-only", "False"),
+                ("extra", "keyword-only", None),
+            ],
+        ),
         # a decorator marked with PEP 681 dataclass_transform, defined in another module
-        ("calleepkg.core", "Configured", [("required_a", "positional-or-keyword", None),
-                                          ("optional_b", "positional-or-keyword", '"b"')]),
+        (
+            "calleepkg.core",
+            "Configured",
+            [
+                ("required_a", "positional-or-keyword", None),
+                ("optional_b", "positional-or-keyword", '"b"'),
+            ],
+        ),
         ("calleepkg.core", "PydDC", [("x", "positional-or-keyword", None)]),
         # pydantic model: keyword-only fields, alias is the init name, Field(default) positional
-        ("calleepkg.core", "Model", [("alpha", "keyword-only", None),
-                                     ("Beta", "keyword-only", '"b"')]),
-        ("calleepkg.core", "Point", [("x", "positional-or-keyword", None),
-                                     ("y", "positional-or-keyword", "0")]),
+        (
+            "calleepkg.core",
+            "Model",
+            [("alpha", "keyword-only", None), ("Beta", "keyword-only", '"b"')],
+        ),
+        (
+            "calleepkg.core",
+            "Point",
+            [("x", "positional-or-keyword", None), ("y", "positional-or-keyword", "0")],
+        ),
         # inherited constructor
-        ("calleepkg.core", "Derived", [("engine", "positional-or-keyword", None),
-                                       ("verbose", "keyword-only", "False")]),
+        (
+            "calleepkg.core",
+            "Derived",
+            [("engine", "positional-or-keyword", None), ("verbose", "keyword-only", "False")],
+        ),
         # star-import re-export
-        ("calleepkg.sub", "deep_fn", [("x", "positional-or-keyword", None),
-                                      ("y", "positional-or-keyword", "1")]),
+        (
+            "calleepkg.sub",
+            "deep_fn",
+            [("x", "positional-or-keyword", None), ("y", "positional-or-keyword", "1")],
+        ),
     ],
 )
-def test_parameters(module: str, qualname: str, expected: list[tuple[str, str, str | None]]
-                    ) -> None:
+def test_parameters(
+    module: str, qualname: str, expected: list[tuple[str, str, str | None]]
+) -> None:
     assert params(probe(module, qualname)["symbols"][0]) == expected
 
 
 @pytest.mark.parametrize(
     ("qualname", "via", "extra"),
-    [("Record", "dataclass", "forbid"), ("Configured", "dataclass_transform:calleepkg.transform.model",
-                                         "forbid"),
-     ("PydDC", "pydantic-dataclass", "ignore"), ("Model", "pydantic-model", "forbid"),
-     ("Point", "namedtuple", "forbid"), ("Base", "__init__", "forbid")],
+    [
+        ("Record", "dataclass", "forbid"),
+        ("Configured", "dataclass_transform:calleepkg.transform.model", "forbid"),
+        ("PydDC", "pydantic-dataclass", "ignore"),
+        ("Model", "pydantic-model", "forbid"),
+        ("Point", "namedtuple", "forbid"),
+        ("Base", "__init__", "forbid"),
+    ],
 )
 def test_constructor_rule_is_named(qualname: str, via: str, extra: str) -> None:
     ctor = probe("calleepkg.core", qualname)["symbols"][0]["constructor"]
@@ -115,9 +164,13 @@ def test_renamed_reexport_keeps_definition_name() -> None:
 def test_method_kinds_and_inherited_member() -> None:
     base = probe("calleepkg.core", "Base")["symbols"][0]
     kinds = {m["qualname"]: m["kind"] for m in base["members"]}
-    assert kinds == {"Base.__init__": "method", "Base.run": "method",
-                     "Base.helper": "staticmethod", "Base.build": "classmethod",
-                     "Base.name": "property"}
+    assert kinds == {
+        "Base.__init__": "method",
+        "Base.run": "method",
+        "Base.helper": "staticmethod",
+        "Base.build": "classmethod",
+        "Base.name": "property",
+    }
     assert "engine" in base["attributes"]
     run = probe("calleepkg.core", "Derived.run")
     assert run["symbols"][0]["qualname"] == "Base.run"
@@ -153,8 +206,9 @@ def test_source_excerpt_covers_decorators() -> None:
         ("calleepkg.core", "Base.rnu", "symbol-not-found", "Base.run"),
     ],
 )
-def test_misses_explain_themselves(module: str, qualname: str | None, kind: str,
-                                   suggestion: str | None) -> None:
+def test_misses_explain_themselves(
+    module: str, qualname: str | None, kind: str, suggestion: str | None
+) -> None:
     with pytest.raises(ProbeFailure) as info:
         probe(module, qualname)
     assert info.value.kind == kind
