@@ -53,7 +53,7 @@ class Parameter:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "name": self.name,
             "kind": self.kind,
             "default": self.default,

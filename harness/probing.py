@@ -72,6 +72,10 @@ class Envelope:
     fingerprint: tuple[tuple[str, int, int], ...] = ()
 
 
+def _fingerprint(raw: Any) -> tuple[tuple[str, int, int], ...]:
+    return tuple((str(p), int(m), int(z)) for p, m, z in raw or ())
+
+
 def parse_envelope(stdout: bytes) -> Envelope | None:
     """Find the last marked line; anything a login script printed around it is ignored."""
     idx = stdout.rfind(MARK)
@@ -93,7 +97,7 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
         details=obj.get("details") or {},
         traceback=obj.get("traceback"),
         cached=bool(obj.get("cached")),
-        fingerprint=tuple(tuple(f) for f in obj.get("fingerprint") or ()),  # type: ignore[misc]
+        fingerprint=_fingerprint(obj.get("fingerprint")),
     )
 
 
@@ -160,8 +164,8 @@ class _ResultCache:
                 data=obj["data"],
                 warnings=tuple(obj["warnings"]),
                 cached=True,
-                fingerprint=tuple(tuple(f) for f in obj["fingerprint"]),
-            )  # type: ignore[misc]
+                fingerprint=_fingerprint(obj["fingerprint"]),
+            )
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
