@@ -5,6 +5,10 @@ Manual ways, measured in the same run on the same sshd and venv:
   * ``ssh host python -c 'import MOD; inspect.signature(...)'`` -- if vLLM imports there
     (in the test venv it cannot: torch is not installed; that is reported, not hidden).
 
+"Warm" runs go through the harness mux server (connection sharing, like ControlPersist) that
+the cold run starts; the bench waits until it answers, says whether the warm runs really used
+it (no Paramiko import), and also times the direct path (HARNESS_SSH_PERSIST=0).
+
 Usage: python bench/probe_bench.py [--runs N]
 Prints medians and ratios (harness / manual). Needs /usr/sbin/sshd and the cached wheels.
 """
@@ -23,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from harness.targets import mux  # noqa: E402
 from tests.support.sshd import start_sshd, stop_sshd  # noqa: E402
 from tests.support.wheels import SEED_REQUIREMENTS, ensure_cached_venv, ensure_wheels  # noqa: E402
 
@@ -47,6 +52,28 @@ def median_of(argv: list[str], env: dict[str, str], runs: int) -> tuple[float, s
     return statistics.median(times), status
 
 
+def wait_for_mux(folder: Path, timeout: float = 15.0) -> bool:
+    """Wait until the mux server the cold run started answers ("warm" = connection kept)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        socks = sorted(folder.glob("*.sock")) if folder.is_dir() else []
+        if socks and mux.ping(str(socks[0]), wait=timeout) is not None:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def used_mux(argv: list[str], env: dict[str, str]) -> str:
+    """One more run with -X importtime: did it go through the mux, without Paramiko?"""
+    cp = subprocess.run(argv, capture_output=True, text=True, check=False,
+                        env={**env, "PYTHONPROFILEIMPORTTIME": "1", "HARNESS_MUX_DEBUG": "1"})
+    heavy = sorted({line.split("|")[-1].strip().split(".")[0] for line in cp.stderr.splitlines()
+                    if "|" in line} & {"paramiko", "fabric", "invoke", "cryptography"})
+    if "via mux" not in cp.stderr:
+        return "NO (connected directly)"
+    return "yes, importing " + ", ".join(heavy) if heavy else "yes (no paramiko/fabric imported)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
@@ -62,8 +89,11 @@ def main() -> None:
             hosts.write_text('default = "box"\n' + server.host_entry("box", python=str(venv.python)))
             home = root / "home"
             (home / ".ssh").mkdir(parents=True)
+            runtime = root / "rt"  # private mux socket folder, removed with the temp dir
+            runtime.mkdir(mode=0o700)
             env = {**os.environ, "HARNESS_HOSTS": str(hosts), "HOME": str(home),
-                   "NO_COLOR": "1", "COLUMNS": "200"}
+                   "NO_COLOR": "1", "COLUMNS": "200", "XDG_RUNTIME_DIR": str(runtime)}
+            env.pop("HARNESS_SSH_PERSIST", None)
             ssh = ["ssh", "-q", "-i", str(server.client_key), "-p", str(server.port),
                    "-o", f"UserKnownHostsFile={server.known_hosts}", "-o", "BatchMode=yes",
                    "-o", "StrictHostKeyChecking=yes", f"{server.user}@{server.host}"]
@@ -73,7 +103,10 @@ def main() -> None:
             cold, cp = timed(harness, env)
             if cp.returncode != 0:
                 sys.exit(f"harness failed: {cp.stderr}")
+            mux_ready = wait_for_mux(runtime / "harness-mux")
             warm, st_h = median_of(harness, env, opts.runs)
+            via_mux = used_mux(harness, env)
+            direct, st_d = median_of(harness, {**env, "HARNESS_SSH_PERSIST": "0"}, opts.runs)
             grep, st_g = median_of([*ssh, "grep", "-n", repr(f"def {SYMBOL}"), str(target_file)], env,
                                    opts.runs)
             code = (f"import inspect, {MODULE} as m; print(inspect.signature(m.{SYMBOL}))")
@@ -81,15 +114,20 @@ def main() -> None:
                                   max(1, opts.runs // 2))
             true_, _ = median_of([*ssh, "true"], env, opts.runs)
         finally:
+            mux.stop_all(runtime / "harness-mux")
             stop_sshd(proc)
 
     print(f"probe {MODULE}:{SYMBOL} over loopback sshd, median of {opts.runs} runs")
     print(f"  harness probe (cold, first run)    {cold:6.3f} s")
-    print(f"  harness probe (warm)               {warm:6.3f} s   [{st_h}]")
+    print(f"  harness probe (warm, shared conn)  {warm:6.3f} s   [{st_h}]")
+    print(f"  harness probe (direct, PERSIST=0)  {direct:6.3f} s   [{st_d}]")
     print(f"  ssh host grep -n 'def ...' FILE    {grep:6.3f} s   [{st_g}]")
     print(f"  ssh host python -c 'import; inspect' {imp:6.3f} s   [{st_i}]")
     print(f"  ssh host true (floor)              {true_:6.3f} s")
+    print(f"warm runs went through the mux:       {via_mux}"
+          + ("" if mux_ready else "  (the server was not ready after the cold run)"))
     print(f"ratio harness warm / ssh grep:        {warm / grep:5.2f}x  (target <= 2x)")
+    print(f"ratio harness direct / ssh grep:      {direct / grep:5.2f}x")
     if st_i == "ok":
         print(f"ratio harness warm / import+inspect:  {warm / imp:5.2f}x")
     else:

@@ -248,6 +248,23 @@ def hosts(
         raise typer.Exit(2)
 
 
+def _register_extensions() -> None:
+    """Command groups that live beside their domain code (runs, patches) add themselves here."""
+    import importlib
+
+    for name in ("harness.runs.cli", "harness.patching.cli"):
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if not exc.name or not name.startswith(exc.name):
+                raise  # a real import error inside the extension
+            continue
+        mod.register(app)
+
+
+_register_extensions()
+
+
 def _report_error(exc: HarnessError, prefix: str = "") -> None:
     from rich.markup import escape
 
