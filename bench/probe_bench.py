@@ -86,7 +86,8 @@ def main() -> None:
         server, proc = start_sshd(root / "sshd")
         try:
             hosts = root / "hosts.toml"
-            hosts.write_text('default = "box"\n' + server.host_entry("box", python=str(venv.python)))
+            entry = server.host_entry("box", python=str(venv.python))
+            hosts.write_text('default = "box"\n' + entry)
             home = root / "home"
             (home / ".ssh").mkdir(parents=True)
             runtime = root / "rt"  # private mux socket folder, removed with the temp dir
@@ -107,8 +108,8 @@ def main() -> None:
             warm, st_h = median_of(harness, env, opts.runs)
             via_mux = used_mux(harness, env)
             direct, st_d = median_of(harness, {**env, "HARNESS_SSH_PERSIST": "0"}, opts.runs)
-            grep, st_g = median_of([*ssh, "grep", "-n", repr(f"def {SYMBOL}"), str(target_file)], env,
-                                   opts.runs)
+            grep_argv = [*ssh, "grep", "-n", repr(f"def {SYMBOL}"), str(target_file)]
+            grep, st_g = median_of(grep_argv, env, opts.runs)
             code = (f"import inspect, {MODULE} as m; print(inspect.signature(m.{SYMBOL}))")
             imp, st_i = median_of([*ssh, str(venv.python), "-c", repr(code)], env,
                                   max(1, opts.runs // 2))

@@ -8,6 +8,7 @@ probe; binding and drift are pure (``harness.analysis``).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from harness.analysis.check import Checker
@@ -67,6 +68,25 @@ def used_refs(scan: dict[str, Any]) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
 
 
+def patched_texts(target: Target, patches: Path) -> tuple[dict[str, str], list[str]]:
+    """Absolute path -> text of every file the patch series would change, and notes."""
+    from harness.patching.ops import status
+
+    overrides: dict[str, str] = {}
+    notes: list[str] = []
+    for r in status(target, patches):
+        if r.plan is None:
+            notes.append(f"--with-patches: {r.note}")
+            continue
+        if not r.plan.ok:
+            notes.append(f"--with-patches: the {r.dist} series does not apply cleanly; "
+                         "checked without the conflicting patches")
+        for c in r.plan.changes:
+            if c.after is not None and r.root:
+                overrides[f"{r.root}/{c.path}"] = c.after
+    return overrides, notes
+
+
 def check(
     target: Target,
     caller: str,
@@ -74,9 +94,14 @@ def check(
     against: list[str] | None = None,
     baseline: list[str] | None = None,
     no_baseline: bool = False,
+    with_patches: Path | None = None,
 ) -> CheckReport:
     start = time.perf_counter()
-    env = run_probe(target, "callsites", {"caller": caller, "callees": against or None}, cache=True)
+    overrides, patch_notes = patched_texts(target, with_patches) if with_patches else ({}, [])
+    args: dict[str, Any] = {"caller": caller, "callees": against or None}
+    if overrides:
+        args["overrides"] = overrides
+    env = run_probe(target, "callsites", args, cache=True)
     scan = env.data
     scanned = time.perf_counter() - start
     versions = {top: info.get("version") for top, info in (scan.get("callees") or {}).items()}
@@ -118,5 +143,5 @@ def check(
             "scan_seconds": round(scanned, 3),
             "cached": env.cached,
         },
-        notes=tuple(notes) + tuple(env.warnings),
+        notes=tuple(patch_notes) + tuple(notes) + tuple(env.warnings),
     )

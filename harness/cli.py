@@ -24,24 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-TargetOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--target",
-        "-t",
-        help="host from hosts.toml, local[:PYTHON], venv:PATH or "
-        "pypi:NAME==VER[,...]; default: hosts.toml's default, else local",
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON (see README)")]
-AcceptOpt = Annotated[
-    bool,
-    typer.Option(
-        "--accept-new-host-key",
-        help="trust an unknown SSH host key and add it to known_hosts "
-        "(like OpenSSH accept-new); a changed key is always refused",
-    ),
-]
+from harness.cli_options import AcceptOpt, JsonOpt, TargetOpt  # noqa: E402 - shared by extensions
 
 
 class State:
@@ -141,6 +124,13 @@ def check(
     no_baseline: Annotated[
         bool, typer.Option("--no-baseline", help="skip drift (no PyPI download)")
     ] = False,
+    with_patches: Annotated[
+        bool,
+        typer.Option(
+            "--with-patches",
+            help="check the environment as it will be after the patch series in patches/",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -148,7 +138,16 @@ def check(
     from harness.check import check as do_check
 
     with _target(target, accept_new_host_key) as t:
-        report = do_check(t, caller, against=against, baseline=baseline, no_baseline=no_baseline)
+        from harness.patching.series import patches_root
+
+        report = do_check(
+            t,
+            caller,
+            against=against,
+            baseline=baseline,
+            no_baseline=no_baseline,
+            with_patches=patches_root(None) if with_patches else None,
+        )
     if as_json:
         _print_json(report.to_dict())
     else:

@@ -25,6 +25,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "live": ("_finder", "live"),
     "callsites": ("_finder", "_astindex", "_describe", "signatures", "callsites"),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),
+    "patchops": ("_finder", "patchops"),
 }
 
 

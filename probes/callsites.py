@@ -30,6 +30,9 @@ Ref = tuple
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
+    from probes import _astindex
+
+    _astindex.OVERRIDES.update(args.get("overrides") or {})
     finder = Finder(args.get("paths") or default_paths())
     index = Index(finder)
     lookup = Lookup(index, warn)

@@ -342,7 +342,8 @@ def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:
     keep: list[Change] = []
     for c in changes:
         if c.kind in ("parameter-added-required", "parameter-made-required"):
-            keep.append(c)
+            if c.name not in passed:  # a caller that now passes it is already fixed
+                keep.append(c)
         elif c.kind in ("parameter-removed", "parameter-kind-changed"):
             if spread or c.name in passed or max_pos > 0:
                 keep.append(c)

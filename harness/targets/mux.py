@@ -137,7 +137,8 @@ def mux_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """
     env = os.environ if environ is None else environ
     runtime = env.get("XDG_RUNTIME_DIR", "")
-    if runtime and os.path.isabs(runtime):
+    # Only an existing one: creating the session's runtime folder is the login manager's job.
+    if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
         base = Path(runtime) / "harness-mux"
     else:
         base = Path(os.path.expanduser("~")) / ".cache" / "harness" / "mux"
@@ -596,6 +597,8 @@ def spawn(
     with contextlib.suppress(OSError):
         if os.path.getsize(log_path) > MAX_LOG_BYTES:
             os.truncate(log_path, 0)
+    # Settings that make sense for the command the user ran, not for a long-lived server.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPROFILEIMPORTTIME", DEBUG_ENV)}
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
         proc = subprocess.Popen(
@@ -604,6 +607,7 @@ def spawn(
             stdout=subprocess.DEVNULL,
             stderr=fd,
             cwd=str(Path(harness.__file__).resolve().parent.parent),
+            env=env,
             start_new_session=True,
             close_fds=True,
         )

@@ -480,6 +480,7 @@ class SshTarget(Target):
             return self._mux
 
     def _attach_mux(self) -> MuxClient | None:
+        """Find the host's live mux server, or note where to start one after going direct."""
         if self._conn is not None and self._conn.transport is not None:
             return None  # already connected directly in this process: keep using that
         from harness.targets import mux

@@ -276,6 +276,26 @@ def test_unsafe_socket_folder_is_not_used(
     assert _server_pids(runtime) == []
 
 
+def test_new_host_keys_are_accepted_only_in_the_foreground(
+    sshd: SshServer, seed_venv: SeedVenv, tmp_path: Path, env: dict[str, str], runtime: Path
+) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    entry = sshd.host_entry("box", python=str(seed_venv.python), known_hosts=str(known))
+    hosts = _write_hosts(tmp_path, entry)
+    refused = _cli(hosts, env, "probe", REF)
+    assert refused.code == 2 and "--accept-new-host-key" in refused.err
+    assert "started mux server" not in refused.err  # no connection, nothing to keep
+    assert _sockets(runtime) == [] and _server_pids(runtime) == []
+    accepted = _cli(hosts, env, "probe", REF, "--accept-new-host-key")
+    assert accepted.code == 0, accepted.err
+    assert "started mux server" in accepted.err
+    _ready_server(runtime)  # it verified the key that is now in known_hosts
+    r = _cli(hosts, env, "probe", REF)
+    assert r.code == 0 and "via mux" in r.err
+    assert len(known.read_text().splitlines()) == 1
+
+
 def test_errors_cross_the_socket_unchanged(
     sshd: SshServer, tmp_path: Path, env: dict[str, str], runtime: Path
 ) -> None:

@@ -1,0 +1,1 @@
+"""Versioned patches for installed dists: series layout, pure planning, transactional writes."""

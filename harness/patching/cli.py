@@ -1,0 +1,104 @@
+"""Patch commands, registered on the main Typer app by ``harness.cli``."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from harness.cli_options import AcceptOpt, JsonOpt, TargetOpt
+
+PatchesOpt = Annotated[Path | None, typer.Option(
+    "--patches", help="the patches/ folder (default: ./patches or a parent folder's)",
+    file_okay=False)]
+DistOpt = Annotated[str | None, typer.Option("--dist", help="only this dist's series")]
+
+
+def register(app: typer.Typer) -> None:
+    from harness import cli as root
+
+    def _root(p: Path | None) -> Path:
+        from harness.patching.series import patches_root
+
+        return patches_root(p)
+
+    def _emit(reports: list[Any], as_json: bool, diffs: bool = False) -> None:
+        if as_json:
+            root._print_json([r.to_dict() for r in reports])
+            return
+        from harness.patching.views import status as view
+
+        view(root._console(), reports, diffs=diffs)
+
+    @app.command("patches")
+    def patches_cmd(target: TargetOpt = None, patches: PatchesOpt = None, dist: DistOpt = None,
+                    as_json: JsonOpt = False, accept_new_host_key: AcceptOpt = False) -> None:
+        """Each patch's state on the target: applied, applies cleanly, conflicts, skipped."""
+        from harness.patching.ops import status
+
+        with root._target(target, accept_new_host_key) as t:
+            reports = status(t, _root(patches), only=dist)
+        _emit(reports, as_json)
+        if any(r.plan is not None and not r.plan.ok for r in reports):
+            raise typer.Exit(1)
+
+    @app.command("apply-patches")
+    def apply_cmd(
+        target: TargetOpt = None, patches: PatchesOpt = None, dist: DistOpt = None,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="show the patch-diff report "
+                                              "against the live files; write nothing")] = False,
+        report: Annotated[Path | None, typer.Option(
+            "--report", help="also write the patch-diff report as Markdown", dir_okay=False)
+        ] = None,
+        force: Annotated[bool, typer.Option(
+            "--force", help="patch files that differ from pip's RECORD")] = False,
+        as_json: JsonOpt = False, accept_new_host_key: AcceptOpt = False,
+    ) -> None:
+        """Apply the series all-or-nothing, idempotently, with backups and a journal."""
+        from harness.patching.ops import apply_patches
+
+        with root._target(target, accept_new_host_key) as t:
+            reports = apply_patches(t, _root(patches), dry_run=dry_run, force=force, only=dist)
+            label = t.label
+        if report is not None:
+            from harness.patching.views import markdown
+
+            report.write_text(markdown(reports, label), encoding="utf-8")
+        _emit(reports, as_json, diffs=dry_run)
+        if not as_json and not dry_run:
+            wrote = sum(len(r.written) for r in reports)
+            root._console().print("[green]already applied: nothing written[/]" if not wrote
+                                  else f"[green]applied: {wrote} file(s) written[/]")
+        if dry_run and any(r.plan is not None and not r.plan.ok for r in reports):
+            raise typer.Exit(1)
+
+    @app.command("revert-patches")
+    def revert_cmd(
+        target: TargetOpt = None, patches: PatchesOpt = None, dist: DistOpt = None,
+        force: Annotated[bool, typer.Option(
+            "--force", help="restore originals even over files changed since")] = False,
+        as_json: JsonOpt = False, accept_new_host_key: AcceptOpt = False,
+    ) -> None:
+        """Restore every file harness patched, byte-identical (sha256 checked)."""
+        from harness.patching.ops import revert_patches
+
+        with root._target(target, accept_new_host_key) as t:
+            reports = revert_patches(t, _root(patches), force=force, only=dist)
+        _emit(reports, as_json)
+
+    @app.command("make-patch")
+    def make_cmd(
+        dist: Annotated[str, typer.Argument(help="the dist you edited on the target")],
+        files: Annotated[list[str] | None, typer.Argument(
+            help="files relative to site-packages (default: every hand-edited file)")] = None,
+        name: Annotated[str, typer.Option("--name", help="slug for NNNN-slug.patch")] = "fix",
+        why: Annotated[str | None, typer.Option("--why", help="one line for series.toml")
+                       ] = None,
+        target: TargetOpt = None, patches: PatchesOpt = None,
+        accept_new_host_key: AcceptOpt = False,
+    ) -> None:
+        """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""
+        from harness.patching.make import make_patch
+
+        with root._target(target, accept_new_host_key) as t:
+            path = make_patch(t, _root(patches), dist, files or [], name, why)
+        root._console().print(f"[green]wrote[/] {path} and appended it to series.toml")

@@ -1,0 +1,93 @@
+"""``harness make-patch``: turn hand edits on the target into the next patch of the series.
+
+The base of each file is what the series would produce (the backup of the pristine file with
+the series applied in memory) when harness patched it, else the file from the PyPI wheel of
+the installed version -- checked against pip's RECORD, so the base is what pip installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from harness.errors import PatchError, UsageError
+from harness.patching.diffs import apply, unified
+from harness.patching.ops import read_state
+from harness.patching.series import load_series, versions_with_series
+from harness.targets.base import Target
+
+
+def _wheel_text(dist: str, version: str, path: str) -> str | None:
+    from harness.targets.pypi import PypiTarget
+
+    roots = PypiTarget(f"{dist}=={version}").probe_paths()
+    f = Path(roots[0]) / path
+    return f.read_text(encoding="utf-8") if f.is_file() else None
+
+
+def _series_text(root: Path, dist: str, version: str, path: str, pristine: str) -> str:
+    series = load_series(root, dist, version)
+    text: str | None = pristine
+    for spec in series.patches if series else ():
+        for fp in spec.files:
+            if fp.path == path:
+                text = apply(fp, text).new_text or text
+    return text or ""
+
+
+def make_patch(target: Target, root: Path, dist: str, files: list[str], slug: str,
+               why: str | None) -> Path:
+    if not re.match(r"^[a-z0-9][a-z0-9-]*$", slug):
+        raise UsageError(f"--name {slug!r}: use lowercase letters, digits and dashes")
+    probe = read_state(target, dist, [])
+    version = probe.version
+    if version is None:
+        raise PatchError(f"{dist} is not installed on {target.label}")
+    wanted = files or probe.hand_edited()
+    if not wanted:
+        raise UsageError(f"no hand edits found in {dist} {version} on {target.label}",
+                         "name the files: harness make-patch DIST speculators/x.py")
+    state = read_state(target, dist, wanted)
+    manifest_files = state.manifest.get("files") or {}
+    chunks = []
+    for path in wanted:
+        live = state.live[path]
+        if live.text is None:
+            raise PatchError(f"{path}: missing or not UTF-8 on {target.label}")
+        if path in manifest_files and state.backups.get(path):
+            base = _series_text(root, dist, version, path, state.backups[path]["text"])
+        else:
+            wheel = _wheel_text(dist, version, path)
+            if wheel is None:
+                raise PatchError(f"{path}: not in the {dist} {version} wheel")
+            got = hashlib.sha256(wheel.encode()).hexdigest()
+            if state.record.get(path) and got != state.record[path]:
+                raise PatchError(f"{path}: the PyPI wheel does not match the target's RECORD",
+                                 "was this dist installed from another index or build?")
+            base = wheel
+        if base == live.text:
+            continue
+        chunks.append(unified(path, base, live.text))
+    if not chunks:
+        raise UsageError("the named files do not differ from their base; nothing to record")
+    folder = root / dist / version
+    folder.mkdir(parents=True, exist_ok=True)
+    numbers = [int(p.name[:4]) for p in folder.glob("[0-9][0-9][0-9][0-9]-*.patch")]
+    name = f"{(max(numbers) + 1) if numbers else 1:04d}-{slug}.patch"
+    reason = why or f"recorded from hand edits on {target.label}"
+    header = f"{reason}\n\nMade by `harness make-patch {dist}` on {target.label}.\n\n"
+    (folder / name).write_text(header + "".join(chunks), encoding="utf-8")
+    series = folder / "series.toml"
+    entry = f'\n[[patch]]\nfile = "{name}"\nwhy = {_toml_str(reason)}\n'
+    with series.open("a", encoding="utf-8") as f:
+        f.write(entry)
+    if versions_with_series(root, dist) and load_series(root, dist, version) is None:
+        raise PatchError(f"{series}: could not be read back")
+    return folder / name
+
+
+def _toml_str(s: str) -> str:
+    import json
+
+    return json.dumps(s)

@@ -1,0 +1,243 @@
+"""Patch commands: read the target, plan (pure), write through the transactional probe.
+
+Reads and writes both go through ``probes/patchops.py`` on the target's own Python, so local,
+venv and SSH targets behave identically and a dropped link cannot leave a half-applied series.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import PatchConflict, PatchError, TargetError, UsageError, VersionMismatch
+from harness.patching.plan import (
+    FileChange,
+    LiveFile,
+    Plan,
+    new_manifest,
+    plan_apply,
+    plan_revert,
+    sha,
+)
+from harness.patching.series import (
+    Series,
+    dists_with_series,
+    load_series,
+    versions_with_series,
+)
+from harness.probing import run_probe
+from harness.targets.base import Target
+
+
+@dataclass(frozen=True)
+class TargetState:
+    """What patchops' read action returned for one dist."""
+
+    dist: str
+    version: str | None
+    root: str
+    live: dict[str, LiveFile]
+    manifest: dict[str, Any]
+    backups: dict[str, Any]
+    record: dict[str, str]
+    actual: dict[str, str | None]
+    recovered: dict[str, Any] | None
+
+    def hand_edited(self) -> list[str]:
+        """Installed files that match neither pip's RECORD nor what harness wrote."""
+        ours = {p: e.get("after_sha256") for p, e in (self.manifest.get("files") or {}).items()}
+        out = []
+        for path, got in sorted(self.actual.items()):
+            want = self.record.get(path)
+            if want and got and got != want and ours.get(path) != got:
+                out.append(path)
+        return out
+
+
+@dataclass(frozen=True)
+class DistReport:
+    dist: str
+    installed: str | None
+    series_versions: list[str]
+    plan: Plan | None
+    hand_edited: list[str]
+    recovered: dict[str, Any] | None = None
+    written: list[str] = field(default_factory=list)
+    note: str | None = None
+    root: str | None = None  # the target's site-packages
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dist": self.dist, "installed": self.installed,
+                "series_versions": self.series_versions,
+                "plan": self.plan.to_dict() if self.plan else None,
+                "hand_edited": self.hand_edited, "recovered": self.recovered,
+                "written": self.written, "note": self.note}
+
+
+def _installed_versions(target: Target, dists: list[str]) -> dict[str, str | None]:
+    from packaging.utils import canonicalize_name
+
+    env = run_probe(target, "facts", {"dists": dists, "gpus": False})
+    return {canonicalize_name(k): v for k, v in (env.data.get("dists") or {}).items()}
+
+
+def read_state(target: Target, dist: str, files: list[str]) -> TargetState:
+    data = run_probe(target, "patchops", {"action": "read", "dist": dist, "files": files}).data
+    live = {}
+    for path, info in (data.get("files") or {}).items():
+        if "error" in info:
+            raise PatchError(f"{target.label}: {info['error']}",
+                             "patch paths must stay inside the dist's own files")
+        exists = info.get("exists", False)
+        text = info.get("text") if exists else None
+        live[path] = LiveFile(path, text, info.get("sha256"), info.get("mode"),
+                              data["record"].get(path), binary=exists and text is None)
+    return TargetState(dist, data.get("version"), data["root"], live, data.get("manifest") or {},
+                       data.get("backups") or {}, data.get("record") or {},
+                       data.get("actual") or {}, data.get("recovered"))
+
+
+def _series_for(root: Path, dist: str, version: str | None) -> tuple[Series | None, list[str]]:
+    versions = versions_with_series(root, dist)
+    if version is None:
+        return None, versions
+    return load_series(root, dist, version), versions
+
+
+def _dists(root: Path, only: str | None) -> list[str]:
+    dists = dists_with_series(root)
+    if only:
+        return [only]
+    if not dists:
+        raise UsageError(f"no patch series under {root}",
+                         "create patches/<dist>/<version>/series.toml, or `harness make-patch`")
+    return dists
+
+
+def status(target: Target, root: Path, *, only: str | None = None,
+           force: bool = False) -> list[DistReport]:
+    """Per dist: installed version, the series for it, each patch's state, hand edits."""
+    dists = _dists(root, only)
+    installed = _installed_versions(target, dists + _required_dists(root, dists))
+    out = []
+    for dist in dists:
+        version = installed.get(dist)
+        series, versions = _series_for(root, dist, version)
+        if version is None:
+            out.append(DistReport(dist, None, versions, None, [],
+                                  note=f"{dist} is not installed on {target.label}"))
+            continue
+        if series is None:
+            out.append(DistReport(dist, version, versions, None, [],
+                                  note=f"no series for {dist} {version}; series exist for: "
+                                  f"{', '.join(versions) or 'none'}"))
+            continue
+        files = sorted({fp.path for p in series.patches for fp in p.files})
+        state = read_state(target, dist, files)
+        plan = plan_apply(series, state.live, installed, state.manifest, force=force)
+        out.append(DistReport(dist, version, versions, plan, state.hand_edited(),
+                              state.recovered, root=state.root))
+    return out
+
+
+def _required_dists(root: Path, dists: list[str]) -> list[str]:
+    names: set[str] = set()
+    for d in dists:
+        for v in versions_with_series(root, d):
+            s = load_series(root, d, v)
+            for p in s.patches if s else ():
+                names.update(n for n, _ in p.requires)
+    return sorted(names)
+
+
+def _holder(command: str) -> dict[str, Any]:
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name is no reason to fail
+        user = "?"
+    return {"user": user, "host": socket.gethostname(), "command": command,
+            "laptop_pid": os.getpid()}
+
+
+def _write(target: Target, dist: str, changes: list[FileChange], manifest: dict[str, Any],
+           command: str) -> list[str]:
+    if not target.writable:
+        raise TargetError(f"{target.label} is read-only", "patch a host, local or venv: target")
+    payload = [{"path": c.path, "before_sha": c.before_sha256, "after_text": c.after,
+                "mode": c.mode} for c in changes]
+    env = run_probe(target, "patchops", {"action": "write", "dist": dist, "changes": payload,
+                                         "manifest": manifest, "lock_holder": _holder(command)})
+    return list(env.data.get("written") or [])
+
+
+def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: bool = False,
+                  only: str | None = None) -> list[DistReport]:
+    """All-or-nothing across every dist: any conflict or refusal means nothing is written."""
+    reports = status(target, root, only=only, force=force)
+    blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
+    if dry_run:
+        return reports
+    if blocked:
+        lines = []
+        for r in blocked:
+            assert r.plan is not None
+            lines += list(r.plan.problems)
+            for p in r.plan.patches:
+                for c in p.conflicts:
+                    lines.append(f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
+                                 f"{c['patch_line']}) does not match")
+        raise PatchConflict("nothing was written: " + "; ".join(lines),
+                            "run `harness patches` for the expected vs found lines")
+    if only and reports and reports[0].plan is None:
+        raise VersionMismatch(reports[0].note or "no series applies")
+    written_reports = []
+    for r in reports:
+        if r.plan is None or not r.plan.changes:
+            written_reports.append(r)
+            continue
+        series = load_series(root, r.dist, r.plan.series_version or "")
+        assert series is not None
+        state = read_state(target, r.dist, [c.path for c in r.plan.changes])
+        manifest = new_manifest(r.plan, series, state.manifest)
+        written = _write(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
+        written_reports.append(DistReport(r.dist, r.installed, r.series_versions, r.plan,
+                                          r.hand_edited, r.recovered, written))
+    return written_reports
+
+
+def revert_patches(target: Target, root: Path, *, force: bool = False,
+                   only: str | None = None) -> list[DistReport]:
+    out = []
+    for dist in _dists(root, only):
+        probe = read_state(target, dist, [])
+        files = sorted((probe.manifest.get("files") or {}))
+        if not files:
+            out.append(DistReport(dist, probe.version, [], None, [], probe.recovered,
+                                  note="nothing to revert"))
+            continue
+        state = read_state(target, dist, files)
+        changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
+        if problems:
+            raise PatchError(f"{target.label}: not reverting {dist}: " + "; ".join(problems),
+                             "nothing was written")
+        written = _write(target, dist, changes, {"files": {}}, "revert-patches")
+        out.append(DistReport(dist, state.version, [], None, [], state.recovered, written,
+                              note=f"restored {len(written)} file(s) byte-identical"))
+    return out
+
+
+def file_modules(paths: list[str]) -> list[str]:
+    out = []
+    for p in paths:
+        if p.endswith(".py"):
+            mod = p[:-3].replace("/", ".")
+            out.append(mod[: -len(".__init__")] if mod.endswith(".__init__") else mod)
+    return out
+
+
+__all__ = ["DistReport", "TargetState", "apply_patches", "file_modules", "read_state",
+           "revert_patches", "sha", "status"]

@@ -1,0 +1,198 @@
+"""Plan a patch series against the live files: per-patch state and every file's result. Pure.
+
+Everything is computed in memory before anything is written, so a conflict in the third file
+of the fifth patch means nothing at all changes on the target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.patching.diffs import ApplyResult, apply, is_applied, reverse, unified
+from harness.patching.series import Series, requirement_problem
+
+APPLIED = "applied"
+APPLIES = "applies cleanly"
+CONFLICTS = "conflicts"
+SKIPPED = "skipped"
+BY_HAND = "applied by hand"
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LiveFile:
+    """A file as read on the target."""
+
+    path: str
+    text: str | None  # None: missing (or not UTF-8, see ``binary``)
+    sha256: str | None
+    mode: int | None = None
+    record_sha256: str | None = None  # what pip installed
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class PatchState:
+    id: str
+    why: str
+    state: str  # applied | applies cleanly | conflicts | skipped | applied by hand
+    detail: str = ""
+    conflicts: tuple[dict[str, Any], ...] = ()  # {file, hunk, patch_line, expected, found}
+    offsets: tuple[str, ...] = ()  # "file: hunk at line N (offset +k)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "why": self.why, "state": self.state, "detail": self.detail,
+                "conflicts": list(self.conflicts), "offsets": list(self.offsets)}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    before: str | None
+    after: str | None
+    before_sha256: str | None
+    mode: int | None
+
+    def diff(self) -> str:
+        return unified(self.path, self.before or "", self.after or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "before_sha256": self.before_sha256,
+                "after_sha256": sha(self.after) if self.after is not None else None,
+                "diff": self.diff()}
+
+
+@dataclass(frozen=True)
+class Plan:
+    dist: str
+    version: str | None
+    series_version: str | None
+    patches: tuple[PatchState, ...]
+    changes: tuple[FileChange, ...]
+    problems: tuple[str, ...] = ()  # refusals that are not conflicts (hand edits, paths)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(p.state != CONFLICTS for p in self.patches)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dist": self.dist, "version": self.version,
+                "series_version": self.series_version, "ok": self.ok,
+                "patches": [p.to_dict() for p in self.patches],
+                "changes": [c.to_dict() for c in self.changes],
+                "problems": list(self.problems), "notes": list(self.notes)}
+
+
+def _conflict_info(r: ApplyResult) -> list[dict[str, Any]]:
+    out = []
+    for h in r.conflicts:
+        out.append({"file": r.path, "hunk": h.hunk.header, "patch_line": h.hunk.patch_line,
+                    "expected": "".join(h.expected), "found": "".join(h.found)})
+    return out
+
+
+def plan_apply(series: Series, live: dict[str, LiveFile], installed: dict[str, str | None],
+               manifest: dict[str, Any], *, force: bool = False) -> Plan:
+    """What applying ``series`` would do to ``live`` files (every file of every patch)."""
+    texts: dict[str, str | None] = {p: f.text for p, f in live.items()}
+    applied_ids = {a["id"] for a in manifest.get("applied") or []}
+    mfiles = manifest.get("files") or {}
+    states: list[PatchState] = []
+    problems: list[str] = []
+    for spec in series.patches:
+        why_not = requirement_problem(spec, installed)
+        if why_not:
+            states.append(PatchState(spec.id, spec.why, SKIPPED, why_not))
+            continue
+        if spec.id in applied_ids and all(
+            (mfiles.get(fp.path) or {}).get("after_sha256") == live[fp.path].sha256
+            for fp in spec.files
+        ):
+            states.append(PatchState(spec.id, spec.why, APPLIED))
+            continue
+        results = [apply(fp, texts.get(fp.path)) for fp in spec.files]
+        conflicts = [c for r in results for c in _conflict_info(r)]
+        if conflicts:
+            if all(is_applied(fp, texts.get(fp.path)) for fp in spec.files):
+                states.append(PatchState(spec.id, spec.why, BY_HAND,
+                                         "the files already contain this change"))
+                continue
+            states.append(PatchState(spec.id, spec.why, CONFLICTS,
+                                     f"{len(conflicts)} hunk(s) do not match",
+                                     tuple(conflicts)))
+            continue
+        offsets = tuple(f"{r.path}: hunk {h.hunk.header} at line {h.applied_at} "
+                        f"(offset {h.offset:+d})" for r in results for h in r.hunks
+                        if h.offset)
+        for r in results:
+            texts[r.path] = r.new_text
+        states.append(PatchState(spec.id, spec.why, APPLIES, "", (), offsets))
+    changes = []
+    for path, f in sorted(live.items()):
+        after = texts.get(path)
+        if after == f.text:
+            continue
+        if f.binary:
+            problems.append(f"{path}: not UTF-8 text; harness patches text files only")
+        pristine = f.record_sha256 is None or f.sha256 == f.record_sha256
+        ours = (mfiles.get(path) or {}).get("after_sha256") == f.sha256
+        if not pristine and not ours and not force:
+            problems.append(f"{path}: differs from what pip installed (RECORD) and was not "
+                            "patched by harness: edited by hand? (--force to patch anyway)")
+        changes.append(FileChange(path, f.text, after, f.sha256, f.mode))
+    return Plan(series.dist, installed.get(series.dist), series.version, tuple(states),
+                tuple(changes), tuple(problems))
+
+
+def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, Any]:
+    """Pure: the manifest after ``plan`` is written (pristine shas kept from the first apply)."""
+    files = dict(old.get("files") or {})
+    for c in plan.changes:
+        entry = dict(files.get(c.path) or {"pristine_sha256": c.before_sha256})
+        entry["after_sha256"] = sha(c.after) if c.after is not None else None
+        entry["mode"] = c.mode
+        files[c.path] = entry
+    applied = [a for a in old.get("applied") or []]
+    known = {a["id"] for a in applied}
+    by_id = {s.id: s for s in series.patches}
+    for p in plan.patches:
+        if p.state == APPLIES and p.id not in known:
+            applied.append({"id": p.id, "sha256": by_id[p.id].sha256})
+    return {"dist": plan.dist, "version": plan.version, "series": f"{series.dist}/"
+            f"{series.version}", "applied": applied, "files": files}
+
+
+def plan_revert(manifest: dict[str, Any], live: dict[str, LiveFile],
+                backups: dict[str, Any], *, force: bool = False) -> tuple[list[FileChange],
+                                                                          list[str]]:
+    """Pure: restore every file harness changed, byte-identical, or say why not."""
+    changes: list[FileChange] = []
+    problems: list[str] = []
+    for path, entry in sorted((manifest.get("files") or {}).items()):
+        f = live.get(path)
+        if f is None:
+            problems.append(f"{path}: not readable on the target")
+            continue
+        if f.sha256 != entry.get("after_sha256") and not force:
+            problems.append(f"{path}: changed since harness patched it (reinstalled or edited?)"
+                            "; refusing to clobber it (--force restores the original anyway)")
+            continue
+        b = backups.get(path)
+        if b is None or b.get("sha256") != entry.get("pristine_sha256"):
+            problems.append(f"{path}: the backup is missing or does not match the manifest")
+            continue
+        if f.record_sha256 and b["sha256"] != f.record_sha256:
+            problems.append(f"{path}: the backup does not match pip's RECORD")
+            continue
+        changes.append(FileChange(path, f.text, b["text"], f.sha256, entry.get("mode")))
+    return changes, problems
+
+
+__all__ = ["APPLIED", "APPLIES", "BY_HAND", "CONFLICTS", "SKIPPED", "FileChange", "LiveFile",
+           "Plan", "PatchState", "new_manifest", "plan_apply", "plan_revert", "reverse"]
