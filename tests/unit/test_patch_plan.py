@@ -1,0 +1,98 @@
+"""Planning a series against live files: states, all-or-nothing, manifests, revert. Pure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.patching.diffs import parse, unified
+from harness.patching.plan import (
+    APPLIED,
+    APPLIES,
+    BY_HAND,
+    CONFLICTS,
+    SKIPPED,
+    LiveFile,
+    new_manifest,
+    plan_apply,
+    plan_revert,
+    sha,
+)
+from harness.patching.series import PatchSpec, Series
+
+A0 = "".join(f"a{i}\n" for i in range(10))
+B0 = "".join(f"b{i}\n" for i in range(10))
+A1 = A0.replace("a3\n", "A3\n")
+B1 = B0.replace("b5\n", "B5\n")
+
+
+def spec(pid: str, text: str, requires: tuple[tuple[str, str], ...] = ()) -> PatchSpec:
+    return PatchSpec(pid, Path(f"{pid}.patch"), f"why {pid}", requires, text,
+                     tuple(parse(text, pid)))
+
+
+SERIES = Series("pkg", "1.0", Path("."), (
+    spec("0001-a", unified("pkg/a.py", A0, A1)),
+    spec("0002-b", unified("pkg/b.py", B0, B1), (("dep", ">=2"),)),
+))
+
+
+def live(a: str, b: str, record: bool = True) -> dict[str, LiveFile]:
+    return {"pkg/a.py": LiveFile("pkg/a.py", a, sha(a), 0o644, sha(A0) if record else None),
+            "pkg/b.py": LiveFile("pkg/b.py", b, sha(b), 0o644, sha(B0) if record else None)}
+
+
+def states(plan) -> list[str]:  # type: ignore[no-untyped-def]
+    return [p.state for p in plan.patches]
+
+
+def test_clean_plan_applies_both_files() -> None:
+    plan = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2.1"}, {})
+    assert states(plan) == [APPLIES, APPLIES] and plan.ok
+    assert {c.path: c.after for c in plan.changes} == {"pkg/a.py": A1, "pkg/b.py": B1}
+
+
+def test_requires_not_met_skips_with_reason() -> None:
+    plan = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "1.9"}, {})
+    assert states(plan) == [APPLIES, SKIPPED]
+    assert plan.patches[1].detail == "dep 1.9 is not >=2"
+    assert [c.path for c in plan.changes] == ["pkg/a.py"]
+
+
+def test_conflict_anywhere_means_not_ok() -> None:
+    plan = plan_apply(SERIES, live(A0, B0.replace("b4\n", "changed\n")),
+                      {"pkg": "1.0", "dep": "2"}, {}, force=True)
+    assert states(plan) == [APPLIES, CONFLICTS] and not plan.ok
+    assert plan.patches[1].conflicts[0]["file"] == "pkg/b.py"
+
+
+def test_applied_by_manifest_then_idempotent() -> None:
+    first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, {})
+    manifest = new_manifest(first, SERIES, {})
+    again = plan_apply(SERIES, live(A1, B1), {"pkg": "1.0", "dep": "2"}, manifest)
+    assert states(again) == [APPLIED, APPLIED] and again.changes == ()
+    assert manifest["files"]["pkg/a.py"] == {"pristine_sha256": sha(A0),
+                                             "after_sha256": sha(A1), "mode": 0o644}
+
+
+def test_applied_by_hand_is_recognised() -> None:
+    plan = plan_apply(SERIES, live(A1, B0, record=False), {"pkg": "1.0", "dep": "2"}, {})
+    assert states(plan) == [BY_HAND, APPLIES]
+
+
+def test_hand_edited_target_file_is_refused_without_force() -> None:
+    edited = A0.replace("a8\n", "mine\n")
+    plan = plan_apply(SERIES, live(edited, B0), {"pkg": "1.0", "dep": "2"}, {})
+    assert not plan.ok and "edited by hand" in plan.problems[0]
+    assert plan_apply(SERIES, live(edited, B0), {"pkg": "1.0", "dep": "2"}, {}, force=True).ok
+
+
+def test_revert_restores_backups_and_refuses_changed_files() -> None:
+    first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, {})
+    manifest = new_manifest(first, SERIES, {})
+    backups = {"pkg/a.py": {"sha256": sha(A0), "text": A0},
+               "pkg/b.py": {"sha256": sha(B0), "text": B0}}
+    changes, problems = plan_revert(manifest, live(A1, B1), backups)
+    assert problems == [] and {c.path: c.after for c in changes} == {"pkg/a.py": A0,
+                                                                    "pkg/b.py": B0}
+    changes, problems = plan_revert(manifest, live(A1, B1 + "x\n"), backups)
+    assert len(problems) == 1 and "changed since harness patched it" in problems[0]
