@@ -251,7 +251,7 @@ def _register_extensions() -> None:
     """Command groups that live beside their domain code (runs, patches) add themselves here."""
     import importlib
 
-    for name in ("harness.runs.cli", "harness.patching.cli"):
+    for name in ("harness.runs.cli", "harness.patching.cli", "harness.report.cli"):
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -1,0 +1,72 @@
+"""Gather the review from the target: facts, patch series, check results, the step. I/O edge."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.report.model import Review, judge
+from harness.targets.base import Target
+
+
+def _stale(target: Target) -> list[dict[str, Any]]:
+    """Processes holding /dev/nvidia* whose run is gone (from the runs preflight, if present)."""
+    try:
+        from harness.runs import preflight
+    except ImportError:
+        return []
+    fn = getattr(preflight, "stale_gpu_holders", None)
+    if fn is None:
+        return []
+    try:
+        return [h if isinstance(h, dict) else getattr(h, "to_dict", lambda: {})()
+                for h in fn(target)]
+    except HarnessError:
+        return []
+
+
+def _step(target: Target, step: str | None, pipeline: Path | None,
+          overrides: dict[str, str]) -> dict[str, Any] | None:
+    if step is None:
+        return None
+    try:
+        from harness.runs import pipeline as pl
+    except ImportError:
+        return {"name": step, "error": "pipeline steps are not available in this build"}
+    describe = getattr(pl, "describe_step", None)
+    if describe is None:
+        return {"name": step, "error": "pipeline steps are not available in this build"}
+    try:
+        return dict(describe(target, step, pipeline, overrides))
+    except HarnessError as exc:
+        return {"name": step, "error": exc.message}
+
+
+def build_review(target: Target, patches: Path, *, callers: list[str] | None = None,
+                 step: str | None = None, pipeline: Path | None = None,
+                 overrides: dict[str, str] | None = None) -> Review:
+    from harness.check import check
+    from harness.patching.ops import status
+    from harness.patching.series import dists_with_series
+    from harness.probe import gather_facts
+
+    facts = gather_facts(target).to_dict()
+    stale = _stale(target)
+    series_dists = dists_with_series(patches)
+    patch_reports = [r.to_dict() for r in status(target, patches)] if series_dists else []
+    installed = facts.get("dists") or {}
+    names = callers or [d for d in series_dists if installed.get(d) or any(
+        r["dist"] == d and r["installed"] for r in patch_reports)]
+    live: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    pending = any(p["state"] == "applies cleanly" for r in patch_reports
+                  if r.get("plan") for p in r["plan"]["patches"])
+    for caller in names[:1]:  # one caller per report: the one the series is for
+        live = check(target, caller).to_dict()
+        after = check(target, caller, with_patches=patches).to_dict() if pending else live
+    step_info = _step(target, step, pipeline, overrides or {})
+    reasons = judge(facts, stale, patch_reports, live, after, step_info)
+    return Review(target.label, time.strftime("%Y-%m-%d %H:%M:%S %Z"), facts, stale,
+                  patch_reports, live, after, step_info, reasons)
