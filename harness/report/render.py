@@ -152,7 +152,7 @@ def html_page(r: Review) -> str:
                       for p in d["patches"]]
             parts.append("</table>")
         for c in d["changes"]:
-            parts.append(f"<details><summary>{e(c['path'])} (diff against the live file)"
+            parts.append(f"<details open><summary>{e(c['path'])} (diff against the live file)"
                          f"</summary>{_diff_html(c['diff'])}</details>")
         if d["hand_edited"]:
             parts.append(f"<p>Edited by hand since install: {e(', '.join(d['hand_edited']))}</p>")
