@@ -289,6 +289,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(mode=0o700, parents=True)
     monkeypatch.setenv("HOME", str(home))
+    # No background connection servers unless a test asks (test_mux does): each would hold an
+    # sshd session until the fixture tears down, and cost ~7 s of CPU across the suite.
+    monkeypatch.setenv("HARNESS_SSH_PERSIST", "0")
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     monkeypatch.delenv("SSH_AGENT_PID", raising=False)
     return home
