@@ -27,6 +27,7 @@ from typing import Any, Callable
 from probes._finder import Finder, ProbeFailure, default_paths, dist_files
 
 STATE = ".harness-patches"
+LOCK_WAIT_S = 1.0  # a second writer fails (naming the holder) after this long
 
 
 def sha256(data: bytes) -> str:
@@ -170,29 +171,61 @@ class Ops:
         except (OSError, ValueError):
             return {}
 
-    # -- lock -----------------------------------------------------------------------------
-    def _holder(self) -> dict[str, Any] | None:
+    # -- lock ---------------------------------------------------------------------------
+    # Liveness is the flock itself, never ``kill(pid, 0)``: the kernel drops a dead process's
+    # flock at exit, while its pid stays "alive" as an unreaped zombie (containers whose PID 1
+    # does not reap) or comes back as another process (pid reuse).
+    def _try_flock(self, how: int) -> int | None:
+        """An fd holding the lock file's flock (``how``, non-blocking), or None if busy."""
+        path = os.path.join(self.state, "lock")
         try:
-            with open(os.path.join(self.state, "lock.json"), encoding="utf-8") as f:
-                holder = json.load(f)
-        except (OSError, ValueError):
-            return None
-        return holder if _alive(holder.get("pid")) else None
-
-    def _lock(self, holder: dict[str, Any]) -> int:
-        os.makedirs(self.state, mode=0o755, exist_ok=True)
-        fd = os.open(os.path.join(self.state, "lock"), os.O_RDWR | os.O_CREAT, 0o644)
+            fd = (os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if how == fcntl.LOCK_EX
+                  else os.open(path, os.O_RDONLY))
+        except OSError:
+            if how == fcntl.LOCK_EX:
+                raise
+            return -1  # no lock file (never locked here) or unreadable: no holder to see
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
+            return None
+        return fd
+
+    def _held(self) -> bool:
+        """True while a writer (or a recovery) holds the lock."""
+        fd = self._try_flock(fcntl.LOCK_SH)
+        if fd is None:
+            return True
+        if fd >= 0:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        return False
+
+    def _holder(self) -> dict[str, Any] | None:
+        if not self._held():
+            return None
+        try:
+            with open(os.path.join(self.state, "lock.json"), encoding="utf-8") as f:
+                return dict(json.load(f))
+        except (OSError, ValueError, TypeError):
+            return {}
+
+    def _lock(self, holder: dict[str, Any]) -> int:
+        os.makedirs(self.state, mode=0o755, exist_ok=True)
+        deadline = time.monotonic() + LOCK_WAIT_S  # rides out a reader's or recovery's peek
+        fd = self._try_flock(fcntl.LOCK_EX)
+        while fd is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            fd = self._try_flock(fcntl.LOCK_EX)
+        if fd is None:
             who = self._holder() or {}
             raise ProbeFailure(
                 "locked", f"{self.root} is being patched by another harness: "
                 f"{who.get('user', '?')}@{who.get('host', '?')} pid {who.get('pid', '?')} "
-                f"({who.get('command', '?')}) since {who.get('since', '?')}", who) from None
+                f"({who.get('command', '?')}) since {who.get('since', '?')}", who)
         info = {**holder, "pid": os.getpid(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
                 "target_host": socket.gethostname()}
         _write_atomic(os.path.join(self.state, "lock.json"), json.dumps(info).encode(), 0o644)
@@ -248,10 +281,11 @@ class Ops:
             if cur.get("exists"):
                 _copy(full, os.path.join(txn, rel))
                 if rel not in (self.manifest().get("files") or {}):
-                    backup = os.path.join(self.state, "backups", rel)
-                    if not os.path.exists(backup):
-                        _copy(full, backup)
+                    # not patched by harness: what is there now is the original (a backup
+                    # left by a rolled-back transaction may predate a reinstall)
+                    _copy(full, os.path.join(self.state, "backups", rel))
         journal = {"pid": os.getpid(), "started": time.time(),
+                   "manifest_before": _read_text(os.path.join(self.state, "manifest.json")),
                    "files": [{"path": rel, "existed": bool(cur.get("exists")),
                               "mode": cur.get("mode")} for rel, _f, cur, _d, _m in plan]}
         _write_atomic(os.path.join(self.state, "journal.json"), json.dumps(journal).encode(),
@@ -278,6 +312,8 @@ class Ops:
         # 4. manifest, then the journal goes: the transaction is committed
         if manifest is not None:
             self._save_manifest(manifest)
+            if delay:
+                time.sleep(delay)  # ... and between the manifest and the commit
         os.unlink(os.path.join(self.state, "journal.json"))
         _fsync_dir(self.state)
         _rmtree(txn)
@@ -300,15 +336,28 @@ class Ops:
 
     # -- recovery -------------------------------------------------------------------------
     def recover(self) -> dict[str, Any] | None:
-        """Roll back a transaction whose process died between two swaps."""
+        """Roll back a transaction whose process died between two swaps (files + manifest)."""
         jpath = os.path.join(self.state, "journal.json")
-        try:
-            with open(jpath, encoding="utf-8") as f:
-                journal = json.load(f)
-        except (OSError, ValueError):
+        if not os.path.exists(jpath):
             return None
-        if _alive(journal.get("pid")):
-            return None  # still running: the lock will say so
+        try:
+            fd = self._try_flock(fcntl.LOCK_EX)
+        except OSError:
+            return None  # cannot even lock here (read-only site-packages): leave it be
+        if fd is None:
+            return None  # its writer still holds the lock: the transaction is running
+        try:
+            try:
+                with open(jpath, encoding="utf-8") as f:
+                    journal = json.load(f)
+            except (OSError, ValueError):
+                return None  # another recovery finished first
+            return self._roll_back(jpath, journal)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _roll_back(self, jpath: str, journal: dict[str, Any]) -> dict[str, Any]:
         restored = []
         for entry in journal.get("files") or []:
             rel = entry["path"]
@@ -331,21 +380,26 @@ class Ops:
             elif not entry.get("existed") and os.path.exists(full):
                 os.unlink(full)
                 restored.append(rel)
+        if "manifest_before" in journal:  # it may have been saved just before the kill
+            mpath = os.path.join(self.state, "manifest.json")
+            before = journal["manifest_before"]
+            if before is None:
+                if os.path.exists(mpath):
+                    os.unlink(mpath)
+            elif _read_text(mpath) != before:
+                _write_atomic(mpath, before.encode("utf-8"), 0o644)
         os.unlink(jpath)
+        _fsync_dir(self.state)
         _rmtree(os.path.join(self.state, "txn"))
         return {"rolled_back": restored, "pid": journal.get("pid")}
 
 
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
+def _read_text(path: str) -> str | None:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, ValueError):
+        return None
 
 
 def _write_file(path: str, data: bytes, mode: int) -> None:

@@ -13,6 +13,22 @@ PatchesOpt = Annotated[Path | None, typer.Option(
 DistOpt = Annotated[str | None, typer.Option("--dist", help="only this dist's series")]
 
 
+def _outcome(reports: list[Any]) -> str:
+    """The last line of apply-patches: what was written, or why nothing was."""
+    from harness.patching.plan import APPLIED, BY_HAND, SKIPPED
+
+    wrote = sum(len(r.written) for r in reports)
+    if wrote:
+        return f"[green]applied: {wrote} file(s) written[/]"
+    states = [p.state for r in reports if r.plan is not None for p in r.plan.patches]
+    skipped = states.count(SKIPPED)
+    if not any(s in (APPLIED, BY_HAND) for s in states):
+        return ("[yellow]nothing written: no patch of the series applies here"
+                + (f" ({skipped} skipped)" if skipped else "") + "[/]")
+    return "[green]already applied: nothing written[/]" + (
+        f" [yellow]({skipped} skipped)[/]" if skipped else "")
+
+
 def register(app: typer.Typer) -> None:
     from harness import cli as root
 
@@ -65,9 +81,7 @@ def register(app: typer.Typer) -> None:
             report.write_text(markdown(reports, label), encoding="utf-8")
         _emit(reports, as_json, diffs=dry_run)
         if not as_json and not dry_run:
-            wrote = sum(len(r.written) for r in reports)
-            root._console().print("[green]already applied: nothing written[/]" if not wrote
-                                  else f"[green]applied: {wrote} file(s) written[/]")
+            root._console().print(_outcome(reports))
         if dry_run and any(r.plan is not None and not r.plan.ok for r in reports):
             raise typer.Exit(1)
 

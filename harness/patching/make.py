@@ -26,10 +26,14 @@ def _wheel_text(dist: str, version: str, path: str) -> str | None:
     return f.read_text(encoding="utf-8") if f.is_file() else None
 
 
-def _series_text(root: Path, dist: str, version: str, path: str, pristine: str) -> str:
+def _series_text(root: Path, dist: str, version: str, path: str, pristine: str,
+                 applied: set[str]) -> str:
+    """What harness wrote: the patches the manifest says were applied (not skipped ones)."""
     series = load_series(root, dist, version)
     text: str | None = pristine
     for spec in series.patches if series else ():
+        if spec.id not in applied:
+            continue
         for fp in spec.files:
             if fp.path == path:
                 text = apply(fp, text).new_text or text
@@ -56,7 +60,9 @@ def make_patch(target: Target, root: Path, dist: str, files: list[str], slug: st
         if live.text is None:
             raise PatchError(f"{path}: missing or not UTF-8 on {target.label}")
         if path in manifest_files and state.backups.get(path):
-            base = _series_text(root, dist, version, path, state.backups[path]["text"])
+            applied = {a["id"] for a in state.manifest.get("applied") or []}
+            base = _series_text(root, dist, version, path, state.backups[path]["text"],
+                                applied)
         else:
             wheel = _wheel_text(dist, version, path)
             if wheel is None:

@@ -46,6 +46,7 @@ class TargetState:
     record: dict[str, str]
     actual: dict[str, str | None]
     recovered: dict[str, Any] | None
+    lock: dict[str, Any] | None = None  # a live writer's holder record: files may be mid-swap
 
     def hand_edited(self) -> list[str]:
         """Installed files that match neither pip's RECORD nor what harness wrote."""
@@ -69,13 +70,14 @@ class DistReport:
     written: list[str] = field(default_factory=list)
     note: str | None = None
     root: str | None = None  # the target's site-packages
+    lock: dict[str, Any] | None = None  # another harness is writing these files right now
 
     def to_dict(self) -> dict[str, Any]:
         return {"dist": self.dist, "installed": self.installed,
                 "series_versions": self.series_versions,
                 "plan": self.plan.to_dict() if self.plan else None,
                 "hand_edited": self.hand_edited, "recovered": self.recovered,
-                "written": self.written, "note": self.note}
+                "written": self.written, "note": self.note, "lock": self.lock}
 
 
 def _installed_versions(target: Target, dists: list[str]) -> dict[str, str | None]:
@@ -98,7 +100,12 @@ def read_state(target: Target, dist: str, files: list[str]) -> TargetState:
                               data["record"].get(path), binary=exists and text is None)
     return TargetState(dist, data.get("version"), data["root"], live, data.get("manifest") or {},
                        data.get("backups") or {}, data.get("record") or {},
-                       data.get("actual") or {}, data.get("recovered"))
+                       data.get("actual") or {}, data.get("recovered"), data.get("lock"))
+
+
+def holder_text(lock: dict[str, Any]) -> str:
+    return (f"{lock.get('user', '?')}@{lock.get('host', '?')} pid {lock.get('pid', '?')} "
+            f"({lock.get('command', '?')}) since {lock.get('since', '?')}")
 
 
 def _series_for(root: Path, dist: str, version: str | None) -> tuple[Series | None, list[str]]:
@@ -139,8 +146,10 @@ def status(target: Target, root: Path, *, only: str | None = None,
         files = sorted({fp.path for p in series.patches for fp in p.files})
         state = read_state(target, dist, files)
         plan = plan_apply(series, state.live, installed, state.manifest, force=force)
+        note = (f"being patched right now by {holder_text(state.lock)}: what follows may be "
+                "mid-change" if state.lock is not None else None)
         out.append(DistReport(dist, version, versions, plan, state.hand_edited(),
-                              state.recovered, root=state.root))
+                              state.recovered, note=note, root=state.root, lock=state.lock))
     return out
 
 
@@ -181,6 +190,11 @@ def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: b
     blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
     if dry_run:
         return reports
+    for r in reports:
+        if r.lock is not None:  # its half-swapped files would read as conflicts or hand edits
+            raise PatchError(f"{target.label}: {r.root} is being patched by another harness: "
+                             f"{holder_text(r.lock)}; nothing was written",
+                             "wait for it to finish, then run `harness patches`")
     if blocked:
         lines = []
         for r in blocked:
@@ -190,8 +204,10 @@ def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: b
                 for c in p.conflicts:
                     lines.append(f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
                                  f"{c['patch_line']}) does not match")
+        hand = any(r.plan is not None and r.plan.problems for r in blocked)
         raise PatchConflict("nothing was written: " + "; ".join(lines),
-                            "run `harness patches` for the expected vs found lines")
+                            "run `harness patches` for the expected vs found lines"
+                            + ("; --force patches files edited by hand" if hand else ""))
     if only and reports and reports[0].plan is None:
         raise VersionMismatch(reports[0].note or "no series applies")
     written_reports = []
@@ -225,7 +241,8 @@ def revert_patches(target: Target, root: Path, *, force: bool = False,
             raise PatchError(f"{target.label}: not reverting {dist}: " + "; ".join(problems),
                              "nothing was written")
         written = _write(target, dist, changes, {"files": {}}, "revert-patches")
-        out.append(DistReport(dist, state.version, [], None, [], state.recovered, written,
+        out.append(DistReport(dist, state.version, [], None, [],
+                              probe.recovered or state.recovered, written,
                               note=f"restored {len(written)} file(s) byte-identical"))
     return out
 

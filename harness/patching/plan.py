@@ -57,6 +57,7 @@ class FileChange:
     after: str | None
     before_sha256: str | None
     mode: int | None
+    record_sha256: str | None = None  # pip's RECORD hash when the change was planned
 
     def diff(self) -> str:
         return unified(self.path, self.before or "", self.after or "")
@@ -130,8 +131,8 @@ def plan_apply(series: Series, live: dict[str, LiveFile], installed: dict[str, s
         offsets = tuple(f"{r.path}: hunk {h.hunk.header} at line {h.applied_at} "
                         f"(offset {h.offset:+d})" for r in results for h in r.hunks
                         if h.offset)
-        for r in results:
-            texts[r.path] = r.new_text
+        for fp, r in zip(spec.files, results, strict=True):
+            texts[r.path] = None if fp.deleted else r.new_text  # None: the file goes
         states.append(PatchState(spec.id, spec.why, APPLIES, "", (), offsets))
     changes = []
     for path, f in sorted(live.items()):
@@ -145,7 +146,7 @@ def plan_apply(series: Series, live: dict[str, LiveFile], installed: dict[str, s
         if not pristine and not ours and not force:
             problems.append(f"{path}: differs from what pip installed (RECORD) and was not "
                             "patched by harness: edited by hand? (--force to patch anyway)")
-        changes.append(FileChange(path, f.text, after, f.sha256, f.mode))
+        changes.append(FileChange(path, f.text, after, f.sha256, f.mode, f.record_sha256))
     return Plan(series.dist, installed.get(series.dist), series.version, tuple(states),
                 tuple(changes), tuple(problems))
 
@@ -155,6 +156,8 @@ def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, A
     files = dict(old.get("files") or {})
     for c in plan.changes:
         entry = dict(files.get(c.path) or {"pristine_sha256": c.before_sha256})
+        if c.path not in files and c.record_sha256 not in (None, c.before_sha256):
+            entry["record_sha256"] = c.record_sha256  # --force over a hand edit: RECORD then
         entry["after_sha256"] = sha(c.after) if c.after is not None else None
         entry["mode"] = c.mode
         files[c.path] = entry
@@ -183,11 +186,18 @@ def plan_revert(manifest: dict[str, Any], live: dict[str, LiveFile],
             problems.append(f"{path}: changed since harness patched it (reinstalled or edited?)"
                             "; refusing to clobber it (--force restores the original anyway)")
             continue
+        if "pristine_sha256" in entry and entry["pristine_sha256"] is None:
+            # harness created this file (a /dev/null patch): reverting deletes it
+            changes.append(FileChange(path, f.text, None, f.sha256, entry.get("mode")))
+            continue
         b = backups.get(path)
         if b is None or b.get("sha256") != entry.get("pristine_sha256"):
             problems.append(f"{path}: the backup is missing or does not match the manifest")
             continue
-        if f.record_sha256 and b["sha256"] != f.record_sha256:
+        # apply --force patched a hand-edited file and nothing was installed since: its
+        # original *is* that hand-edited file, which the backup holds
+        forced = "record_sha256" in entry and entry["record_sha256"] == f.record_sha256
+        if f.record_sha256 and b["sha256"] != f.record_sha256 and not forced:
             problems.append(f"{path}: the backup does not match pip's RECORD")
             continue
         changes.append(FileChange(path, f.text, b["text"], f.sha256, entry.get("mode")))
