@@ -131,6 +131,10 @@ def check(
             help="check the environment as it will be after the patch series in patches/",
         ),
     ] = False,
+    patches: Annotated[
+        Path | None,
+        typer.Option("--patches", file_okay=False, help="the patches/ folder for --with-patches"),
+    ] = None,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -146,7 +150,7 @@ def check(
             against=against,
             baseline=baseline,
             no_baseline=no_baseline,
-            with_patches=patches_root(None) if with_patches else None,
+            with_patches=patches_root(patches) if with_patches else None,
         )
     if as_json:
         _print_json(report.to_dict())
