@@ -26,6 +26,8 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "callsites": ("_finder", "_astindex", "_describe", "signatures", "callsites"),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),
     "patchops": ("_finder", "patchops"),
+    # harness run: preflight, launch, list, stop (also copied into each run directory)
+    "supervisor": ("supervisor",),
 }
 
 

@@ -1,0 +1,208 @@
+"""Attach to a run: stream its log into the local copy and onto the screen, to its end.
+
+Used by a foreground ``harness run`` and by ``harness logs``. Ctrl-C detaches (the step keeps
+running) and prints the exact ``--offset`` to resume from; a dropped link reconnects; at the
+end the run's state is shown, with the failure summary when it failed.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConnectError
+from harness.runs.context import Context, cache_root, target_key
+from harness.runs.decode import tail_offset
+from harness.runs.failure import summarize
+from harness.runs.models import FailureSummary, RunInfo
+from harness.runs.state import exit_code_of, state_label
+from harness.runs.stream import Follower, LocalCopy, copy_path, follower_argv, open_source
+from harness.targets.base import Target
+
+#: Bytes of the log's end searched for the final exception.
+SUMMARY_TAIL = 256 * 1024
+
+
+def follow_run(
+    ctx: Context,
+    target: Target,
+    info: RunInfo,
+    *,
+    start: int | None = 0,
+    tail: int | None = None,
+    follow: bool = True,
+) -> int:
+    """Stream the log (from ``start``, or the last ``tail`` lines) into the local copy and view.
+
+    Returns the step's exit code when following to the end, else 0; 130 when Ctrl-C
+    detached (the step keeps running).
+    """
+    from harness.runs import view
+
+    path = copy_path(cache_root(), target_key(target), info.id)
+    copy = LocalCopy(path)
+    initial = info.log_size or 0
+    if copy.size > initial and info.state != "running":
+        # An ended run's log does not grow: a longer copy is not of this log. Start over.
+        # (While it runs, another `harness logs` may simply have copied further already.)
+        copy.truncate(0)
+    shown = view.make_view(info, copy, None if tail is not None else start)
+    notes = shown.err if isinstance(shown, view.PlainView) else view.console()
+    pending_tail = [tail] if tail is not None else []
+
+    def landed(offset: int = -1, data: bytes = b"") -> None:
+        if pending_tail and copy.size >= initial:
+            shown.start_at(tail_offset(copy.read, initial, pending_tail.pop()))
+        shown.pump(offset, data)
+
+    def link(what: str, why: str) -> None:
+        if what == "lost":
+            shown.message(
+                f"[yellow]link to {view.esc(target.label)} lost ({view.esc(why)}); "
+                "reconnecting -- the step keeps running[/]"
+            )
+        else:
+            shown.message("[green]reconnected; resuming the log where it stopped[/]")
+
+    def source(offset: int) -> Any:
+        argv = follower_argv(
+            target,
+            info.record.run_dir,
+            offset,
+            wait=follow,
+            poll=ctx.timings.poll,
+            lost_check=ctx.timings.lost_check,
+        )
+        return open_source(target, argv)
+
+    detach = _CtrlC()
+
+    def idle() -> None:
+        shown.idle()
+        detach.check()
+
+    def landed_then_check(offset: int, data: bytes) -> None:
+        landed(offset, data)
+        detach.check()
+
+    follower = Follower(
+        source,
+        copy,
+        on_bytes=landed_then_check,
+        on_idle=idle,
+        on_link=link,
+        reconnect=ctx.timings.reconnect,
+        tick=ctx.timings.refresh,
+    )
+    try:
+        landed()  # what an earlier attach already copied
+        if follow:
+            shown.message(
+                f"[dim]following {info.id} on {view.esc(target.label)}; log copy: {path}[/]"
+            )
+        try:
+            with detach:
+                end = follower.run()
+        except (_Detached, KeyboardInterrupt):
+            shown.close()
+            notes.print(f"\n[bold]detached[/]: {info.id} keeps running on {view.esc(target.label)}")
+            print_next(notes, ctx, info, shown.resume_offset)
+            return 130
+        except ConnectError as e:
+            shown.close()
+            raise ConnectError(
+                f"{e.message}; {info.id} keeps running on {target.label}",
+                f"reattach with: harness logs {info.id}{ctx.flag} --follow "
+                f"--offset {shown.resume_offset}",
+            ) from None
+        landed()
+        shown.flush()
+        shown.close()
+        final = RunInfo.from_facts(end.facts, None) if end.facts else info
+        if final.state != "running":
+            _conclude(notes, ctx, final, copy, path)
+        elif not follow:
+            notes.print(f"[dim]{info.id} is still running; add --follow to keep reading[/]")
+        if not follow:
+            return 0
+        code = exit_code_of(final)
+        return 1 if code is None else code
+    finally:
+        shown.close()
+        copy.close()
+
+
+def print_next(out: Any, ctx: Context, info: RunInfo, offset: int | None = None) -> None:
+    at = f" --offset {offset}" if offset is not None else ""
+    out.print(f"  follow:  harness logs {info.id}{ctx.flag} --follow{at}", soft_wrap=True)
+    out.print(f"  stop:    harness stop {info.id}{ctx.flag}", soft_wrap=True)
+    out.print(f"  list:    harness runs{ctx.flag}", soft_wrap=True)
+
+
+class _Detached(Exception):
+    """Ctrl-C, taken at a point where everything shown is also counted."""
+
+
+class _CtrlC:
+    """Ctrl-C while following means "detach": noted by the handler, acted on between chunks.
+
+    A KeyboardInterrupt raised in the middle of writing a chunk would leave the resume
+    offset unsure; so the first Ctrl-C only sets a flag that the follow loop checks after
+    each chunk and on each idle tick (<= 0.1 s). A second Ctrl-C interrupts at once.
+    """
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: Any = None
+
+    def check(self) -> None:
+        if self.asked:
+            raise _Detached
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def _conclude(out: Any, ctx: Context, info: RunInfo, copy: LocalCopy, path: Path) -> None:
+    from harness.runs import view
+    from harness.runs.state import duration_of, format_duration
+
+    label = state_label(info)
+    took = format_duration(duration_of(info))
+    if info.state == "succeeded":
+        out.print(f"[green]✓ {info.id} succeeded[/] in {took}")
+    elif info.state == "lost":
+        out.print(
+            f"[red]✗ {info.id} lost[/]: its supervisor is gone, so how the step ended is "
+            "unknown (it may still be running)"
+        )
+        out.print(f"  clean up with: harness stop {info.id}{ctx.flag}")
+    else:
+        out.print(f"[red]✗ {info.id} {view.esc(label)}[/] after {took}")
+        summary = failure_summary(copy, ctx.target_name)
+        if summary is not None and info.state == "failed":
+            view.failure(out, summary)
+        elif info.status is not None and info.status.error:
+            out.print(f"  {view.esc(info.status.error)}")
+    out.print(f"[dim]log: {path}[/]")
+
+
+def failure_summary(copy: LocalCopy, target_name: str) -> FailureSummary | None:
+    size = copy.size
+    start = max(0, size - SUMMARY_TAIL)
+    text = copy.read(start, size - start).decode("utf-8", "replace")
+    return summarize(text, target_name)

@@ -1,0 +1,86 @@
+"""``harness runs``, ``logs`` and ``stop`` as functions (callable from tests).
+
+Each opens the target once, asks :mod:`~harness.runs.remote` for facts or an action, lets
+the pure modules decide, and hands models to :mod:`~harness.runs.view`; each returns the exit
+code. ``harness run`` is :mod:`harness.runs.launch`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from harness.errors import UsageError
+from harness.runs import remote
+from harness.runs.attach import follow_run
+from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
+from harness.runs.state import classify_holders, match_run
+from harness.targets.base import Target
+
+
+def list_runs(ctx: Context, as_json: bool = False) -> int:
+    from harness.runs import view
+
+    with ctx.open() as target:
+        listing = remote.list_runs(target, workdir_for(target, ctx.workdir, absolute=False))
+        label = target.label
+    if as_json:
+        sys.stdout.write(json.dumps([r.to_dict() for r in listing.runs], indent=2) + "\n")
+    else:
+        view.runs_table(view.console(), listing.runs, label)
+    return 0
+
+
+def show_logs(
+    ctx: Context,
+    run: str,
+    *,
+    follow: bool = False,
+    tail: int | None = None,
+    offset: int | None = None,
+) -> int:
+    if tail is not None and offset is not None:
+        raise UsageError("--tail and --offset both say where to start; give one")
+    if (tail is not None and tail < 0) or (offset is not None and offset < 0):
+        raise UsageError("--tail and --offset take a number >= 0")
+    with ctx.open() as target:
+        listing = remote.list_runs(target, workdir_for(target, ctx.workdir, absolute=False))
+        info = match_run(listing.runs, run)
+        past = offset is not None and offset > (info.log_size or 0)
+        if past and info.state != "running":
+            raise UsageError(
+                f"--offset {offset} is past the end of {info.id}'s log ({info.log_size} bytes)"
+            )
+        return follow_run(ctx, target, info, start=offset or 0, tail=tail, follow=follow)
+
+
+def stop_run(ctx: Context, run: str, *, grace: float | None = None, as_json: bool = False) -> int:
+    from harness.runs import view
+
+    with ctx.open() as target:
+        workdir = workdir_for(target, ctx.workdir, absolute=False)
+        listing = remote.list_runs(target, workdir)
+        info = match_run(listing.runs, run)
+        rep = remote.stop(
+            target,
+            workdir,
+            info.id,
+            grace=ctx.timings.stop_grace if grace is None else grace,
+            timings=ctx.timings,
+            device_glob=ctx.device_glob,
+        )
+    if as_json:
+        sys.stdout.write(json.dumps(rep.to_dict(), indent=2) + "\n")
+    else:
+        view.stop_report(view.console(), rep)
+    return 1 if rep.remaining else 0
+
+
+def stale_gpu_holders(target: Target) -> list[dict[str, Any]]:
+    """Stale GPU holders on ``target`` (what ``harness run`` would refuse to start next to)."""
+    workdir = workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=False)
+    holders, runs = remote.gpu_holders(target, workdir, os.environ.get(GPU_GLOB_ENV))
+    stale, _, _ = classify_holders(holders, runs)
+    return [h.to_dict() | {"cmd": h.cmdline or h.comm} for h in stale]

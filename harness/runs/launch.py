@@ -1,0 +1,180 @@
+"""``harness run``: resolve the step, preflight with one-line verdicts, launch detached, attach.
+
+Also the ``describe_step`` hook that ``harness report`` uses to show a step without running it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import RunError
+from harness.runs import remote
+from harness.runs.attach import follow_run, print_next
+from harness.runs.context import Context, workdir_for
+from harness.runs.models import GpuHolder
+from harness.runs.pipeline import (
+    BUILTINS,
+    Pipeline,
+    ResolvedStep,
+    find_pipeline_file,
+    load_pipeline,
+    parse_sets,
+    resolve_step,
+    step_parameters,
+)
+from harness.runs.preflight import decide, patch_series_verdict
+from harness.runs.state import new_run_id, tensor_parallel
+from harness.targets.base import Target
+
+
+def run_step(
+    ctx: Context,
+    step: str | None,
+    *,
+    pipeline_file: Path | None = None,
+    sets: Sequence[str] = (),
+    extra: Sequence[str] = (),
+    detach: bool = False,
+    kill_stale: bool = False,
+    as_json: bool = False,
+) -> int:
+    """Preflight, launch detached, then (unless ``detach``) follow to the step's exit code."""
+    from harness.runs import view
+
+    err = view.console(stderr=True)
+    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    if step is None:
+        _list_steps(pipeline, as_json)
+        return 0
+    overrides = parse_sets(sets)
+    if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
+        resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
+    with ctx.open() as target:
+        workdir = workdir_for(target, ctx.workdir, absolute=True)
+        assert workdir is not None
+        run_id = new_run_id(step)
+        resolved = _resolve(target, pipeline, step, workdir, run_id, overrides, extra)
+        err.print(f"[bold]{view.esc(step)}[/] on {view.esc(target.label)}: ", end="")
+        err.print(resolved.display(), markup=False, highlight=False, soft_wrap=True)
+        stale = _preflight(ctx, target, workdir, resolved, kill_stale, err)
+        launched = remote.launch(
+            target,
+            run_id,
+            workdir,
+            resolved,
+            pipeline=pipeline.path,
+            timings=ctx.timings,
+            kill_first=stale,
+        )
+        if launched.killed:
+            err.print(f"ended stale GPU process(es): {', '.join(map(str, launched.killed))}")
+        if launched.kill_remaining:
+            left = ", ".join(map(str, launched.kill_remaining))
+            err.print(f"[red]still alive after SIGKILL: {left}[/]")
+        info = launched.run
+        if not detach:
+            return follow_run(ctx, target, info, start=0, follow=True)
+        if as_json:
+            sys.stdout.write(json.dumps(info.to_dict(), indent=2) + "\n")
+        else:
+            err.print(f"started [bold]{info.id}[/] (detached)")
+            print_next(err, ctx, info)
+        return 0
+
+
+def _resolve(
+    target: Target,
+    pipeline: Pipeline,
+    step: str,
+    workdir: str,
+    run_id: str,
+    overrides: dict[str, str],
+    extra: Sequence[str],
+) -> ResolvedStep:
+    """The step's argv/cwd/env for this target: built-ins filled in, host env underneath.
+
+    ``PYTHONUNBUFFERED=1`` by default: a Python step's prints reach the log (and the
+    laptop) as they happen, not in 8 KB blocks.
+    """
+    host = getattr(target, "host", None)
+    return resolve_step(
+        pipeline,
+        step,
+        builtins={
+            "workdir": workdir,
+            "python": target.python_argv()[0],
+            "run_id": run_id,
+            "run_dir": f"{remote.runs_root(workdir)}/{run_id}",
+            "step": step,
+        },
+        sets=overrides,
+        extra=extra,
+        base_env={"PYTHONUNBUFFERED": "1", **(dict(host.env) if host is not None else {})},
+    )
+
+
+def _preflight(
+    ctx: Context,
+    target: Target,
+    workdir: str,
+    resolved: ResolvedStep,
+    kill_stale: bool,
+    err: Any,
+) -> tuple[GpuHolder, ...]:
+    """Print the verdicts; refuse on any failure; return the stale holders to end first."""
+    from harness.runs import view
+
+    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
+    checked = decide(facts, target.label, kill_stale=kill_stale)
+    verdicts = (*checked.verdicts, patch_series_verdict(target, ctx.flag))
+    view.verdicts(err, verdicts)
+    failed = [v for v in verdicts if v.level == "fail"]
+    if failed:
+        raise RunError(
+            f"preflight refused to launch {resolved.step}: " + ", ".join(v.check for v in failed),
+            failed[0].hint,
+        )
+    return checked.stale
+
+
+def _list_steps(pipeline: Pipeline, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(pipeline.to_dict(), indent=2) + "\n")
+        return
+    from harness.runs import view
+
+    out = view.console()
+    out.print(f"steps in {pipeline.path}:")
+    for name, step in pipeline.steps.items():
+        out.print(f"  [bold]{name}[/]  {step.help}", soft_wrap=True)
+        params = sorted(step_parameters(pipeline, step))
+        out.print(f"      [dim]parameters: {', '.join(params) or 'none'}[/]", soft_wrap=True)
+    out.print("run one with: harness run STEP [-t TARGET] [--set NAME=VALUE ...] [-- ARGS]")
+
+
+def describe_step(
+    target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
+) -> dict[str, Any]:
+    """The step as ``harness run`` would launch it on ``target`` (secrets masked), no launch.
+
+    Keys: ``name``, ``command`` (argv), ``cwd``, ``env``, ``tensor_parallel`` (from
+    ``--tensor-parallel-size``/``-tp`` in the command, else ``None``), ``pipeline``.
+    """
+    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    workdir = workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
+    assert workdir is not None
+    resolved = _resolve(target, pipeline, step, workdir, "<run-id>", overrides, ())
+    record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
+    return {
+        "name": step,
+        "command": list(record.argv),
+        "cwd": record.cwd,
+        "env": dict(record.env),
+        "tensor_parallel": tensor_parallel(resolved.argv),
+        "pipeline": pipeline.path,
+    }

@@ -1,0 +1,375 @@
+"""Frozen records for runs: what the supervisor wrote, what a probe saw, what we concluded.
+
+``to_dict`` is the ``--json`` output; ``from_dict`` reads the remote JSON (defensively: a field
+missing from an older run directory becomes its default). Both are exact inverses, which the
+round-trip tests pin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeVar
+
+T = TypeVar("T")
+
+RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
+Level = Literal["ok", "warn", "fail", "skip"]
+
+
+def _pick(cls: type[T], data: dict[str, Any] | None) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return {k: v for k, v in (data or {}).items() if k in names}
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _opt_float(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """``run.json``: what was launched, with secrets already masked."""
+
+    id: str
+    step: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    shell: bool = False
+    target: str = ""
+    workdir: str = ""
+    run_dir: str = ""
+    created_at: float | None = None
+    pipeline: str | None = None
+    harness_version: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "step": self.step,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "shell": self.shell,
+            "target": self.target,
+            "workdir": self.workdir,
+            "run_dir": self.run_dir,
+            "created_at": self.created_at,
+            "pipeline": self.pipeline,
+            "harness_version": self.harness_version,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunRecord:
+        kw = _pick(cls, d)
+        # A run directory whose run.json is missing or torn still lists under its name.
+        kw.setdefault("id", str(kw.get("run_dir", "")).rstrip("/").rsplit("/", 1)[-1])
+        kw.setdefault("step", "?")
+        kw.setdefault("cwd", "")
+        kw["argv"] = tuple(str(a) for a in kw.get("argv") or ())
+        kw["env"] = {str(k): str(v) for k, v in (kw.get("env") or {}).items()}
+        kw["created_at"] = _opt_float(kw.get("created_at"))
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class SupervisorInfo:
+    """``supervisor.json``: who to check for liveness, and the step's process ids."""
+
+    pid: int | None = None
+    starttime: int | None = None
+    boot_id: str = ""
+    step_pid: int | None = None
+    step_starttime: int | None = None
+    step_pgid: int | None = None
+    step_sid: int | None = None
+    started_at: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SupervisorInfo:
+        kw = _pick(cls, d)
+        for k in ("pid", "starttime", "step_pid", "step_starttime", "step_pgid", "step_sid"):
+            kw[k] = _opt_int(kw.get(k))
+        kw["started_at"] = _opt_float(kw.get("started_at"))
+        kw["boot_id"] = str(kw.get("boot_id") or "")
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """``status.json``: how the step ended (exactly one of exit_code/signal, or an error)."""
+
+    exit_code: int | None = None
+    signal: int | None = None
+    ended_at: float | None = None
+    stop_requested: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunStatus:
+        kw = _pick(cls, d)
+        kw["exit_code"] = _opt_int(kw.get("exit_code"))
+        kw["signal"] = _opt_int(kw.get("signal"))
+        kw["ended_at"] = _opt_float(kw.get("ended_at"))
+        kw["stop_requested"] = bool(kw.get("stop_requested"))
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run as seen at ``observed_at`` (the target's clock): the facts behind its state."""
+
+    record: RunRecord
+    supervisor: SupervisorInfo | None = None
+    supervisor_alive: bool | None = None
+    status: RunStatus | None = None
+    stop_requested: bool = False
+    log_size: int | None = None
+    observed_at: float | None = None
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def log_path(self) -> str:
+        return self.record.run_dir.rstrip("/") + "/log"
+
+    @property
+    def started_at(self) -> float | None:
+        if self.supervisor is not None and self.supervisor.started_at is not None:
+            return self.supervisor.started_at
+        return self.record.created_at
+
+    @property
+    def state(self) -> RunState:
+        from harness.runs.state import derive_state
+
+        return derive_state(self.status, self.supervisor_alive)
+
+    def to_dict(self) -> dict[str, Any]:
+        from harness.runs.state import exit_code_of, state_label
+
+        return {
+            "record": self.record.to_dict(),
+            "supervisor": self.supervisor.to_dict() if self.supervisor else None,
+            "supervisor_alive": self.supervisor_alive,
+            "status": self.status.to_dict() if self.status else None,
+            "stop_requested": self.stop_requested,
+            "log_size": self.log_size,
+            "observed_at": self.observed_at,
+            # Derived, for readers of --json; from_dict ignores them.
+            "state": self.state,
+            "label": state_label(self),
+            "exit": exit_code_of(self),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunInfo:
+        sup, status = d.get("supervisor"), d.get("status")
+        alive = d.get("supervisor_alive")
+        return cls(
+            record=RunRecord.from_dict(d.get("record") or {}),
+            supervisor=SupervisorInfo.from_dict(sup) if isinstance(sup, dict) else None,
+            supervisor_alive=alive if isinstance(alive, bool) else None,
+            status=RunStatus.from_dict(status) if isinstance(status, dict) else None,
+            stop_requested=bool(d.get("stop_requested")),
+            log_size=_opt_int(d.get("log_size")),
+            observed_at=_opt_float(d.get("observed_at")),
+        )
+
+    @classmethod
+    def from_facts(cls, facts: dict[str, Any], now: float | None) -> RunInfo:
+        """The supervisor probe's ``run_facts`` (raw files) -> a RunInfo."""
+        record = dict(facts.get("record") or {})
+        record.setdefault("run_dir", facts.get("run_dir", ""))
+        return cls.from_dict(
+            {
+                "record": record,
+                "supervisor": facts.get("supervisor"),
+                "supervisor_alive": facts.get("supervisor_alive"),
+                "status": facts.get("status"),
+                "stop_requested": isinstance(facts.get("stop"), dict),
+                "log_size": facts.get("log_size"),
+                "observed_at": now,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    index: int
+    name: str
+    total_mib: int
+    used_mib: int
+    free_mib: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GpuDevice:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class GpuHolder:
+    """A process with an open GPU device file (``/proc/PID/fd`` -> ``/dev/nvidia*``)."""
+
+    pid: int
+    starttime: int
+    comm: str
+    cmdline: str = ""
+    ppid: int = 0
+    parent_comm: str | None = None
+    run_id: str | None = None
+    devices: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["devices"] = list(self.devices)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GpuHolder:
+        kw = _pick(cls, d)
+        kw["devices"] = tuple(kw.get("devices") or ())
+        return cls(**kw)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One preflight line: ``check`` (target, command, GPUs ...), its level and the words."""
+
+    check: str
+    level: Level
+    message: str
+    hint: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "level": self.level,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One traceback frame: ``File "file", line N, in func`` and its source line."""
+
+    file: str
+    line: int
+    func: str
+    code: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "func": self.func, "code": self.code}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Frame:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class FailureSummary:
+    """The final exception of a failed step, the frames that led to it, and what to run next."""
+
+    exc_type: str
+    message: str
+    frames: tuple[Frame, ...] = ()
+    root_cause: FailureSummary | None = None
+    hint: str | None = None
+    commands: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "exc_type": self.exc_type,
+            "message": self.message,
+            "frames": [f.to_dict() for f in self.frames],
+            "root_cause": self.root_cause.to_dict() if self.root_cause else None,
+            "hint": self.hint,
+            "commands": list(self.commands),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FailureSummary:
+        root = d.get("root_cause")
+        return cls(
+            exc_type=str(d.get("exc_type", "")),
+            message=str(d.get("message", "")),
+            frames=tuple(Frame.from_dict(f) for f in d.get("frames") or ()),
+            root_cause=FailureSummary.from_dict(root) if isinstance(root, dict) else None,
+            hint=d.get("hint"),
+            commands=tuple(d.get("commands") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Where a step is, recognised from its log: ``loading weights 29/64``."""
+
+    name: str
+    done: int | None = None
+    total: int | None = None
+    detail: str | None = None
+
+    @property
+    def fraction(self) -> float | None:
+        if self.done is None or not self.total:
+            return None
+        return max(0.0, min(1.0, self.done / self.total))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "done": self.done, "total": self.total, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Phase:
+        return cls(**_pick(cls, d))
+
+
+@dataclass(frozen=True)
+class StopReport:
+    """What ``harness stop`` did, and which GPU holders are left on the target."""
+
+    run: RunInfo
+    terminated: tuple[int, ...] = ()
+    killed: tuple[int, ...] = ()
+    remaining: tuple[int, ...] = ()
+    holders: tuple[GpuHolder, ...] = ()
+    already_finished: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run.to_dict(),
+            "terminated": list(self.terminated),
+            "killed": list(self.killed),
+            "remaining": list(self.remaining),
+            "holders": [h.to_dict() for h in self.holders],
+            "already_finished": self.already_finished,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StopReport:
+        return cls(
+            run=RunInfo.from_dict(d.get("run") or {}),
+            terminated=tuple(d.get("terminated") or ()),
+            killed=tuple(d.get("killed") or ()),
+            remaining=tuple(d.get("remaining") or ()),
+            holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
+            already_finished=bool(d.get("already_finished")),
+        )

@@ -1,0 +1,496 @@
+"""``pipeline.toml`` -> frozen steps, and one step + parameters -> the exact argv to launch.
+
+The file declares pipeline-wide ``[params]`` and ``[steps.NAME]`` tables (command as a list,
+no shell unless ``shell = true``; ``cwd``; ``env``; step-local ``params``; ``help``).
+Parameters are substituted as ``{name}`` (``{{``/``}}`` for literal braces), may refer to each
+other and to the built-ins ``{workdir}``, ``{python}``, ``{run_id}``, ``{run_dir}``,
+``{step}``, and are overridden per run with ``--set k=v``; ``-- extra args`` are appended.
+
+Loading and resolving are pure apart from reading the file; every error names
+``file:line: key`` (lines from :func:`harness.config.locate_line`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config import locate_line
+from harness.errors import ConfigError, UsageError
+from harness.targets import shell
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib
+
+PIPELINE_FILENAME = "pipeline.toml"
+PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
+#: Filled in by harness at launch; a file may use them but not define them.
+BUILTINS = ("workdir", "python", "run_id", "run_dir", "step")
+_TOP_KEYS = ("params", "steps")
+_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    command: tuple[str, ...] | str  # a string only when shell is true
+    shell: bool = False
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = field(default_factory=dict)
+    help: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "command": self.command if isinstance(self.command, str) else list(self.command),
+            "shell": self.shell,
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "params": dict(self.params),
+            "help": self.help,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Step:
+        cmd = d["command"]
+        return cls(
+            name=d["name"],
+            command=cmd if isinstance(cmd, str) else tuple(cmd),
+            shell=bool(d.get("shell")),
+            cwd=d.get("cwd"),
+            env=dict(d.get("env") or {}),
+            params=dict(d.get("params") or {}),
+            help=d.get("help") or "",
+        )
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A whole pipeline file. ``lines`` maps dotted keys to their line, for error messages."""
+
+    path: str
+    params: Mapping[str, str]
+    steps: Mapping[str, Step]
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False)
+
+    def where(self, *key: str) -> str:
+        dotted = ".".join(key)
+        line = self.lines.get(dotted)
+        while line is None and len(key) > 1:
+            key = key[:-1]
+            line = self.lines.get(".".join(key))
+        return f"{self.path}:{line or 1}: {dotted}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "params": dict(self.params),
+            "steps": {n: s.to_dict() for n, s in self.steps.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Pipeline:
+        return cls(
+            path=d["path"],
+            params=dict(d.get("params") or {}),
+            steps={n: Step.from_dict(s) for n, s in (d.get("steps") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedStep:
+    """What will run: argv (``/bin/sh -c TEXT`` for a shell step), cwd, env additions."""
+
+    step: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    params: Mapping[str, str]
+    shell: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "params": dict(self.params),
+            "shell": self.shell,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ResolvedStep:
+        return cls(
+            step=d["step"],
+            argv=tuple(d["argv"]),
+            cwd=d["cwd"],
+            env=dict(d.get("env") or {}),
+            params=dict(d.get("params") or {}),
+            shell=bool(d.get("shell")),
+        )
+
+    def secrets(self) -> list[str]:
+        """Values to mask wherever this step is printed: those of secret-looking env vars.
+
+        Parameters are not masked by name (``token_freq`` is no secret); secrets belong in
+        ``env`` -- the host's in hosts.toml or the step's -- and are masked wherever their
+        value appears, the command line included.
+        """
+        return shell.secrets_in(self.env)
+
+    def display(self) -> str:
+        """The command as one line, secrets masked (for messages and run.json)."""
+        text = self.argv[2] if self.shell and len(self.argv) == 3 else shell.join(self.argv)
+        return shell.mask(text, self.secrets())
+
+
+# -- finding and loading -------------------------------------------------------------------
+
+
+def find_pipeline_file(
+    explicit: Path | None, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path:
+    """``--pipeline`` > ``$HARNESS_PIPELINE`` > ``pipeline.toml`` in cwd or a parent."""
+    env = os.environ if env is None else env
+    named = explicit or (Path(env[PIPELINE_ENV_VAR]) if env.get(PIPELINE_ENV_VAR) else None)
+    if named is not None:
+        path = named if named.is_absolute() or cwd is None else cwd / named
+        if not path.is_file():
+            origin = "--pipeline" if explicit else f"${PIPELINE_ENV_VAR}"
+            raise ConfigError(f"{path}: pipeline file not found (given by {origin})")
+        return path
+    start = (cwd if cwd is not None else Path.cwd()).absolute()
+    for folder in (start, *start.parents):
+        if (folder / PIPELINE_FILENAME).is_file():
+            return folder / PIPELINE_FILENAME
+    raise ConfigError(
+        f"no {PIPELINE_FILENAME} in {start} or any parent folder",
+        "pass --pipeline FILE, or run from the repository that holds pipeline.toml",
+    )
+
+
+def load_pipeline(path: Path) -> Pipeline:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read pipeline file: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not valid UTF-8", "save the file as UTF-8") from None
+    return parse_pipeline(text, str(path))
+
+
+def parse_pipeline(text: str, path: str = PIPELINE_FILENAME) -> Pipeline:
+    """Pure: TOML text -> Pipeline, checking every key, type and placeholder name."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        line = m.group(1) if m else "1"
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        raise ConfigError(f"{path}:{line}: invalid TOML: {msg}") from None
+    check = _Checker(path, text)
+    check.keys(data, (), _TOP_KEYS)
+    params = check.params(data.get("params", {}), ("params",))
+    steps_table = data.get("steps", {})
+    check.table(steps_table, ("steps",))
+    if not steps_table:
+        raise check.fail(("steps",), "no steps defined", "add a [steps.NAME] table")
+    steps = {name: check.step(name, table) for name, table in steps_table.items()}
+    return Pipeline(path=path, params=params, steps=steps, lines=check.lines)
+
+
+class _Checker:
+    """Validation that remembers the line of every key it saw, for later errors too."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+        self.lines: dict[str, int] = {}
+
+    def line(self, key: tuple[str, ...]) -> int:
+        dotted = ".".join(key)
+        if dotted not in self.lines:
+            self.lines[dotted] = locate_line(self.text, key)
+        return self.lines[dotted]
+
+    def fail(self, key: tuple[str, ...], problem: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(f"{self.path}:{self.line(key)}: {'.'.join(key)}: {problem}", hint)
+
+    def keys(self, table: Mapping[str, Any], prefix: tuple[str, ...], valid: Sequence[str]) -> None:
+        for key in table:
+            self.line((*prefix, key))
+            if key not in valid:
+                close = difflib.get_close_matches(key, list(valid), n=1)
+                guess = f"did you mean '{close[0]}'? " if close else ""
+                raise self.fail((*prefix, key), "unknown key", guess + "valid: " + ", ".join(valid))
+
+    def table(self, value: Any, key: tuple[str, ...]) -> None:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {type(value).__name__}")
+
+    def params(self, table: Any, key: tuple[str, ...]) -> dict[str, str]:
+        self.table(table, key)
+        out = {}
+        for name, value in table.items():
+            here = (*key, name)
+            self.line(here)
+            if not _NAME.match(name):
+                raise self.fail(here, "parameter names are identifiers", "e.g. max_samples = 5000")
+            if name in BUILTINS:
+                raise self.fail(
+                    here,
+                    f"'{name}' is built in and filled in by harness",
+                    "use it as {" + name + "} without defining it; set workdir in hosts.toml "
+                    "or with --workdir",
+                )
+            out[name] = self.scalar(value, here)
+            self.placeholders(out[name], here)
+        return out
+
+    def scalar(self, value: Any, key: tuple[str, ...]) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (str, int, float)):
+            return str(value)
+        raise self.fail(key, f"expected a string or number, got {type(value).__name__}")
+
+    def placeholders(self, text: str, key: tuple[str, ...]) -> None:
+        for m in _PLACEHOLDER.finditer(text):
+            if m.group(1) is not None and not _NAME.match(m.group(1)):
+                raise self.fail(
+                    key,
+                    f"bad placeholder {m.group(0)!r}",
+                    "write {name} for a parameter and {{ }} for literal braces",
+                )
+
+    def step(self, name: str, table: Any) -> Step:
+        here = ("steps", name)
+        if not _STEP_NAME.match(name):
+            raise self.fail(here, f"step name {name!r} is not valid", "use letters, digits, _ . -")
+        self.table(table, here)
+        self.keys(table, here, _STEP_KEYS)
+        use_shell = table.get("shell", False)
+        if not isinstance(use_shell, bool):
+            raise self.fail((*here, "shell"), "expected true or false")
+        if "command" not in table:
+            raise self.fail((*here, "command"), "required key missing", 'command = ["python", ...]')
+        command = table["command"]
+        cmd: tuple[str, ...] | str
+        if use_shell:
+            if not isinstance(command, str) or not command.strip():
+                raise self.fail(
+                    (*here, "command"),
+                    "with shell = true the command is one string of shell text",
+                    'command = "python x.py | tee out.txt"',
+                )
+            cmd = command
+            self.placeholders(cmd, (*here, "command"))
+        else:
+            if not isinstance(command, list) or not command:
+                raise self.fail(
+                    (*here, "command"),
+                    "expected a non-empty list of arguments",
+                    'command = ["{python}", "train.py", "--lr", "{lr}"]; '
+                    "or set shell = true for a string",
+                )
+            cmd = tuple(self.scalar(a, (*here, "command")) for a in command)
+            for a in cmd:
+                self.placeholders(a, (*here, "command"))
+        cwd = table.get("cwd")
+        if cwd is not None:
+            if not isinstance(cwd, str):
+                raise self.fail((*here, "cwd"), "expected a string", 'cwd = "{workdir}/repo"')
+            self.placeholders(cwd, (*here, "cwd"))
+        env = table.get("env", {})
+        self.table(env, (*here, "env"))
+        env_out = {}
+        for var, value in env.items():
+            where = (*here, "env", var)
+            self.line(where)
+            if not shell.ENV_NAME_RE.match(var):
+                raise self.fail(where, "not a valid environment variable name")
+            env_out[var] = self.scalar(value, where)
+            self.placeholders(env_out[var], where)
+        help_text = table.get("help", "")
+        if not isinstance(help_text, str):
+            raise self.fail((*here, "help"), "expected a string")
+        return Step(
+            name=name,
+            command=cmd,
+            shell=use_shell,
+            cwd=cwd,
+            env=env_out,
+            params=self.params(table.get("params", {}), (*here, "params")),
+            help=help_text,
+        )
+
+
+# -- resolving one step --------------------------------------------------------------------
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, str]:
+    """``["tp=8", "model=x"]`` -> ``{"tp": "8", "model": "x"}``; the last one wins."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not _NAME.match(name):
+            raise UsageError(f"--set {item!r}: expected NAME=VALUE", "e.g. --set tp=8")
+        out[name] = value
+    return out
+
+
+def step_parameters(pipeline: Pipeline, step: Step) -> dict[str, str]:
+    """The step's parameter defaults: pipeline-wide, then the step's own."""
+    return {**pipeline.params, **step.params}
+
+
+def resolve_step(
+    pipeline: Pipeline,
+    name: str,
+    builtins: Mapping[str, str],
+    sets: Mapping[str, str] | None = None,
+    extra: Sequence[str] = (),
+    base_env: Mapping[str, str] | None = None,
+) -> ResolvedStep:
+    """Pure: substitute every parameter into ``name``'s command, cwd and env.
+
+    Args:
+        builtins: ``workdir``, ``python``, ``run_id``, ``run_dir``, ``step``.
+        sets: ``--set`` overrides; only declared parameters may be set.
+        extra: ``-- extra args`` appended to the command (quoted for a shell step).
+        base_env: hosts.toml's ``env`` for the host; the step's own env wins.
+    """
+    step = pipeline.steps.get(name)
+    if step is None:
+        known = list(pipeline.steps)
+        close = difflib.get_close_matches(name, known, n=1)
+        guess = f"did you mean '{close[0]}'? " if close else ""
+        raise UsageError(
+            f"no step {name!r} in {pipeline.path}", guess + "steps: " + ", ".join(known)
+        )
+    declared = step_parameters(pipeline, step)
+    for key in sets or {}:
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            guess = f"did you mean '{close[0]}'? " if close else ""
+            why = " (it is built in)" if key in BUILTINS else ""
+            raise UsageError(
+                f"--set {key}=...: step {name!r} has no parameter {key!r}{why}",
+                guess + "parameters: " + (", ".join(sorted(declared)) or "none"),
+            )
+    raw = {**declared, **(sets or {}), **builtins}
+    origin = {k: ("steps", name, "params", k) if k in step.params else ("params", k) for k in raw}
+    values = _resolve_values(pipeline, raw, origin, set(sets or {}))
+
+    def sub(text: str, key: tuple[str, ...], quote: bool = False) -> str:
+        def known(n: str) -> str:
+            return values[n] if n in values else _missing(pipeline, key, n, values)
+
+        return _substitute(text, known, quote)
+
+    if step.shell:
+        assert isinstance(step.command, str)
+        text = sub(step.command, ("steps", name, "command"), quote=True)
+        if extra:
+            text += " " + " ".join(shell.quote(a) for a in extra)
+        argv: tuple[str, ...] = ("/bin/sh", "-c", text)
+    else:
+        argv = tuple(sub(a, ("steps", name, "command")) for a in step.command) + tuple(extra)
+    cwd = sub(step.cwd, ("steps", name, "cwd")) if step.cwd else values["workdir"]
+    env = dict(base_env or {})
+    env.update({k: sub(v, ("steps", name, "env", k)) for k, v in step.env.items()})
+    params = {k: v for k, v in values.items() if k not in BUILTINS}
+    return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell)
+
+
+def _resolve_values(
+    pipeline: Pipeline,
+    raw: Mapping[str, str],
+    origin: Mapping[str, tuple[str, ...]],
+    from_cli: set[str],
+) -> dict[str, str]:
+    """Parameters may use each other (``data = "{workdir}/data"``); cycles are errors."""
+    done: dict[str, str] = {}
+
+    def value(name: str, chain: tuple[str, ...]) -> str:
+        if name in done:
+            return done[name]
+        if name in chain:
+            loop = " -> ".join((*chain[chain.index(name) :], name))
+            raise ConfigError(
+                f"{pipeline.where(*origin[chain[0]])}: parameters refer to each other: {loop}"
+            )
+        if name in BUILTINS:
+            done[name] = raw[name]
+            return raw[name]
+
+        def inner(n: str) -> str:
+            if n in raw:
+                return value(n, (*chain, name))
+            if name in from_cli:
+                raise UsageError(
+                    f"--set {name}=...: unknown parameter {{{n}}}",
+                    "parameters: " + ", ".join(sorted(raw)),
+                )
+            return _missing(pipeline, origin[name], n, raw)
+
+        done[name] = _substitute(raw[name], inner, quote=False)
+        return done[name]
+
+    for key in raw:
+        value(key, ())
+    return done
+
+
+def _substitute(text: str, resolve: Callable[[str], str], quote: bool) -> str:
+    """Replace ``{name}`` with ``resolve(name)`` (shell-quoted if asked), ``{{ }}`` with braces."""
+
+    def repl(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        got = resolve(m.group(1))
+        return shell.quote(got) if quote else got
+
+    return _PLACEHOLDER.sub(repl, text)
+
+
+def _missing(pipeline: Pipeline, key: tuple[str, ...], name: str, known: Mapping[str, str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    guess = f"did you mean {{{close[0]}}}? " if close else ""
+    raise ConfigError(
+        f"{pipeline.where(*key)}: missing parameter {{{name}}}",
+        guess
+        + "define it under [params] (or the step's params), or use a built-in: "
+        + ", ".join(BUILTINS),
+    )
+
+
+def describe_step(
+    target: Any, step: str, pipeline_file: Path | None, overrides: Mapping[str, str]
+) -> dict[str, Any]:
+    """Hook for ``harness report``: the step resolved for ``target``, nothing launched.
+
+    A thin door into :func:`harness.runs.launch.describe_step` (which asks the target for
+    its workdir); this module itself stays free of I/O beyond reading the file.
+    """
+    from harness.runs.launch import describe_step as describe
+
+    return describe(target, step, pipeline_file, dict(overrides))

@@ -1,0 +1,178 @@
+"""Preflight verdicts: one line per check, decided from the facts the target reported.
+
+Everything here is pure except :func:`patch_series_verdict`, the hook into the patching
+module (imported lazily, so ``harness run`` works with or without it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.runs.models import GpuHolder, Verdict
+from harness.runs.remote import PreflightFacts
+from harness.runs.state import classify_holders, describe_holder
+from harness.targets.base import Target
+
+
+@dataclass(frozen=True)
+class Preflight:
+    verdicts: tuple[Verdict, ...]
+    stale: tuple[GpuHolder, ...]  # to end first, when --kill-stale allows it
+
+    @property
+    def ok(self) -> bool:
+        return all(v.level != "fail" for v in self.verdicts)
+
+
+def decide(facts: PreflightFacts, target_label: str, *, kill_stale: bool) -> Preflight:
+    """Pure: the facts -> verdict lines, and the stale GPU holders (if any)."""
+    out = [
+        Verdict(
+            "target",
+            "ok",
+            f"{target_label}: Python {facts.python_version} at {facts.python}",
+        )
+    ]
+    out.append(_workdir(facts))
+    out.append(_command(facts))
+    out.append(_gpus(facts))
+    stale, busy, others = classify_holders(facts.holders, facts.runs)
+    if stale and not kill_stale:
+        shown = "; ".join(describe_holder(h) for h in stale[:3])
+        more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+        out.append(
+            Verdict(
+                "stale GPU",
+                "fail",
+                f"{len(stale)} stale process(es) hold GPU devices: {shown}{more}",
+                "rerun with --kill-stale to end them (SIGTERM, then SIGKILL after the grace "
+                "period), or end them yourself",
+            )
+        )
+    elif stale:
+        shown = ", ".join(str(h.pid) for h in stale)
+        out.append(Verdict("stale GPU", "warn", f"ending {len(stale)} stale process(es): {shown}"))
+    for h, why in busy:
+        out.append(Verdict("GPU in use", "warn", f"{describe_holder(h)}: {why}"))
+    for h in others:
+        out.append(
+            Verdict("GPU in use", "warn", f"{describe_holder(h)} (its parent is alive; left alone)")
+        )
+    if not facts.holders and facts.gpus_available:
+        out.append(Verdict("stale GPU", "ok", "no process holds a GPU device"))
+    return Preflight(tuple(out), tuple(stale) if kill_stale else ())
+
+
+def _workdir(facts: PreflightFacts) -> Verdict:
+    if not facts.workdir_exists:
+        return Verdict("workdir", "warn", f"{facts.workdir} does not exist yet; it will be created")
+    if not facts.workdir_writable:
+        return Verdict(
+            "workdir",
+            "fail",
+            f"{facts.workdir} is not writable",
+            "set workdir in hosts.toml (or --workdir) to a folder you can write",
+        )
+    return Verdict("workdir", "ok", facts.workdir)
+
+
+def _command(facts: PreflightFacts) -> Verdict:
+    if not facts.cwd_exists and facts.cwd != facts.workdir:
+        return Verdict(
+            "command",
+            "fail",
+            f"the step's cwd {facts.cwd} does not exist",
+            "fix the step's cwd in the pipeline file, or create the folder",
+        )
+    if facts.resolved is None:
+        return Verdict(
+            "command",
+            "fail",
+            f"{facts.argv0!r} not found (PATH of the step, cwd {facts.cwd})",
+            "give a full path or fix PATH in the step's env / hosts.toml env",
+        )
+    if facts.script is not None and not facts.script_exists:
+        return Verdict(
+            "command",
+            "fail",
+            f"script {facts.script} not found",
+            "check the path parameters (e.g. --set speculators=/path/to/checkout)",
+        )
+    found = f"; script {facts.script} found" if facts.script else ""
+    return Verdict("command", "ok", f"{facts.resolved}{found}")
+
+
+def _gpus(facts: PreflightFacts) -> Verdict:
+    if not facts.gpus_available:
+        why = facts.gpus_reason or "none found"
+        return Verdict("GPUs", "skip", f"no GPU on the target ({why}); continuing")
+    parts = [
+        f"{g.index}: {g.name} {g.free_mib / 1024:.1f}/{g.total_mib / 1024:.1f} GiB free"
+        for g in facts.gpus
+    ]
+    return Verdict("GPUs", "ok", f"{len(facts.gpus)} GPU(s) -- " + "; ".join(parts))
+
+
+# -- the patch series hook -----------------------------------------------------------------
+
+
+def patch_series_verdict(target: Target, target_flag: str, root: Path | None = None) -> Verdict:
+    """When a patch series exists for what is installed on the target, it must be applied.
+
+    The hook into :mod:`harness.patching`, imported lazily: without it this says "no patch
+    series support yet" and the run goes on. With it, every patch of the series for the
+    installed version must be applied (or applied by hand); otherwise the verdict fails
+    with the ``harness apply-patches`` command to run.
+    """
+    try:
+        ops = importlib.import_module("harness.patching.ops")
+        series = importlib.import_module("harness.patching.series")
+    except ModuleNotFoundError as exc:
+        if exc.name and "harness.patching.ops".startswith(exc.name):
+            return Verdict("patches", "skip", "no patch series support yet")
+        raise
+    folder = root if root is not None else series.patches_root(None)
+    if not series.dists_with_series(folder):
+        return Verdict("patches", "skip", f"no patch series in {folder}")
+    try:
+        reports = ops.status(target, folder)
+    except HarnessError as exc:
+        return Verdict("patches", "warn", f"could not check the patch series: {exc.message}")
+    pending: list[str] = []
+    applied = 0
+    names: list[str] = []
+    for r in reports:
+        if r.plan is None:
+            continue
+        names.append(f"{r.dist} {r.installed}")
+        for p in r.plan.patches:
+            if p.state in ("applied", "applied by hand", "skipped"):
+                applied += p.state != "skipped"
+            else:
+                pending.append(f"{p.id} ({p.state})")
+    if not names:
+        return Verdict("patches", "skip", "no patch series for what is installed")
+    if pending:
+        shown = ", ".join(pending[:3]) + (
+            f" and {len(pending) - 3} more" if len(pending) > 3 else ""
+        )
+        return Verdict(
+            "patches",
+            "fail",
+            f"the series for {', '.join(names)} is not applied: {shown}",
+            f"harness apply-patches{target_flag}",
+        )
+    return Verdict("patches", "ok", f"series applied for {', '.join(names)} ({applied} patches)")
+
+
+def stale_gpu_holders(target: Target) -> list[dict[str, object]]:
+    """Hook for ``harness report``: the stale GPU holders ``harness run`` would refuse.
+
+    Each is a :class:`~harness.runs.models.GpuHolder` dict plus ``cmd``.
+    """
+    from harness.runs.commands import stale_gpu_holders as find
+
+    return list(find(target))

@@ -1,0 +1,243 @@
+"""The supervisor probe's operations, called through :func:`harness.probing.run_probe`.
+
+``probes/supervisor.py`` runs on the target's own Python with its arguments as JSON on stdin
+(so no path, argv or secret ever passes through a shell) and answers with facts; this module
+turns those facts into models. The decisions (state, stale holders, verdicts) are made by the
+pure modules next to this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness import __version__
+from harness.errors import RunError
+from harness.probing import probes_dir, run_probe
+from harness.runs.models import GpuDevice, GpuHolder, RunInfo, RunRecord, StopReport
+from harness.runs.pipeline import ResolvedStep
+from harness.runs.timings import Timings
+from harness.targets import shell
+from harness.targets.base import Target
+
+PROBE = "supervisor"
+
+
+def supervisor_source() -> str:
+    """The program written into every run directory (``supervisor.py``)."""
+    return (probes_dir() / "supervisor.py").read_text(encoding="utf-8")
+
+
+def runs_root(workdir: str) -> str:
+    return workdir.rstrip("/") + "/.harness/runs"
+
+
+@dataclass(frozen=True)
+class RunList:
+    root: str
+    runs: tuple[RunInfo, ...]
+    now: float
+
+
+@dataclass(frozen=True)
+class PreflightFacts:
+    """What the target said before a launch (see ``op_preflight`` in the probe)."""
+
+    python: str
+    python_version: str
+    home: str
+    workdir: str
+    workdir_exists: bool
+    workdir_writable: bool
+    cwd: str
+    cwd_exists: bool
+    argv0: str | None
+    resolved: str | None
+    script: str | None
+    script_exists: bool | None
+    gpus_available: bool | None
+    gpus_reason: str | None
+    gpus: tuple[GpuDevice, ...]
+    holders: tuple[GpuHolder, ...]
+    runs: tuple[RunInfo, ...]
+
+    @classmethod
+    def from_data(cls, d: dict[str, Any]) -> PreflightFacts:
+        gpus = d.get("gpus")
+        cmd = d.get("command") or {}
+        return cls(
+            python=d["python"]["executable"],
+            python_version=d["python"]["version"],
+            home=d.get("home", ""),
+            workdir=d["workdir"]["path"],
+            workdir_exists=bool(d["workdir"]["exists"]),
+            workdir_writable=bool(d["workdir"]["writable"]),
+            cwd=d["cwd"]["path"],
+            cwd_exists=bool(d["cwd"]["exists"]),
+            argv0=cmd.get("argv0"),
+            resolved=cmd.get("resolved"),
+            script=cmd.get("script"),
+            script_exists=cmd.get("script_exists"),
+            gpus_available=None if gpus is None else bool(gpus.get("available")),
+            gpus_reason=None if gpus is None else gpus.get("reason"),
+            gpus=tuple(GpuDevice.from_dict(g) for g in (gpus or {}).get("devices") or ()),
+            holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
+            runs=tuple(RunInfo.from_facts(r, d.get("now")) for r in d.get("runs") or ()),
+        )
+
+
+def _call(target: Target, args: dict[str, Any], timeout: float = 120.0) -> dict[str, Any]:
+    env = run_probe(target, PROBE, args, timeout=timeout)
+    data: dict[str, Any] = env.data
+    return data
+
+
+def list_runs(target: Target, workdir: str | None, ids: list[str] | None = None) -> RunList:
+    """Every run under ``<workdir>/.harness/runs`` (``None``: the target user's home)."""
+    data = _call(target, {"op": "list", "workdir": workdir, "ids": ids})
+    now = data.get("now")
+    runs = tuple(RunInfo.from_facts(r, now) for r in data.get("runs") or ())
+    return RunList(root=data["root"], runs=runs, now=float(now or 0.0))
+
+
+def home_workdir(target: Target) -> str:
+    """The remote home: the workdir of a host that names none in hosts.toml."""
+    root = list_runs(target, None, ids=[]).root
+    return root[: -len("/.harness/runs")]
+
+
+def preflight(
+    target: Target, workdir: str, step: ResolvedStep, device_glob: str | None = None
+) -> PreflightFacts:
+    data = _call(
+        target,
+        {
+            "op": "preflight",
+            "workdir": workdir,
+            "cwd": step.cwd,
+            "argv": list(step.argv),
+            "env": dict(step.env),
+            "device_glob": device_glob,
+        },
+    )
+    return PreflightFacts.from_data(data)
+
+
+def gpu_holders(
+    target: Target, workdir: str | None, device_glob: str | None = None
+) -> tuple[tuple[GpuHolder, ...], tuple[RunInfo, ...]]:
+    """Every process holding a GPU device file, and the runs they belong to."""
+    data = _call(target, {"op": "holders", "workdir": workdir, "device_glob": device_glob})
+    now = data.get("now")
+    return (
+        tuple(GpuHolder.from_dict(h) for h in data.get("holders") or ()),
+        tuple(RunInfo.from_facts(r, now) for r in data.get("runs") or ()),
+    )
+
+
+def masked_record(
+    run_id: str, step: ResolvedStep, target: Target, workdir: str, pipeline: str | None
+) -> RunRecord:
+    """``run.json`` as written on the target: secrets in argv and env replaced by ``***``."""
+    secrets = step.secrets()
+    return RunRecord(
+        id=run_id,
+        step=step.step,
+        argv=tuple(shell.mask(a, secrets) for a in step.argv),
+        cwd=step.cwd,
+        env={k: shell.mask(v, secrets) for k, v in step.env.items()},
+        shell=step.shell,
+        target=target.label,
+        workdir=workdir,
+        pipeline=pipeline,
+        harness_version=__version__,
+    )
+
+
+@dataclass(frozen=True)
+class Launched:
+    run: RunInfo
+    killed: tuple[int, ...] = ()
+    kill_remaining: tuple[int, ...] = ()
+
+
+def launch(
+    target: Target,
+    run_id: str,
+    workdir: str,
+    step: ResolvedStep,
+    *,
+    pipeline: str | None,
+    timings: Timings,
+    kill_first: tuple[GpuHolder, ...] = (),
+) -> Launched:
+    """Create the run directory and start the supervisor detached; return once it answered.
+
+    The real argv and env travel in the probe's stdin and then on the supervisor's stdin
+    pipe: only the masked copy is written to disk.
+    """
+    record = masked_record(run_id, step, target, workdir, pipeline)
+    data = _call(
+        target,
+        {
+            "op": "launch",
+            "workdir": workdir,
+            "run_id": run_id,
+            "record": record.to_dict(),
+            "program": supervisor_source(),
+            "argv": list(step.argv),
+            "cwd": step.cwd,
+            "env": dict(step.env),
+            "kill_first": [{"pid": h.pid, "starttime": h.starttime} for h in kill_first],
+            "grace": timings.stop_grace,
+            "handshake_timeout": timings.handshake,
+        },
+        timeout=timings.handshake + timings.stop_grace + 60.0,
+    )
+    run = RunInfo.from_facts(data["run"], data.get("now"))
+    killed = data.get("killed") or {}
+    return Launched(
+        run=run,
+        killed=tuple(killed.get("terminated") or ()) + tuple(killed.get("killed") or ()),
+        kill_remaining=tuple(killed.get("remaining") or ()),
+    )
+
+
+def stop(
+    target: Target,
+    workdir: str | None,
+    run_id: str,
+    *,
+    grace: float,
+    timings: Timings,
+    device_glob: str | None = None,
+) -> StopReport:
+    data = _call(
+        target,
+        {
+            "op": "stop",
+            "workdir": workdir,
+            "run_id": run_id,
+            "grace": grace,
+            "status_timeout": timings.status_wait,
+            "device_glob": device_glob,
+        },
+        timeout=grace + timings.status_wait + 60.0,
+    )
+    report = data.get("report") or {}
+    return StopReport(
+        run=RunInfo.from_facts(data["run"], data.get("now")),
+        terminated=tuple(report.get("terminated") or ()),
+        killed=tuple(report.get("killed") or ()),
+        remaining=tuple(report.get("remaining") or ()),
+        holders=tuple(GpuHolder.from_dict(h) for h in data.get("holders") or ()),
+        already_finished=bool(data.get("already_finished")),
+    )
+
+
+def refuse_read_only(target: Target) -> None:
+    if not target.writable:
+        raise RunError(
+            f"{target.label} is read-only: it is wheels unpacked from PyPI, nothing runs there",
+            "run steps on a host from hosts.toml, on local or on venv:PATH",
+        )

@@ -1,0 +1,258 @@
+"""Pure run decisions: state, exit code, label, run matching, stale GPU holders, verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError, UsageError
+from harness.runs.models import (
+    FailureSummary,
+    Frame,
+    GpuDevice,
+    GpuHolder,
+    Phase,
+    RunInfo,
+    RunRecord,
+    RunStatus,
+    StopReport,
+    SupervisorInfo,
+    Verdict,
+)
+from harness.runs.preflight import decide, patch_series_verdict
+from harness.runs.remote import PreflightFacts
+from harness.runs.state import (
+    classify_holders,
+    derive_state,
+    exit_code_of,
+    format_duration,
+    match_run,
+    new_run_id,
+    state_label,
+    tensor_parallel,
+)
+from harness.runs.timings import Timings
+from harness.targets.local import LocalTarget
+
+STATES = [
+    # (status, supervisor alive, state, label, exit code)
+    (None, True, "running", "running", None),
+    (None, False, "lost", "lost", 1),
+    (None, None, "lost", "lost", 1),
+    (RunStatus(exit_code=0), False, "succeeded", "succeeded", 0),
+    (RunStatus(exit_code=3), False, "failed", "failed (3)", 3),
+    (RunStatus(exit_code=3), True, "failed", "failed (3)", 3),  # status wins over liveness
+    (RunStatus(signal=9), False, "killed", "killed (SIGKILL)", 137),
+    (RunStatus(signal=15, stop_requested=True), False, "killed", "killed (SIGTERM)", 143),
+    (RunStatus(exit_code=1, stop_requested=True), False, "killed", "killed (exit 1)", 1),
+    (RunStatus(exit_code=0, stop_requested=True), False, "killed", "killed (exit 0)", 143),
+    (RunStatus(stop_requested=True, error="sup gone"), False, "killed", "killed", 1),
+    (RunStatus(exit_code=127, error="cannot start x"), False, "failed", "failed (127)", 127),
+]
+
+
+def info(
+    status: RunStatus | None = None,
+    alive: bool | None = None,
+    run_id: str = "extract-20250107-142233-3fa9",
+    step: str = "extract",
+    started: float = 1000.0,
+) -> RunInfo:
+    return RunInfo(
+        record=RunRecord(id=run_id, step=step, argv=("python", "x.py"), cwd="/w"),
+        supervisor=SupervisorInfo(pid=10, starttime=5, started_at=started),
+        supervisor_alive=alive,
+        status=status,
+        observed_at=started + 65.0,
+    )
+
+
+@pytest.mark.parametrize(("status", "alive", "state", "label", "code"), STATES)
+def test_state_label_and_exit_code(
+    status: RunStatus | None, alive: bool | None, state: str, label: str, code: int | None
+) -> None:
+    assert derive_state(status, alive) == state
+    i = info(status, alive)
+    assert (i.state, state_label(i), exit_code_of(i)) == (state, label, code)
+
+
+RUNS = [
+    info(run_id="extract-20250107-100000-aaaa", step="extract", started=1.0),
+    info(run_id="extract-20250107-110000-bbbb", step="extract", started=2.0),
+    info(run_id="train-20250107-120000-cccc", step="train", started=3.0),
+]
+
+MATCHES = [
+    ("extract-20250107-100000-aaaa", "extract-20250107-100000-aaaa"),
+    ("last", "train-20250107-120000-cccc"),
+    ("extract", "extract-20250107-110000-bbbb"),  # a step name: its latest run
+    ("train-2025", "train-20250107-120000-cccc"),  # a unique prefix
+]
+
+
+@pytest.mark.parametrize(("query", "want"), MATCHES)
+def test_match_run(query: str, want: str) -> None:
+    assert match_run(RUNS, query).id == want
+
+
+@pytest.mark.parametrize(
+    ("runs", "query", "message"),
+    [
+        (RUNS, "extract-2025", "matches 2 runs"),
+        (RUNS, "vocab", "no run 'vocab'"),
+        ([], "last", "no runs yet"),
+    ],
+)
+def test_match_run_errors(runs: list[RunInfo], query: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        match_run(runs, query)
+
+
+def test_new_run_id_sorts_by_time_and_refuses_odd_steps() -> None:
+    a = new_run_id("extract", now=0.0, token="0001")
+    assert a == "extract-19700101-000000-0001"
+    assert new_run_id("extract", now=60.0) > a
+    with pytest.raises(UsageError):
+        new_run_id("../x")
+
+
+def holder(pid: int, ppid: int = 1, run_id: str | None = None, comm: str = "python") -> GpuHolder:
+    return GpuHolder(
+        pid=pid, starttime=pid * 10, comm=comm, cmdline=f"{comm} w.py", ppid=ppid,
+        parent_comm="bash" if ppid > 1 else "init", run_id=run_id, devices=("/dev/nvidia0",),
+    )  # fmt: skip
+
+
+def test_classify_holders() -> None:
+    live = info(None, True, run_id="live")
+    done = info(RunStatus(exit_code=0), False, run_id="done")
+    holders = [
+        holder(1, ppid=1),  # orphan: stale
+        holder(2, ppid=500),  # someone's process with a live parent: left alone
+        holder(3, ppid=500, run_id="live"),  # a worker of a running run: busy
+        holder(4, ppid=500, run_id="done"),  # leftover of a finished run: stale
+        holder(5, ppid=1, comm="nvidia-persistenced"),  # a daemon: ignored
+        holder(6, ppid=500, run_id="elsewhere"),  # unknown run, live parent: left alone
+        replace(holder(7, ppid=77), parent_comm="tini"),  # re-parented to an init: stale
+    ]
+    stale, busy, others = classify_holders(holders, [live, done])
+    assert [h.pid for h in stale] == [1, 4, 7]
+    assert [(h.pid, why) for h, why in busy] == [(3, "run live is running")]
+    assert [h.pid for h in others] == [2, 6]
+
+
+def facts(**over: object) -> PreflightFacts:
+    base = PreflightFacts(
+        python="/usr/bin/python3", python_version="3.12.3", home="/root",
+        workdir="/w", workdir_exists=True, workdir_writable=True, cwd="/w", cwd_exists=True,
+        argv0="python3", resolved="/usr/bin/python3", script="/w/x.py", script_exists=True,
+        gpus_available=True, gpus_reason=None,
+        gpus=(GpuDevice(0, "NVIDIA H100 80GB HBM3", 81559, 1024, 80535),), holders=(), runs=(),
+    )  # fmt: skip
+    return replace(base, **over)  # type: ignore[arg-type]
+
+
+VERDICTS = [
+    # (facts overrides, kill_stale, {check: level}, fragment of the first failing message)
+    ({}, False, {"command": "ok", "GPUs": "ok", "stale GPU": "ok"}, None),
+    ({"resolved": None}, False, {"command": "fail"}, "'python3' not found"),
+    ({"script_exists": False}, False, {"command": "fail"}, "script /w/x.py not found"),
+    ({"cwd": "/w/sub", "cwd_exists": False}, False, {"command": "fail"}, "cwd /w/sub"),
+    ({"workdir_exists": False, "cwd_exists": False}, False, {"workdir": "warn", "command": "ok"},
+     None),
+    ({"workdir_writable": False}, False, {"workdir": "fail"}, "not writable"),
+    ({"gpus_available": False, "gpus_reason": "nvidia-smi not found", "gpus": ()}, False,
+     {"GPUs": "skip"}, None),
+    ({"holders": (holder(42),)}, False, {"stale GPU": "fail"}, "1 stale process(es)"),
+    ({"holders": (holder(42),)}, True, {"stale GPU": "warn"}, None),
+    ({"holders": (holder(42, ppid=7),)}, False, {"GPU in use": "warn"}, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("over", "kill", "levels", "message"), VERDICTS)
+def test_preflight_verdicts(
+    over: dict[str, object], kill: bool, levels: dict[str, str], message: str | None
+) -> None:
+    pf = decide(facts(**over), "gpu (root@h:22)", kill_stale=kill)
+    got = {v.check: v.level for v in pf.verdicts}
+    assert levels.items() <= got.items(), got
+    assert pf.verdicts[0] == Verdict(
+        "target", "ok", "gpu (root@h:22): Python 3.12.3 at /usr/bin/python3"
+    )
+    fails = [v for v in pf.verdicts if v.level == "fail"]
+    if message is None:
+        assert fails == [] and pf.ok
+    else:
+        assert message in fails[0].message and fails[0].hint and not pf.ok
+    assert [h.pid for h in pf.stale] == ([42] if kill and "holders" in over else [])
+
+
+def test_patch_hook_without_a_series_says_so(tmp_path: Path) -> None:
+    v = patch_series_verdict(LocalTarget(), " -t local", root=tmp_path)
+    assert v.level == "skip" and "no patch series" in v.message
+
+
+def test_timings_from_env() -> None:
+    t = Timings.from_env({"HARNESS_RUN_POLL_S": "0.01", "HARNESS_RUN_GRACE_S": "1"})
+    assert (t.poll, t.stop_grace, t.reconnect) == (0.01, 1.0, Timings().reconnect)
+    with pytest.raises(ConfigError, match="HARNESS_RUN_POLL_S"):
+        Timings.from_env({"HARNESS_RUN_POLL_S": "soon"})
+
+
+@pytest.mark.parametrize(
+    ("secs", "text"), [(None, "-"), (5, "0:05"), (65, "1:05"), (3723, "1:02:03")]
+)
+def test_format_duration(secs: float | None, text: str) -> None:
+    assert format_duration(secs) == text
+
+
+def test_models_round_trip() -> None:
+    frames = (Frame("/a.py", 1, "f", "x()"),)
+    objs = [
+        info(RunStatus(exit_code=3, ended_at=5.0), False),
+        info(None, True),
+        FailureSummary("TypeError", "m", frames, FailureSummary("E", "x"), "hint", ("c",)),
+        Phase("loading weights", 29, 64),
+        GpuDevice(0, "H100", 1, 2, 3),
+        holder(3, run_id="x"),
+        Verdict("GPUs", "skip", "none"),
+        StopReport(info(RunStatus(signal=15), False), (1, 2), (3,), (), (holder(9),), False),
+    ]
+    for obj in objs:
+        assert type(obj).from_dict(obj.to_dict()) == obj  # type: ignore[attr-defined]
+
+
+def test_run_info_from_raw_facts_tolerates_missing_files() -> None:
+    i = RunInfo.from_facts({"run_dir": "/w/.harness/runs/x", "record": None}, 3.0)
+    assert i.record.run_dir == "/w/.harness/runs/x" and i.state == "lost"
+    assert RunInfo.from_facts(
+        {"record": {"id": "x", "argv": ["a"]}, "stop": {}}, 1.0
+    ).stop_requested
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["python", "x.py", "--tensor-parallel-size", "8"], 8),
+        (["vllm", "serve", "m", "-tp", "4"], 4),
+        (["x", "--tensor-parallel-size=2"], 2),
+        (["x", "--tensor-parallel-size"], None),
+        (["x", "--tp", "auto"], None),
+        (["x"], None),
+    ],
+)
+def test_tensor_parallel(argv: list[str], want: int | None) -> None:
+    assert tensor_parallel(argv) == want
+
+
+def test_describe_step_hook_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.runs.pipeline import describe_step
+
+    monkeypatch.setenv("HARNESS_WORKDIR", str(tmp_path))
+    repo = Path(__file__).resolve().parents[2]
+    d = describe_step(LocalTarget(), "extract", repo / "pipeline.toml", {"tp": "4"})
+    assert d["name"] == "extract" and d["tensor_parallel"] == 4
+    assert d["command"][1] == f"{tmp_path}/speculators/scripts/data_generation_offline.py"
+    assert d["cwd"] == str(tmp_path) and d["env"]["PYTHONUNBUFFERED"] == "1"
