@@ -60,3 +60,9 @@ class VersionMismatch(PatchError):
 
 class RunError(HarnessError):
     """A pipeline step could not be launched, followed or stopped."""
+
+
+class NotReady(RunError):
+    """The pre-run review says the run cannot work; the command worked and found problems."""
+
+    exit_code = 1

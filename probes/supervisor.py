@@ -520,6 +520,8 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
     record["run_dir"] = run_dir
     record["created_at"] = time.time()
     write_json_atomic(os.path.join(run_dir, "run.json"), record)
+    if args.get("review") is not None:  # what the run was started on (harness report)
+        write_json_atomic(os.path.join(run_dir, "review.json"), args["review"])
     program = os.path.join(run_dir, "supervisor.py")
     with open(program, "w", encoding="utf-8") as f:
         f.write(args["program"])

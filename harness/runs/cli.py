@@ -72,10 +72,17 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         workdir: WorkdirOpt = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="launch even when the review says not ready")
+        ] = False,
+        patches: Annotated[
+            Path | None,
+            typer.Option("--patches", file_okay=False, help="the patches/ folder to review"),
+        ] = None,
         as_json: JsonOpt = False,
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
-        """Preflight and launch a pipeline step detached on the target, then follow its log.
+        """Review, preflight and launch a pipeline step detached on the target; follow its log.
 
         Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
         keeps running; reattach with harness logs RUN --follow.
@@ -91,6 +98,8 @@ def register(app: typer.Typer) -> None:
             detach=detach,
             kill_stale=kill_stale,
             as_json=as_json,
+            force=force,
+            patches=patches,
         )
         raise typer.Exit(code)
 

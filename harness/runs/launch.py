@@ -27,7 +27,7 @@ from harness.runs.pipeline import (
     resolve_step,
     step_parameters,
 )
-from harness.runs.preflight import decide, patch_series_verdict
+from harness.runs.preflight import decide
 from harness.runs.state import new_run_id, tensor_parallel
 from harness.targets.base import Target
 
@@ -42,6 +42,8 @@ def run_step(
     detach: bool = False,
     kill_stale: bool = False,
     as_json: bool = False,
+    force: bool = False,
+    patches: Path | None = None,
 ) -> int:
     """Preflight, launch detached, then (unless ``detach``) follow to the step's exit code."""
     from harness.runs import view
@@ -61,6 +63,7 @@ def run_step(
         resolved = _resolve(target, pipeline, step, workdir, run_id, overrides, extra)
         err.print(f"[bold]{view.esc(step)}[/] on {view.esc(target.label)}: ", end="")
         err.print(resolved.display(), markup=False, highlight=False, soft_wrap=True)
+        review = _gate(target, step, pipeline_file, overrides, patches, force, err)
         stale = _preflight(ctx, target, workdir, resolved, kill_stale, err)
         launched = remote.launch(
             target,
@@ -70,6 +73,7 @@ def run_step(
             pipeline=pipeline.path,
             timings=ctx.timings,
             kill_first=stale,
+            review=review,
         )
         if launched.killed:
             err.print(f"ended stale GPU process(es): {', '.join(map(str, launched.killed))}")
@@ -85,6 +89,41 @@ def run_step(
             err.print(f"started [bold]{info.id}[/] (detached)")
             print_next(err, ctx, info)
         return 0
+
+
+def _gate(
+    target: Target,
+    step: str,
+    pipeline_file: Path | None,
+    overrides: dict[str, str],
+    patches: Path | None,
+    force: bool,
+    err: Any,
+) -> dict[str, Any]:
+    """The pre-run review: print its summary; refuse "not ready" unless ``force``.
+
+    The review (JSON) goes into the run directory, so a run can always say what it was
+    started on.
+    """
+    from harness.errors import NotReady
+    from harness.patching.series import patches_root
+    from harness.report.build import build_review
+    from harness.report.render import terminal
+
+    review = build_review(target, patches_root(patches), step=step, pipeline=pipeline_file,
+                          overrides=overrides)
+    terminal(err, review, brief=True)
+    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), with its own words.
+    blockers = [r for r in review.reasons
+                if r.severity == "blocker" and not r.text.startswith("stale GPU holder")]
+    if blockers and not force:
+        raise NotReady(
+            f"not launching {step}: the review says not ready ({len(blockers)} blocker(s))",
+            f"read it with `harness report {step}`; fix the blockers, or pass --force",
+        )
+    if blockers:
+        err.print("[yellow]launching anyway (--force)[/]")
+    return review.to_dict()
 
 
 def _resolve(
@@ -131,7 +170,8 @@ def _preflight(
 
     facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
     checked = decide(facts, target.label, kill_stale=kill_stale)
-    verdicts = (*checked.verdicts, patch_series_verdict(target, ctx.flag))
+    # The patch series is judged by the review gate (_gate), where --force can override it.
+    verdicts = tuple(checked.verdicts)
     view.verdicts(err, verdicts)
     failed = [v for v in verdicts if v.level == "fail"]
     if failed:

@@ -6,11 +6,8 @@ module (imported lazily, so ``harness run`` works with or without it).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from pathlib import Path
 
-from harness.errors import HarnessError
 from harness.runs.models import GpuHolder, Verdict
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import classify_holders, describe_holder
@@ -117,55 +114,6 @@ def _gpus(facts: PreflightFacts) -> Verdict:
 
 
 # -- the patch series hook -----------------------------------------------------------------
-
-
-def patch_series_verdict(target: Target, target_flag: str, root: Path | None = None) -> Verdict:
-    """When a patch series exists for what is installed on the target, it must be applied.
-
-    The hook into :mod:`harness.patching`, imported lazily: without it this says "no patch
-    series support yet" and the run goes on. With it, every patch of the series for the
-    installed version must be applied (or applied by hand); otherwise the verdict fails
-    with the ``harness apply-patches`` command to run.
-    """
-    try:
-        ops = importlib.import_module("harness.patching.ops")
-        series = importlib.import_module("harness.patching.series")
-    except ModuleNotFoundError as exc:
-        if exc.name and "harness.patching.ops".startswith(exc.name):
-            return Verdict("patches", "skip", "no patch series support yet")
-        raise
-    folder = root if root is not None else series.patches_root(None)
-    if not series.dists_with_series(folder):
-        return Verdict("patches", "skip", f"no patch series in {folder}")
-    try:
-        reports = ops.status(target, folder)
-    except HarnessError as exc:
-        return Verdict("patches", "warn", f"could not check the patch series: {exc.message}")
-    pending: list[str] = []
-    applied = 0
-    names: list[str] = []
-    for r in reports:
-        if r.plan is None:
-            continue
-        names.append(f"{r.dist} {r.installed}")
-        for p in r.plan.patches:
-            if p.state in ("applied", "applied by hand", "skipped"):
-                applied += p.state != "skipped"
-            else:
-                pending.append(f"{p.id} ({p.state})")
-    if not names:
-        return Verdict("patches", "skip", "no patch series for what is installed")
-    if pending:
-        shown = ", ".join(pending[:3]) + (
-            f" and {len(pending) - 3} more" if len(pending) > 3 else ""
-        )
-        return Verdict(
-            "patches",
-            "fail",
-            f"the series for {', '.join(names)} is not applied: {shown}",
-            f"harness apply-patches{target_flag}",
-        )
-    return Verdict("patches", "ok", f"series applied for {', '.join(names)} ({applied} patches)")
 
 
 def stale_gpu_holders(target: Target) -> list[dict[str, object]]:

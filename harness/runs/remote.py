@@ -170,6 +170,7 @@ def launch(
     pipeline: str | None,
     timings: Timings,
     kill_first: tuple[GpuHolder, ...] = (),
+    review: dict[str, Any] | None = None,
 ) -> Launched:
     """Create the run directory and start the supervisor detached; return once it answered.
 
@@ -191,6 +192,7 @@ def launch(
             "kill_first": [{"pid": h.pid, "starttime": h.starttime} for h in kill_first],
             "grace": timings.stop_grace,
             "handshake_timeout": timings.handshake,
+            "review": review,
         },
         timeout=timings.handshake + timings.stop_grace + 60.0,
     )

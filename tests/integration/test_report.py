@@ -65,3 +65,38 @@ def test_not_ready_before_patches_then_ready_after(box_env: dict[str, str], tmp_
     assert "Run review: ready" in inner_text(page)
     md = run_cli("report", "--format", "md", "--patches", str(REPO / "patches"), env=box_env)
     assert md.out.startswith("# Run review: **ready**")
+
+
+GATE_PIPELINE = """
+[steps.hello]
+command = ["{python}", "-c", "print('hello from the step')"]
+"""
+
+
+def test_run_is_gated_by_the_review_and_force_saves_it(
+    sshd: SshServer, fresh_venv: Callable[..., SeedVenv], tmp_path: Path,
+    cli_env: dict[str, str]
+) -> None:
+    venv = fresh_venv()
+    work = tmp_path / "work"
+    work.mkdir()
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text('default = "box"\n' + sshd.host_entry(
+        "box", python=str(venv.python), workdir=str(work)))
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(GATE_PIPELINE)
+    env = {**cli_env, "HARNESS_HOSTS": str(hosts)}
+    common = ("--pipeline", str(pipeline), "--patches", str(REPO / "patches"))
+    refused = run_cli("run", "hello", *common, env=env)
+    assert refused.code == 1
+    assert "not ready" in refused.err and "--force" in refused.err
+    assert "kv_cache_specs" in refused.err  # the summary names the blockers
+    assert not (work / ".harness" / "runs").exists() or not any(
+        (work / ".harness" / "runs").iterdir())  # nothing was launched
+    forced = run_cli("run", "hello", "--force", *common, env=env)
+    assert forced.code == 0, forced.err
+    assert "hello from the step" in forced.out + forced.err
+    (run_dir,) = (work / ".harness" / "runs").iterdir()
+    saved = json.loads((run_dir / "review.json").read_text())
+    assert saved["verdict"] == "not ready" and saved["target"].startswith("box (")
+    assert any("kv_cache_specs" in r["text"] for r in saved["reasons"])

@@ -21,7 +21,7 @@ from harness.runs.models import (
     SupervisorInfo,
     Verdict,
 )
-from harness.runs.preflight import decide, patch_series_verdict
+from harness.runs.preflight import decide
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import (
     classify_holders,
@@ -187,11 +187,6 @@ def test_preflight_verdicts(
     else:
         assert message in fails[0].message and fails[0].hint and not pf.ok
     assert [h.pid for h in pf.stale] == ([42] if kill and "holders" in over else [])
-
-
-def test_patch_hook_without_a_series_says_so(tmp_path: Path) -> None:
-    v = patch_series_verdict(LocalTarget(), " -t local", root=tmp_path)
-    assert v.level == "skip" and "no patch series" in v.message
 
 
 def test_timings_from_env() -> None:
