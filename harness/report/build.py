@@ -46,14 +46,15 @@ def _step(target: Target, step: str | None, pipeline: Path | None,
 
 def build_review(target: Target, patches: Path, *, callers: list[str] | None = None,
                  step: str | None = None, pipeline: Path | None = None,
-                 overrides: dict[str, str] | None = None) -> Review:
+                 overrides: dict[str, str] | None = None, stale: bool = True) -> Review:
+    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight."""
     from harness.check import check
     from harness.patching.ops import status
     from harness.patching.series import dists_with_series
     from harness.probe import gather_facts
 
     facts = gather_facts(target).to_dict()
-    stale = _stale(target)
+    holders = _stale(target) if stale else []
     series_dists = dists_with_series(patches)
     patch_reports = [r.to_dict() for r in status(target, patches)] if series_dists else []
     installed = facts.get("dists") or {}
@@ -67,6 +68,6 @@ def build_review(target: Target, patches: Path, *, callers: list[str] | None = N
         live = check(target, caller).to_dict()
         after = check(target, caller, with_patches=patches).to_dict() if pending else live
     step_info = _step(target, step, pipeline, overrides or {})
-    reasons = judge(facts, stale, patch_reports, live, after, step_info)
-    return Review(target.label, time.strftime("%Y-%m-%d %H:%M:%S %Z"), facts, stale,
+    reasons = judge(facts, holders, patch_reports, live, after, step_info)
+    return Review(target.label, time.strftime("%Y-%m-%d %H:%M:%S %Z"), facts, holders,
                   patch_reports, live, after, step_info, reasons)

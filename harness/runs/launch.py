@@ -110,12 +110,11 @@ def _gate(
     from harness.report.build import build_review
     from harness.report.render import terminal
 
+    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
     review = build_review(target, patches_root(patches), step=step, pipeline=pipeline_file,
-                          overrides=overrides)
+                          overrides=overrides, stale=False)
     terminal(err, review, brief=True)
-    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), with its own words.
-    blockers = [r for r in review.reasons
-                if r.severity == "blocker" and not r.text.startswith("stale GPU holder")]
+    blockers = [r for r in review.reasons if r.severity == "blocker"]
     if blockers and not force:
         raise NotReady(
             f"not launching {step}: the review says not ready ({len(blockers)} blocker(s))",
