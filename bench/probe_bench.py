@@ -47,8 +47,11 @@ def median_of(argv: list[str], env: dict[str, str], runs: int) -> tuple[float, s
         t, last = timed(argv, env)
         times.append(t)
     assert last is not None
-    status = "ok" if last.returncode == 0 else f"exit {last.returncode}: " + (
-        last.stderr.strip().splitlines() or ["?"])[-1][:100]
+    status = (
+        "ok"
+        if last.returncode == 0
+        else f"exit {last.returncode}: " + (last.stderr.strip().splitlines() or ["?"])[-1][:100]
+    )
     return statistics.median(times), status
 
 
@@ -65,10 +68,21 @@ def wait_for_mux(folder: Path, timeout: float = 15.0) -> bool:
 
 def used_mux(argv: list[str], env: dict[str, str]) -> str:
     """One more run with -X importtime: did it go through the mux, without Paramiko?"""
-    cp = subprocess.run(argv, capture_output=True, text=True, check=False,
-                        env={**env, "PYTHONPROFILEIMPORTTIME": "1", "HARNESS_MUX_DEBUG": "1"})
-    heavy = sorted({line.split("|")[-1].strip().split(".")[0] for line in cp.stderr.splitlines()
-                    if "|" in line} & {"paramiko", "fabric", "invoke", "cryptography"})
+    cp = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**env, "PYTHONPROFILEIMPORTTIME": "1", "HARNESS_MUX_DEBUG": "1"},
+    )
+    heavy = sorted(
+        {
+            line.split("|")[-1].strip().split(".")[0]
+            for line in cp.stderr.splitlines()
+            if "|" in line
+        }
+        & {"paramiko", "fabric", "invoke", "cryptography"}
+    )
     if "via mux" not in cp.stderr:
         return "NO (connected directly)"
     return "yes, importing " + ", ".join(heavy) if heavy else "yes (no paramiko/fabric imported)"
@@ -92,12 +106,30 @@ def main() -> None:
             (home / ".ssh").mkdir(parents=True)
             runtime = root / "rt"  # private mux socket folder, removed with the temp dir
             runtime.mkdir(mode=0o700)
-            env = {**os.environ, "HARNESS_HOSTS": str(hosts), "HOME": str(home),
-                   "NO_COLOR": "1", "COLUMNS": "200", "XDG_RUNTIME_DIR": str(runtime)}
+            env = {
+                **os.environ,
+                "HARNESS_HOSTS": str(hosts),
+                "HOME": str(home),
+                "NO_COLOR": "1",
+                "COLUMNS": "200",
+                "XDG_RUNTIME_DIR": str(runtime),
+            }
             env.pop("HARNESS_SSH_PERSIST", None)
-            ssh = ["ssh", "-q", "-i", str(server.client_key), "-p", str(server.port),
-                   "-o", f"UserKnownHostsFile={server.known_hosts}", "-o", "BatchMode=yes",
-                   "-o", "StrictHostKeyChecking=yes", f"{server.user}@{server.host}"]
+            ssh = [
+                "ssh",
+                "-q",
+                "-i",
+                str(server.client_key),
+                "-p",
+                str(server.port),
+                "-o",
+                f"UserKnownHostsFile={server.known_hosts}",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=yes",
+                f"{server.user}@{server.host}",
+            ]
             target_file = venv.site_packages / "vllm" / "v1" / "core" / "kv_cache_utils.py"
             harness = [sys.executable, "-m", "harness", "probe", f"{MODULE}:{SYMBOL}"]
 
@@ -110,9 +142,10 @@ def main() -> None:
             direct, st_d = median_of(harness, {**env, "HARNESS_SSH_PERSIST": "0"}, opts.runs)
             grep_argv = [*ssh, "grep", "-n", repr(f"def {SYMBOL}"), str(target_file)]
             grep, st_g = median_of(grep_argv, env, opts.runs)
-            code = (f"import inspect, {MODULE} as m; print(inspect.signature(m.{SYMBOL}))")
-            imp, st_i = median_of([*ssh, str(venv.python), "-c", repr(code)], env,
-                                  max(1, opts.runs // 2))
+            code = f"import inspect, {MODULE} as m; print(inspect.signature(m.{SYMBOL}))"
+            imp, st_i = median_of(
+                [*ssh, str(venv.python), "-c", repr(code)], env, max(1, opts.runs // 2)
+            )
             true_, _ = median_of([*ssh, "true"], env, opts.runs)
         finally:
             mux.stop_all(runtime / "harness-mux")
@@ -125,15 +158,19 @@ def main() -> None:
     print(f"  ssh host grep -n 'def ...' FILE    {grep:6.3f} s   [{st_g}]")
     print(f"  ssh host python -c 'import; inspect' {imp:6.3f} s   [{st_i}]")
     print(f"  ssh host true (floor)              {true_:6.3f} s")
-    print(f"warm runs went through the mux:       {via_mux}"
-          + ("" if mux_ready else "  (the server was not ready after the cold run)"))
+    print(
+        f"warm runs went through the mux:       {via_mux}"
+        + ("" if mux_ready else "  (the server was not ready after the cold run)")
+    )
     print(f"ratio harness warm / ssh grep:        {warm / grep:5.2f}x  (target <= 2x)")
     print(f"ratio harness direct / ssh grep:      {direct / grep:5.2f}x")
     if st_i == "ok":
         print(f"ratio harness warm / import+inspect:  {warm / imp:5.2f}x")
     else:
-        print("import+inspect: vLLM does not import on this target (no torch): "
-              f"the manual way fails after {imp:.3f} s")
+        print(
+            "import+inspect: vLLM does not import on this target (no torch): "
+            f"the manual way fails after {imp:.3f} s"
+        )
     print(f"warm target <= 0.6 s: {'met' if warm <= 0.6 else 'NOT met'}")
 
 

@@ -79,8 +79,10 @@ def patched_texts(target: Target, patches: Path) -> tuple[dict[str, str], list[s
             notes.append(f"--with-patches: {r.note}")
             continue
         if not r.plan.ok:
-            notes.append(f"--with-patches: the {r.dist} series does not apply cleanly; "
-                         "checked without the conflicting patches")
+            notes.append(
+                f"--with-patches: the {r.dist} series does not apply cleanly; "
+                "checked without the conflicting patches"
+            )
         for c in r.plan.changes:
             if c.after is not None and r.root:
                 overrides[f"{r.root}/{c.path}"] = c.after

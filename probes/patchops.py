@@ -14,6 +14,7 @@ means a swap was interrupted; every file is then rolled back to its journalled s
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -22,7 +23,8 @@ import os
 import signal
 import socket
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from probes._finder import Finder, ProbeFailure, default_paths, dist_files
 
@@ -38,7 +40,7 @@ def record_sha(entry: str) -> str | None:
     """RECORD's ``sha256=<urlsafe b64>`` -> hex, so it compares with ours."""
     if not entry.startswith("sha256="):
         return None
-    raw = entry[len("sha256="):]
+    raw = entry[len("sha256=") :]
     try:
         return base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).hex()
     except ValueError:
@@ -51,8 +53,11 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
     found = dist_files(finder, args["dist"])
     if found is None:
-        raise ProbeFailure("dist-not-installed", f"{args['dist']} is not installed on this "
-                           "interpreter", {"searched": finder.paths, "suggestions": []})
+        raise ProbeFailure(
+            "dist-not-installed",
+            f"{args['dist']} is not installed on this interpreter",
+            {"searched": finder.paths, "suggestions": []},
+        )
     meta, files = found
     root = _root_of(finder, files)
     ops = Ops(root, args["dist"], warn)
@@ -89,13 +94,17 @@ class Ops:
         full = os.path.join(self.root, rel)
         real = os.path.realpath(full)
         if not real.startswith(self.root + os.sep):
-            raise ProbeFailure("path-escapes", f"{rel}: resolves outside site-packages "
-                               f"(through a symlink to {real})", {"path": rel})
+            raise ProbeFailure(
+                "path-escapes",
+                f"{rel}: resolves outside site-packages (through a symlink to {real})",
+                {"path": rel},
+            )
         return full
 
     # -- read -----------------------------------------------------------------------------
-    def read(self, wanted: list[str], meta: dict, files: list[tuple[str, str, str]]
-             ) -> dict[str, Any]:
+    def read(
+        self, wanted: list[str], meta: dict, files: list[tuple[str, str, str]]
+    ) -> dict[str, Any]:
         record = self._record(meta)
         manifest = self.manifest()
         out_files: dict[str, Any] = {}
@@ -107,7 +116,7 @@ class Ops:
                 continue
             out_files[rel] = self._describe(rel, full)
         backups = {}
-        for rel in (manifest.get("files") or {}):
+        for rel in manifest.get("files") or {}:
             b = os.path.join(self.state, "backups", rel)
             try:
                 with open(b, "rb") as f:
@@ -122,9 +131,17 @@ class Ops:
                     actual[rel] = sha256(f.read())
             except OSError:
                 actual[rel] = None
-        return {"root": self.root, "dist": meta.get("name"), "version": meta.get("version"),
-                "record": record, "actual": actual, "files": out_files, "manifest": manifest,
-                "backups": backups, "lock": self._holder()}
+        return {
+            "root": self.root,
+            "dist": meta.get("name"),
+            "version": meta.get("version"),
+            "record": record,
+            "actual": actual,
+            "files": out_files,
+            "manifest": manifest,
+            "backups": backups,
+            "lock": self._holder(),
+        }
 
     def _describe(self, rel: str, full: str) -> dict[str, Any]:
         try:
@@ -139,8 +156,13 @@ class Ops:
             text: str | None = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
-        return {"exists": True, "sha256": sha256(data), "text": text, "mode": st.st_mode & 0o7777,
-                "symlink": os.path.islink(full)}
+        return {
+            "exists": True,
+            "sha256": sha256(data),
+            "text": text,
+            "mode": st.st_mode & 0o7777,
+            "symlink": os.path.islink(full),
+        }
 
     def _record(self, meta: dict) -> dict[str, str]:
         name = meta.get("name") or self.dist
@@ -179,8 +201,11 @@ class Ops:
         """An fd holding the lock file's flock (``how``, non-blocking), or None if busy."""
         path = os.path.join(self.state, "lock")
         try:
-            fd = (os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if how == fcntl.LOCK_EX
-                  else os.open(path, os.O_RDONLY))
+            fd = (
+                os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                if how == fcntl.LOCK_EX
+                else os.open(path, os.O_RDONLY)
+            )
         except OSError:
             if how == fcntl.LOCK_EX:
                 raise
@@ -223,30 +248,37 @@ class Ops:
         if fd is None:
             who = self._holder() or {}
             raise ProbeFailure(
-                "locked", f"{self.root} is being patched by another harness: "
+                "locked",
+                f"{self.root} is being patched by another harness: "
                 f"{who.get('user', '?')}@{who.get('host', '?')} pid {who.get('pid', '?')} "
-                f"({who.get('command', '?')}) since {who.get('since', '?')}", who)
-        info = {**holder, "pid": os.getpid(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                "target_host": socket.gethostname()}
+                f"({who.get('command', '?')}) since {who.get('since', '?')}",
+                who,
+            )
+        info = {
+            **holder,
+            "pid": os.getpid(),
+            "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "target_host": socket.gethostname(),
+        }
         _write_atomic(os.path.join(self.state, "lock.json"), json.dumps(info).encode(), 0o644)
         return fd
 
     # -- write ----------------------------------------------------------------------------
-    def write(self, changes: list[dict[str, Any]], manifest: dict[str, Any] | None,
-              holder: dict[str, Any]) -> dict[str, Any]:
+    def write(
+        self, changes: list[dict[str, Any]], manifest: dict[str, Any] | None, holder: dict[str, Any]
+    ) -> dict[str, Any]:
         fd = self._lock(holder)
         try:
             return self._transaction(changes, manifest)
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(os.path.join(self.state, "lock.json"))
-            except OSError:
-                pass
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
-    def _transaction(self, changes: list[dict[str, Any]], manifest: dict[str, Any] | None
-                     ) -> dict[str, Any]:
+    def _transaction(
+        self, changes: list[dict[str, Any]], manifest: dict[str, Any] | None
+    ) -> dict[str, Any]:
         # 1. validate everything before touching anything
         plan = []
         for ch in changes:
@@ -257,9 +289,11 @@ class Ops:
             cur_sha = cur.get("sha256")
             if cur_sha != ch.get("before_sha"):
                 raise ProbeFailure(
-                    "changed", f"{ch['path']} changed since it was read (sha256 "
+                    "changed",
+                    f"{ch['path']} changed since it was read (sha256 "
                     f"{str(cur_sha)[:12]} != {str(ch.get('before_sha'))[:12]}); nothing written",
-                    {"path": ch["path"]})
+                    {"path": ch["path"]},
+                )
             after = ch.get("after_text")
             data = None if after is None else after.encode("utf-8")
             if data is not None and ch["path"].endswith(".py"):
@@ -267,9 +301,11 @@ class Ops:
                     compile(data, full, "exec", dont_inherit=True)
                 except SyntaxError as exc:
                     raise ProbeFailure(
-                        "syntax", f"{ch['path']}:{exc.lineno}: the patched file does not "
+                        "syntax",
+                        f"{ch['path']}:{exc.lineno}: the patched file does not "
                         f"compile on this Python: {exc.msg}; nothing written",
-                        {"path": ch["path"], "line": exc.lineno}) from None
+                        {"path": ch["path"], "line": exc.lineno},
+                    ) from None
             mode = ch.get("mode") or cur.get("mode") or 0o644
             plan.append((ch["path"], full, cur, data, mode))
         # 2. journal + copies of the current state, durable before the first swap
@@ -284,12 +320,16 @@ class Ops:
                     # not patched by harness: what is there now is the original (a backup
                     # left by a rolled-back transaction may predate a reinstall)
                     _copy(full, os.path.join(self.state, "backups", rel))
-        journal = {"pid": os.getpid(), "started": time.time(),
-                   "manifest_before": _read_text(os.path.join(self.state, "manifest.json")),
-                   "files": [{"path": rel, "existed": bool(cur.get("exists")),
-                              "mode": cur.get("mode")} for rel, _f, cur, _d, _m in plan]}
-        _write_atomic(os.path.join(self.state, "journal.json"), json.dumps(journal).encode(),
-                      0o644)
+        journal = {
+            "pid": os.getpid(),
+            "started": time.time(),
+            "manifest_before": _read_text(os.path.join(self.state, "manifest.json")),
+            "files": [
+                {"path": rel, "existed": bool(cur.get("exists")), "mode": cur.get("mode")}
+                for rel, _f, cur, _d, _m in plan
+            ],
+        }
+        _write_atomic(os.path.join(self.state, "journal.json"), json.dumps(journal).encode(), 0o644)
         # 3. temp files next to their targets (same filesystem), then the swaps
         temps = []
         for rel, full, _cur, data, mode in plan:
@@ -300,7 +340,7 @@ class Ops:
             _write_file(tmp, data, mode)
             temps.append((rel, full, tmp))
         delay = float(os.environ.get("HARNESS_TEST_SWAP_DELAY", "0") or 0)
-        for rel, full, tmp in temps:
+        for _rel, full, tmp in temps:
             if tmp is None:
                 os.unlink(full)
             else:
@@ -407,7 +447,7 @@ def _write_file(path: str, data: bytes, mode: int) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
         os.fsync(fd)
     finally:
@@ -450,10 +490,8 @@ def _drop_pycache(full: str) -> None:
         return
     for e in os.listdir(d):
         if e.startswith(stem + ".") and e.endswith(".pyc"):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(os.path.join(d, e))
-            except OSError:
-                pass
 
 
 def _rmtree(path: str) -> None:

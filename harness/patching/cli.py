@@ -7,9 +7,14 @@ import typer
 
 from harness.cli_options import AcceptOpt, JsonOpt, TargetOpt
 
-PatchesOpt = Annotated[Path | None, typer.Option(
-    "--patches", help="the patches/ folder (default: ./patches or a parent folder's)",
-    file_okay=False)]
+PatchesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--patches",
+        help="the patches/ folder (default: ./patches or a parent folder's)",
+        file_okay=False,
+    ),
+]
 DistOpt = Annotated[str | None, typer.Option("--dist", help="only this dist's series")]
 
 
@@ -23,10 +28,14 @@ def _outcome(reports: list[Any]) -> str:
     states = [p.state for r in reports if r.plan is not None for p in r.plan.patches]
     skipped = states.count(SKIPPED)
     if not any(s in (APPLIED, BY_HAND) for s in states):
-        return ("[yellow]nothing written: no patch of the series applies here"
-                + (f" ({skipped} skipped)" if skipped else "") + "[/]")
+        return (
+            "[yellow]nothing written: no patch of the series applies here"
+            + (f" ({skipped} skipped)" if skipped else "")
+            + "[/]"
+        )
     return "[green]already applied: nothing written[/]" + (
-        f" [yellow]({skipped} skipped)[/]" if skipped else "")
+        f" [yellow]({skipped} skipped)[/]" if skipped else ""
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -46,8 +55,13 @@ def register(app: typer.Typer) -> None:
         view(root._console(), reports, diffs=diffs)
 
     @app.command("patches")
-    def patches_cmd(target: TargetOpt = None, patches: PatchesOpt = None, dist: DistOpt = None,
-                    as_json: JsonOpt = False, accept_new_host_key: AcceptOpt = False) -> None:
+    def patches_cmd(
+        target: TargetOpt = None,
+        patches: PatchesOpt = None,
+        dist: DistOpt = None,
+        as_json: JsonOpt = False,
+        accept_new_host_key: AcceptOpt = False,
+    ) -> None:
         """Each patch's state on the target: applied, applies cleanly, conflicts, skipped."""
         from harness.patching.ops import status
 
@@ -59,15 +73,26 @@ def register(app: typer.Typer) -> None:
 
     @app.command("apply-patches")
     def apply_cmd(
-        target: TargetOpt = None, patches: PatchesOpt = None, dist: DistOpt = None,
-        dry_run: Annotated[bool, typer.Option("--dry-run", help="show the patch-diff report "
-                                              "against the live files; write nothing")] = False,
-        report: Annotated[Path | None, typer.Option(
-            "--report", help="also write the patch-diff report as Markdown", dir_okay=False)
+        target: TargetOpt = None,
+        patches: PatchesOpt = None,
+        dist: DistOpt = None,
+        dry_run: Annotated[
+            bool,
+            typer.Option(
+                "--dry-run", help="show the patch-diff report against the live files; write nothing"
+            ),
+        ] = False,
+        report: Annotated[
+            Path | None,
+            typer.Option(
+                "--report", help="also write the patch-diff report as Markdown", dir_okay=False
+            ),
         ] = None,
-        force: Annotated[bool, typer.Option(
-            "--force", help="patch files that differ from pip's RECORD")] = False,
-        as_json: JsonOpt = False, accept_new_host_key: AcceptOpt = False,
+        force: Annotated[
+            bool, typer.Option("--force", help="patch files that differ from pip's RECORD")
+        ] = False,
+        as_json: JsonOpt = False,
+        accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Apply the series all-or-nothing, idempotently, with backups and a journal."""
         from harness.patching.ops import apply_patches
@@ -87,10 +112,14 @@ def register(app: typer.Typer) -> None:
 
     @app.command("revert-patches")
     def revert_cmd(
-        target: TargetOpt = None, patches: PatchesOpt = None, dist: DistOpt = None,
-        force: Annotated[bool, typer.Option(
-            "--force", help="restore originals even over files changed since")] = False,
-        as_json: JsonOpt = False, accept_new_host_key: AcceptOpt = False,
+        target: TargetOpt = None,
+        patches: PatchesOpt = None,
+        dist: DistOpt = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="restore originals even over files changed since")
+        ] = False,
+        as_json: JsonOpt = False,
+        accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Restore every file harness patched, byte-identical (sha256 checked)."""
         from harness.patching.ops import revert_patches
@@ -102,12 +131,16 @@ def register(app: typer.Typer) -> None:
     @app.command("make-patch")
     def make_cmd(
         dist: Annotated[str, typer.Argument(help="the dist you edited on the target")],
-        files: Annotated[list[str] | None, typer.Argument(
-            help="files relative to site-packages (default: every hand-edited file)")] = None,
+        files: Annotated[
+            list[str] | None,
+            typer.Argument(
+                help="files relative to site-packages (default: every hand-edited file)"
+            ),
+        ] = None,
         name: Annotated[str, typer.Option("--name", help="slug for NNNN-slug.patch")] = "fix",
-        why: Annotated[str | None, typer.Option("--why", help="one line for series.toml")
-                       ] = None,
-        target: TargetOpt = None, patches: PatchesOpt = None,
+        why: Annotated[str | None, typer.Option("--why", help="one line for series.toml")] = None,
+        target: TargetOpt = None,
+        patches: PatchesOpt = None,
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""

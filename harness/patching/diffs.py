@@ -46,10 +46,18 @@ def check_path(path: str, where: str) -> str:
     """Refuse paths that could leave site-packages: absolute, ``..``, drive letters, empty."""
     p = path.replace("\\", "/")
     parts = p.split("/")
-    if (not p or p.startswith("/") or re.match(r"^[A-Za-z]:", p) or ".." in parts
-            or "" in parts or "." in parts):
-        raise PatchError(f"{where}: path {path!r} leaves site-packages",
-                         "patch paths must be relative, like a/speculators/module.py")
+    if (
+        not p
+        or p.startswith("/")
+        or re.match(r"^[A-Za-z]:", p)
+        or ".." in parts
+        or "" in parts
+        or "." in parts
+    ):
+        raise PatchError(
+            f"{where}: path {path!r} leaves site-packages",
+            "patch paths must be relative, like a/speculators/module.py",
+        )
     return p
 
 
@@ -61,11 +69,15 @@ def parse(text: str, name: str) -> list[FilePatch]:
     while i < len(lines):
         line = lines[i]
         if line.startswith("GIT binary patch") or line.startswith("Binary files "):
-            raise PatchError(f"{name}:{i + 1}: binary patches are not supported",
-                             "patch only text (Python) files")
+            raise PatchError(
+                f"{name}:{i + 1}: binary patches are not supported",
+                "patch only text (Python) files",
+            )
         if re.match(r"^\d+(,\d+)?[acd]\d+(,\d+)?\s*$", line):
-            raise PatchError(f"{name}:{i + 1}: this is an ed-style/normal diff",
-                             "write unified diffs: diff -u, git diff, or harness make-patch")
+            raise PatchError(
+                f"{name}:{i + 1}: this is an ed-style/normal diff",
+                "write unified diffs: diff -u, git diff, or harness make-patch",
+            )
         if line.startswith("--- "):
             if i + 1 >= len(lines) or not lines[i + 1].startswith("+++ "):
                 raise PatchError(f"{name}:{i + 1}: '---' header without a '+++' line")
@@ -73,8 +85,7 @@ def parse(text: str, name: str) -> list[FilePatch]:
             start = i + 1
             new_file = old_raw.strip().startswith("/dev/null")
             deleted = new_raw.strip().startswith("/dev/null")
-            path = check_path(_strip_prefix(new_raw if not deleted else old_raw),
-                              f"{name}:{start}")
+            path = check_path(_strip_prefix(new_raw if not deleted else old_raw), f"{name}:{start}")
             i += 2
             hunks: list[Hunk] = []
             while i < len(lines) and lines[i].startswith("@@"):
@@ -88,8 +99,10 @@ def parse(text: str, name: str) -> list[FilePatch]:
             raise PatchError(f"{name}:{i + 1}: hunk without a ---/+++ file header")
         i += 1  # commentary (e.g. the "why" paragraph, git's "diff --git" lines)
     if not files:
-        raise PatchError(f"{name}:1: no unified-diff file sections found",
-                         "a patch needs '--- a/PATH', '+++ b/PATH' and '@@' hunks")
+        raise PatchError(
+            f"{name}:1: no unified-diff file sections found",
+            "a patch needs '--- a/PATH', '+++ b/PATH' and '@@' hunks",
+        )
     seen: set[str] = set()
     for f in files:
         if f.path in seen:
@@ -124,16 +137,20 @@ def _hunk(lines: list[str], i: int, name: str) -> tuple[Hunk, int]:
         elif tag == "+":
             new.append(body)
         else:
-            raise PatchError(f"{name}:{i + 1}: unexpected line in hunk: {line.rstrip()!r}",
-                             "hunk bodies hold ' ', '-', '+' lines only; counts in the @@ "
-                             "header may be wrong")
+            raise PatchError(
+                f"{name}:{i + 1}: unexpected line in hunk: {line.rstrip()!r}",
+                "hunk bodies hold ' ', '-', '+' lines only; counts in the @@ header may be wrong",
+            )
         i += 1
     if i < len(lines) and lines[i].startswith("\\"):
         _drop_newline(new if lines[i - 1][:1] == "+" else old)
         i += 1
     if len(old) != old_n or len(new) != new_n:
-        raise PatchError(f"{name}:{header_line}: hunk says -{old_n} +{new_n} lines, found "
-                         f"-{len(old)} +{len(new)}", "the patch was truncated or edited by hand")
+        raise PatchError(
+            f"{name}:{header_line}: hunk says -{old_n} +{new_n} lines, found "
+            f"-{len(old)} +{len(new)}",
+            "the patch was truncated or edited by hand",
+        )
     return Hunk(old_start, tuple(old), tuple(new), header_line, lines[header_line - 1].strip()), i
 
 
@@ -171,7 +188,7 @@ def _matches(lines: list[str], at: int, want: tuple[str, ...]) -> bool:
 
 def _locate(lines: list[str], want: tuple[str, ...], guess: int, floor: int) -> int | None:
     for delta in range(MAX_OFFSET + 1):
-        for at in ((guess + delta, guess - delta) if delta else (guess,)):
+        for at in (guess + delta, guess - delta) if delta else (guess,):
             if at >= floor and _matches(lines, at, want):
                 return at
     return None
@@ -183,8 +200,9 @@ def apply(fp: FilePatch, text: str | None) -> ApplyResult:
         new = "".join(fp.hunks[0].new_lines)
         return ApplyResult(fp.path, new, (HunkResult(fp.hunks[0], 1),))
     if text is None:
-        return ApplyResult(fp.path, None, tuple(HunkResult(h, None, 0, h.old_lines, ())
-                                                for h in fp.hunks))
+        return ApplyResult(
+            fp.path, None, tuple(HunkResult(h, None, 0, h.old_lines, ()) for h in fp.hunks)
+        )
     lines = text.splitlines(keepends=True)
     out: list[str] = []
     pos = 0
@@ -196,7 +214,7 @@ def apply(fp: FilePatch, text: str | None) -> ApplyResult:
         at = _locate(lines, h.old_lines, guess, pos)
         if at is None:
             ok = False
-            show = lines[max(guess, 0):max(guess, 0) + max(len(h.old_lines), 1)]
+            show = lines[max(guess, 0) : max(guess, 0) + max(len(h.old_lines), 1)]
             results.append(HunkResult(h, None, 0, h.old_lines, tuple(show)))
             continue
         results.append(HunkResult(h, at + 1, at - (h.old_start - 1)))
@@ -214,22 +232,37 @@ def is_applied(fp: FilePatch, text: str | None) -> bool:
     """True when reversing every hunk applies cleanly: the file already has the patch."""
     if text is None:
         return fp.deleted
-    rev = FilePatch(fp.path, tuple(Hunk(h.old_start, h.new_lines, h.old_lines, h.patch_line,
-                                        h.header) for h in fp.hunks), fp.patch_line)
+    rev = FilePatch(
+        fp.path,
+        tuple(
+            Hunk(h.old_start, h.new_lines, h.old_lines, h.patch_line, h.header) for h in fp.hunks
+        ),
+        fp.patch_line,
+    )
     return not apply(rev, text).conflicts and not apply(fp, text).new_text
 
 
 def reverse(fp: FilePatch) -> FilePatch:
-    return FilePatch(fp.path, tuple(Hunk(h.old_start, h.new_lines, h.old_lines, h.patch_line,
-                                         h.header) for h in fp.hunks), fp.patch_line,
-                     new_file=fp.deleted, deleted=fp.new_file)
+    return FilePatch(
+        fp.path,
+        tuple(
+            Hunk(h.old_start, h.new_lines, h.old_lines, h.patch_line, h.header) for h in fp.hunks
+        ),
+        fp.patch_line,
+        new_file=fp.deleted,
+        deleted=fp.new_file,
+    )
 
 
 def unified(path: str, before: str, after: str, context: int = 3) -> str:
     """A unified diff ``a/PATH`` -> ``b/PATH`` (what make-patch writes and reports show)."""
-    diff = difflib.unified_diff(before.splitlines(keepends=True),
-                                after.splitlines(keepends=True), f"a/{path}", f"b/{path}",
-                                n=context)
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        f"a/{path}",
+        f"b/{path}",
+        n=context,
+    )
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

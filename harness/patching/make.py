@@ -26,8 +26,9 @@ def _wheel_text(dist: str, version: str, path: str) -> str | None:
     return f.read_text(encoding="utf-8") if f.is_file() else None
 
 
-def _series_text(root: Path, dist: str, version: str, path: str, pristine: str,
-                 applied: set[str]) -> str:
+def _series_text(
+    root: Path, dist: str, version: str, path: str, pristine: str, applied: set[str]
+) -> str:
     """What harness wrote: the patches the manifest says were applied (not skipped ones)."""
     series = load_series(root, dist, version)
     text: str | None = pristine
@@ -40,8 +41,9 @@ def _series_text(root: Path, dist: str, version: str, path: str, pristine: str,
     return text or ""
 
 
-def make_patch(target: Target, root: Path, dist: str, files: list[str], slug: str,
-               why: str | None) -> Path:
+def make_patch(
+    target: Target, root: Path, dist: str, files: list[str], slug: str, why: str | None
+) -> Path:
     if not re.match(r"^[a-z0-9][a-z0-9-]*$", slug):
         raise UsageError(f"--name {slug!r}: use lowercase letters, digits and dashes")
     probe = read_state(target, dist, [])
@@ -50,8 +52,10 @@ def make_patch(target: Target, root: Path, dist: str, files: list[str], slug: st
         raise PatchError(f"{dist} is not installed on {target.label}")
     wanted = files or probe.hand_edited()
     if not wanted:
-        raise UsageError(f"no hand edits found in {dist} {version} on {target.label}",
-                         "name the files: harness make-patch DIST speculators/x.py")
+        raise UsageError(
+            f"no hand edits found in {dist} {version} on {target.label}",
+            "name the files: harness make-patch DIST speculators/x.py",
+        )
     state = read_state(target, dist, wanted)
     manifest_files = state.manifest.get("files") or {}
     chunks = []
@@ -61,16 +65,17 @@ def make_patch(target: Target, root: Path, dist: str, files: list[str], slug: st
             raise PatchError(f"{path}: missing or not UTF-8 on {target.label}")
         if path in manifest_files and state.backups.get(path):
             applied = {a["id"] for a in state.manifest.get("applied") or []}
-            base = _series_text(root, dist, version, path, state.backups[path]["text"],
-                                applied)
+            base = _series_text(root, dist, version, path, state.backups[path]["text"], applied)
         else:
             wheel = _wheel_text(dist, version, path)
             if wheel is None:
                 raise PatchError(f"{path}: not in the {dist} {version} wheel")
             got = hashlib.sha256(wheel.encode()).hexdigest()
             if state.record.get(path) and got != state.record[path]:
-                raise PatchError(f"{path}: the PyPI wheel does not match the target's RECORD",
-                                 "was this dist installed from another index or build?")
+                raise PatchError(
+                    f"{path}: the PyPI wheel does not match the target's RECORD",
+                    "was this dist installed from another index or build?",
+                )
             base = wheel
         if base == live.text:
             continue

@@ -73,11 +73,17 @@ class DistReport:
     lock: dict[str, Any] | None = None  # another harness is writing these files right now
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dist": self.dist, "installed": self.installed,
-                "series_versions": self.series_versions,
-                "plan": self.plan.to_dict() if self.plan else None,
-                "hand_edited": self.hand_edited, "recovered": self.recovered,
-                "written": self.written, "note": self.note, "lock": self.lock}
+        return {
+            "dist": self.dist,
+            "installed": self.installed,
+            "series_versions": self.series_versions,
+            "plan": self.plan.to_dict() if self.plan else None,
+            "hand_edited": self.hand_edited,
+            "recovered": self.recovered,
+            "written": self.written,
+            "note": self.note,
+            "lock": self.lock,
+        }
 
 
 def _installed_versions(target: Target, dists: list[str]) -> dict[str, str | None]:
@@ -92,20 +98,39 @@ def read_state(target: Target, dist: str, files: list[str]) -> TargetState:
     live = {}
     for path, info in (data.get("files") or {}).items():
         if "error" in info:
-            raise PatchError(f"{target.label}: {info['error']}",
-                             "patch paths must stay inside the dist's own files")
+            raise PatchError(
+                f"{target.label}: {info['error']}",
+                "patch paths must stay inside the dist's own files",
+            )
         exists = info.get("exists", False)
         text = info.get("text") if exists else None
-        live[path] = LiveFile(path, text, info.get("sha256"), info.get("mode"),
-                              data["record"].get(path), binary=exists and text is None)
-    return TargetState(dist, data.get("version"), data["root"], live, data.get("manifest") or {},
-                       data.get("backups") or {}, data.get("record") or {},
-                       data.get("actual") or {}, data.get("recovered"), data.get("lock"))
+        live[path] = LiveFile(
+            path,
+            text,
+            info.get("sha256"),
+            info.get("mode"),
+            data["record"].get(path),
+            binary=exists and text is None,
+        )
+    return TargetState(
+        dist,
+        data.get("version"),
+        data["root"],
+        live,
+        data.get("manifest") or {},
+        data.get("backups") or {},
+        data.get("record") or {},
+        data.get("actual") or {},
+        data.get("recovered"),
+        data.get("lock"),
+    )
 
 
 def holder_text(lock: dict[str, Any]) -> str:
-    return (f"{lock.get('user', '?')}@{lock.get('host', '?')} pid {lock.get('pid', '?')} "
-            f"({lock.get('command', '?')}) since {lock.get('since', '?')}")
+    return (
+        f"{lock.get('user', '?')}@{lock.get('host', '?')} pid {lock.get('pid', '?')} "
+        f"({lock.get('command', '?')}) since {lock.get('since', '?')}"
+    )
 
 
 def _series_for(root: Path, dist: str, version: str | None) -> tuple[Series | None, list[str]]:
@@ -120,13 +145,16 @@ def _dists(root: Path, only: str | None) -> list[str]:
     if only:
         return [only]
     if not dists:
-        raise UsageError(f"no patch series under {root}",
-                         "create patches/<dist>/<version>/series.toml, or `harness make-patch`")
+        raise UsageError(
+            f"no patch series under {root}",
+            "create patches/<dist>/<version>/series.toml, or `harness make-patch`",
+        )
     return dists
 
 
-def status(target: Target, root: Path, *, only: str | None = None,
-           force: bool = False) -> list[DistReport]:
+def status(
+    target: Target, root: Path, *, only: str | None = None, force: bool = False
+) -> list[DistReport]:
     """Per dist: installed version, the series for it, each patch's state, hand edits."""
     dists = _dists(root, only)
     installed = _installed_versions(target, dists + _required_dists(root, dists))
@@ -135,21 +163,51 @@ def status(target: Target, root: Path, *, only: str | None = None,
         version = installed.get(dist)
         series, versions = _series_for(root, dist, version)
         if version is None:
-            out.append(DistReport(dist, None, versions, None, [],
-                                  note=f"{dist} is not installed on {target.label}"))
+            out.append(
+                DistReport(
+                    dist,
+                    None,
+                    versions,
+                    None,
+                    [],
+                    note=f"{dist} is not installed on {target.label}",
+                )
+            )
             continue
         if series is None:
-            out.append(DistReport(dist, version, versions, None, [],
-                                  note=f"no series for {dist} {version}; series exist for: "
-                                  f"{', '.join(versions) or 'none'}"))
+            out.append(
+                DistReport(
+                    dist,
+                    version,
+                    versions,
+                    None,
+                    [],
+                    note=f"no series for {dist} {version}; series exist for: "
+                    f"{', '.join(versions) or 'none'}",
+                )
+            )
             continue
         files = sorted({fp.path for p in series.patches for fp in p.files})
         state = read_state(target, dist, files)
         plan = plan_apply(series, state.live, installed, state.manifest, force=force)
-        note = (f"being patched right now by {holder_text(state.lock)}: what follows may be "
-                "mid-change" if state.lock is not None else None)
-        out.append(DistReport(dist, version, versions, plan, state.hand_edited(),
-                              state.recovered, note=note, root=state.root, lock=state.lock))
+        note = (
+            f"being patched right now by {holder_text(state.lock)}: what follows may be mid-change"
+            if state.lock is not None
+            else None
+        )
+        out.append(
+            DistReport(
+                dist,
+                version,
+                versions,
+                plan,
+                state.hand_edited(),
+                state.recovered,
+                note=note,
+                root=state.root,
+                lock=state.lock,
+            )
+        )
     return out
 
 
@@ -166,25 +224,47 @@ def _required_dists(root: Path, dists: list[str]) -> list[str]:
 def _holder(command: str) -> dict[str, Any]:
     try:
         user = getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name is no reason to fail
+    except Exception:
         user = "?"
-    return {"user": user, "host": socket.gethostname(), "command": command,
-            "laptop_pid": os.getpid()}
+    return {
+        "user": user,
+        "host": socket.gethostname(),
+        "command": command,
+        "laptop_pid": os.getpid(),
+    }
 
 
-def _write(target: Target, dist: str, changes: list[FileChange], manifest: dict[str, Any],
-           command: str) -> list[str]:
+def _write(
+    target: Target, dist: str, changes: list[FileChange], manifest: dict[str, Any], command: str
+) -> list[str]:
     if not target.writable:
         raise TargetError(f"{target.label} is read-only", "patch a host, local or venv: target")
-    payload = [{"path": c.path, "before_sha": c.before_sha256, "after_text": c.after,
-                "mode": c.mode} for c in changes]
-    env = run_probe(target, "patchops", {"action": "write", "dist": dist, "changes": payload,
-                                         "manifest": manifest, "lock_holder": _holder(command)})
+    payload = [
+        {"path": c.path, "before_sha": c.before_sha256, "after_text": c.after, "mode": c.mode}
+        for c in changes
+    ]
+    env = run_probe(
+        target,
+        "patchops",
+        {
+            "action": "write",
+            "dist": dist,
+            "changes": payload,
+            "manifest": manifest,
+            "lock_holder": _holder(command),
+        },
+    )
     return list(env.data.get("written") or [])
 
 
-def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: bool = False,
-                  only: str | None = None) -> list[DistReport]:
+def apply_patches(
+    target: Target,
+    root: Path,
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    only: str | None = None,
+) -> list[DistReport]:
     """All-or-nothing across every dist: any conflict or refusal means nothing is written."""
     reports = status(target, root, only=only, force=force)
     blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
@@ -192,9 +272,11 @@ def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: b
         return reports
     for r in reports:
         if r.lock is not None:  # its half-swapped files would read as conflicts or hand edits
-            raise PatchError(f"{target.label}: {r.root} is being patched by another harness: "
-                             f"{holder_text(r.lock)}; nothing was written",
-                             "wait for it to finish, then run `harness patches`")
+            raise PatchError(
+                f"{target.label}: {r.root} is being patched by another harness: "
+                f"{holder_text(r.lock)}; nothing was written",
+                "wait for it to finish, then run `harness patches`",
+            )
     if blocked:
         lines = []
         for r in blocked:
@@ -202,12 +284,16 @@ def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: b
             lines += list(r.plan.problems)
             for p in r.plan.patches:
                 for c in p.conflicts:
-                    lines.append(f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
-                                 f"{c['patch_line']}) does not match")
+                    lines.append(
+                        f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
+                        f"{c['patch_line']}) does not match"
+                    )
         hand = any(r.plan is not None and r.plan.problems for r in blocked)
-        raise PatchConflict("nothing was written: " + "; ".join(lines),
-                            "run `harness patches` for the expected vs found lines"
-                            + ("; --force patches files edited by hand" if hand else ""))
+        raise PatchConflict(
+            "nothing was written: " + "; ".join(lines),
+            "run `harness patches` for the expected vs found lines"
+            + ("; --force patches files edited by hand" if hand else ""),
+        )
     if only and reports and reports[0].plan is None:
         raise VersionMismatch(reports[0].note or "no series applies")
     written_reports = []
@@ -220,30 +306,48 @@ def apply_patches(target: Target, root: Path, *, dry_run: bool = False, force: b
         state = read_state(target, r.dist, [c.path for c in r.plan.changes])
         manifest = new_manifest(r.plan, series, state.manifest)
         written = _write(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
-        written_reports.append(DistReport(r.dist, r.installed, r.series_versions, r.plan,
-                                          r.hand_edited, r.recovered, written))
+        written_reports.append(
+            DistReport(
+                r.dist, r.installed, r.series_versions, r.plan, r.hand_edited, r.recovered, written
+            )
+        )
     return written_reports
 
 
-def revert_patches(target: Target, root: Path, *, force: bool = False,
-                   only: str | None = None) -> list[DistReport]:
+def revert_patches(
+    target: Target, root: Path, *, force: bool = False, only: str | None = None
+) -> list[DistReport]:
     out = []
     for dist in _dists(root, only):
         probe = read_state(target, dist, [])
-        files = sorted((probe.manifest.get("files") or {}))
+        files = sorted(probe.manifest.get("files") or {})
         if not files:
-            out.append(DistReport(dist, probe.version, [], None, [], probe.recovered,
-                                  note="nothing to revert"))
+            out.append(
+                DistReport(
+                    dist, probe.version, [], None, [], probe.recovered, note="nothing to revert"
+                )
+            )
             continue
         state = read_state(target, dist, files)
         changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
         if problems:
-            raise PatchError(f"{target.label}: not reverting {dist}: " + "; ".join(problems),
-                             "nothing was written")
+            raise PatchError(
+                f"{target.label}: not reverting {dist}: " + "; ".join(problems),
+                "nothing was written",
+            )
         written = _write(target, dist, changes, {"files": {}}, "revert-patches")
-        out.append(DistReport(dist, state.version, [], None, [],
-                              probe.recovered or state.recovered, written,
-                              note=f"restored {len(written)} file(s) byte-identical"))
+        out.append(
+            DistReport(
+                dist,
+                state.version,
+                [],
+                None,
+                [],
+                probe.recovered or state.recovered,
+                written,
+                note=f"restored {len(written)} file(s) byte-identical",
+            )
+        )
     return out
 
 
@@ -256,5 +360,13 @@ def file_modules(paths: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["DistReport", "TargetState", "apply_patches", "file_modules", "read_state",
-           "revert_patches", "sha", "status"]
+__all__ = [
+    "DistReport",
+    "TargetState",
+    "apply_patches",
+    "file_modules",
+    "read_state",
+    "revert_patches",
+    "sha",
+    "status",
+]

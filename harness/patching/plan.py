@@ -46,8 +46,14 @@ class PatchState:
     offsets: tuple[str, ...] = ()  # "file: hunk at line N (offset +k)"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "why": self.why, "state": self.state, "detail": self.detail,
-                "conflicts": list(self.conflicts), "offsets": list(self.offsets)}
+        return {
+            "id": self.id,
+            "why": self.why,
+            "state": self.state,
+            "detail": self.detail,
+            "conflicts": list(self.conflicts),
+            "offsets": list(self.offsets),
+        }
 
 
 @dataclass(frozen=True)
@@ -63,9 +69,12 @@ class FileChange:
         return unified(self.path, self.before or "", self.after or "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "before_sha256": self.before_sha256,
-                "after_sha256": sha(self.after) if self.after is not None else None,
-                "diff": self.diff()}
+        return {
+            "path": self.path,
+            "before_sha256": self.before_sha256,
+            "after_sha256": sha(self.after) if self.after is not None else None,
+            "diff": self.diff(),
+        }
 
 
 @dataclass(frozen=True)
@@ -83,23 +92,41 @@ class Plan:
         return not self.problems and all(p.state != CONFLICTS for p in self.patches)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dist": self.dist, "version": self.version,
-                "series_version": self.series_version, "ok": self.ok,
-                "patches": [p.to_dict() for p in self.patches],
-                "changes": [c.to_dict() for c in self.changes],
-                "problems": list(self.problems), "notes": list(self.notes)}
+        return {
+            "dist": self.dist,
+            "version": self.version,
+            "series_version": self.series_version,
+            "ok": self.ok,
+            "patches": [p.to_dict() for p in self.patches],
+            "changes": [c.to_dict() for c in self.changes],
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+        }
 
 
 def _conflict_info(r: ApplyResult) -> list[dict[str, Any]]:
     out = []
     for h in r.conflicts:
-        out.append({"file": r.path, "hunk": h.hunk.header, "patch_line": h.hunk.patch_line,
-                    "expected": "".join(h.expected), "found": "".join(h.found)})
+        out.append(
+            {
+                "file": r.path,
+                "hunk": h.hunk.header,
+                "patch_line": h.hunk.patch_line,
+                "expected": "".join(h.expected),
+                "found": "".join(h.found),
+            }
+        )
     return out
 
 
-def plan_apply(series: Series, live: dict[str, LiveFile], installed: dict[str, str | None],
-               manifest: dict[str, Any], *, force: bool = False) -> Plan:
+def plan_apply(
+    series: Series,
+    live: dict[str, LiveFile],
+    installed: dict[str, str | None],
+    manifest: dict[str, Any],
+    *,
+    force: bool = False,
+) -> Plan:
     """What applying ``series`` would do to ``live`` files (every file of every patch)."""
     texts: dict[str, str | None] = {p: f.text for p, f in live.items()}
     applied_ids = {a["id"] for a in manifest.get("applied") or []}
@@ -121,16 +148,26 @@ def plan_apply(series: Series, live: dict[str, LiveFile], installed: dict[str, s
         conflicts = [c for r in results for c in _conflict_info(r)]
         if conflicts:
             if all(is_applied(fp, texts.get(fp.path)) for fp in spec.files):
-                states.append(PatchState(spec.id, spec.why, BY_HAND,
-                                         "the files already contain this change"))
+                states.append(
+                    PatchState(spec.id, spec.why, BY_HAND, "the files already contain this change")
+                )
                 continue
-            states.append(PatchState(spec.id, spec.why, CONFLICTS,
-                                     f"{len(conflicts)} hunk(s) do not match",
-                                     tuple(conflicts)))
+            states.append(
+                PatchState(
+                    spec.id,
+                    spec.why,
+                    CONFLICTS,
+                    f"{len(conflicts)} hunk(s) do not match",
+                    tuple(conflicts),
+                )
+            )
             continue
-        offsets = tuple(f"{r.path}: hunk {h.hunk.header} at line {h.applied_at} "
-                        f"(offset {h.offset:+d})" for r in results for h in r.hunks
-                        if h.offset)
+        offsets = tuple(
+            f"{r.path}: hunk {h.hunk.header} at line {h.applied_at} (offset {h.offset:+d})"
+            for r in results
+            for h in r.hunks
+            if h.offset
+        )
         for fp, r in zip(spec.files, results, strict=True):
             texts[r.path] = None if fp.deleted else r.new_text  # None: the file goes
         states.append(PatchState(spec.id, spec.why, APPLIES, "", (), offsets))
@@ -144,11 +181,19 @@ def plan_apply(series: Series, live: dict[str, LiveFile], installed: dict[str, s
         pristine = f.record_sha256 is None or f.sha256 == f.record_sha256
         ours = (mfiles.get(path) or {}).get("after_sha256") == f.sha256
         if not pristine and not ours and not force:
-            problems.append(f"{path}: differs from what pip installed (RECORD) and was not "
-                            "patched by harness: edited by hand? (--force to patch anyway)")
+            problems.append(
+                f"{path}: differs from what pip installed (RECORD) and was not "
+                "patched by harness: edited by hand? (--force to patch anyway)"
+            )
         changes.append(FileChange(path, f.text, after, f.sha256, f.mode, f.record_sha256))
-    return Plan(series.dist, installed.get(series.dist), series.version, tuple(states),
-                tuple(changes), tuple(problems))
+    return Plan(
+        series.dist,
+        installed.get(series.dist),
+        series.version,
+        tuple(states),
+        tuple(changes),
+        tuple(problems),
+    )
 
 
 def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, Any]:
@@ -167,13 +212,22 @@ def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, A
     for p in plan.patches:
         if p.state == APPLIES and p.id not in known:
             applied.append({"id": p.id, "sha256": by_id[p.id].sha256})
-    return {"dist": plan.dist, "version": plan.version, "series": f"{series.dist}/"
-            f"{series.version}", "applied": applied, "files": files}
+    return {
+        "dist": plan.dist,
+        "version": plan.version,
+        "series": f"{series.dist}/{series.version}",
+        "applied": applied,
+        "files": files,
+    }
 
 
-def plan_revert(manifest: dict[str, Any], live: dict[str, LiveFile],
-                backups: dict[str, Any], *, force: bool = False) -> tuple[list[FileChange],
-                                                                          list[str]]:
+def plan_revert(
+    manifest: dict[str, Any],
+    live: dict[str, LiveFile],
+    backups: dict[str, Any],
+    *,
+    force: bool = False,
+) -> tuple[list[FileChange], list[str]]:
     """Pure: restore every file harness changed, byte-identical, or say why not."""
     changes: list[FileChange] = []
     problems: list[str] = []
@@ -183,8 +237,10 @@ def plan_revert(manifest: dict[str, Any], live: dict[str, LiveFile],
             problems.append(f"{path}: not readable on the target")
             continue
         if f.sha256 != entry.get("after_sha256") and not force:
-            problems.append(f"{path}: changed since harness patched it (reinstalled or edited?)"
-                            "; refusing to clobber it (--force restores the original anyway)")
+            problems.append(
+                f"{path}: changed since harness patched it (reinstalled or edited?)"
+                "; refusing to clobber it (--force restores the original anyway)"
+            )
             continue
         if "pristine_sha256" in entry and entry["pristine_sha256"] is None:
             # harness created this file (a /dev/null patch): reverting deletes it
@@ -204,5 +260,18 @@ def plan_revert(manifest: dict[str, Any], live: dict[str, LiveFile],
     return changes, problems
 
 
-__all__ = ["APPLIED", "APPLIES", "BY_HAND", "CONFLICTS", "SKIPPED", "FileChange", "LiveFile",
-           "Plan", "PatchState", "new_manifest", "plan_apply", "plan_revert", "reverse"]
+__all__ = [
+    "APPLIED",
+    "APPLIES",
+    "BY_HAND",
+    "CONFLICTS",
+    "SKIPPED",
+    "FileChange",
+    "LiveFile",
+    "PatchState",
+    "Plan",
+    "new_manifest",
+    "plan_apply",
+    "plan_revert",
+    "reverse",
+]

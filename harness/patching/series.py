@@ -71,8 +71,9 @@ def versions_with_series(root: Path, dist: str) -> list[str]:
     d = root / canonicalize_name(dist)
     if not d.is_dir():
         d = root / dist
-    return sorted(p.name for p in d.iterdir() if (p / "series.toml").is_file()) if d.is_dir() \
-        else []
+    return (
+        sorted(p.name for p in d.iterdir() if (p / "series.toml").is_file()) if d.is_dir() else []
+    )
 
 
 def dists_with_series(root: Path) -> list[str]:
@@ -97,8 +98,10 @@ def load_series(root: Path, dist: str, version: str) -> Series | None:
     unknown = set(data) - {"patch"}
     if unknown:
         key = sorted(unknown)[0]
-        raise ConfigError(f"{toml}:{locate_line(text, (key,))}: {key}: unknown key",
-                          "series.toml holds [[patch]] tables only")
+        raise ConfigError(
+            f"{toml}:{locate_line(text, (key,))}: {key}: unknown key",
+            "series.toml holds [[patch]] tables only",
+        )
     entries = data.get("patch") or []
     if not isinstance(entries, list):
         raise ConfigError(f"{toml}:1: patch: expected [[patch]] tables")
@@ -128,31 +131,40 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
             import difflib
 
             close = difflib.get_close_matches(key, PATCH_KEYS, n=1)
-            raise ConfigError(f"{where}: patch.{key}: unknown key",
-                              (f"did you mean {close[0]!r}? " if close else "")
-                              + "valid keys: " + ", ".join(PATCH_KEYS))
+            raise ConfigError(
+                f"{where}: patch.{key}: unknown key",
+                (f"did you mean {close[0]!r}? " if close else "")
+                + "valid keys: "
+                + ", ".join(PATCH_KEYS),
+            )
     name = entry.get("file")
     if not isinstance(name, str) or not NAME.match(name):
-        raise ConfigError(f"{where}: patch.file: expected a name like 0001-short-slug.patch, "
-                          f"got {name!r}")
+        raise ConfigError(
+            f"{where}: patch.file: expected a name like 0001-short-slug.patch, got {name!r}"
+        )
     if name in seen:
         raise ConfigError(f"{where}: patch.file: {name} is listed twice")
     seen.add(name)
     why = entry.get("why")
     if not isinstance(why, str) or not why.strip():
-        raise ConfigError(f"{where}: patch.why: say in one line why this patch exists",
-                          "reviewers read it in `harness patches` and the report")
+        raise ConfigError(
+            f"{where}: patch.why: say in one line why this patch exists",
+            "reviewers read it in `harness patches` and the report",
+        )
     reqs = entry.get("requires") or {}
     if not isinstance(reqs, dict):
-        raise ConfigError(f"{where}: patch.requires: expected a table like "
-                          '{ vllm = ">=0.16,<0.17" }')
+        raise ConfigError(
+            f'{where}: patch.requires: expected a table like {{ vllm = ">=0.16,<0.17" }}'
+        )
     requires = []
     for dist, spec in reqs.items():
         try:
             SpecifierSet(str(spec))
         except InvalidSpecifier:
-            raise ConfigError(f"{where}: patch.requires.{dist}: {spec!r} is not a version "
-                              "specifier", 'e.g. ">=0.16,<0.17"') from None
+            raise ConfigError(
+                f"{where}: patch.requires.{dist}: {spec!r} is not a version specifier",
+                'e.g. ">=0.16,<0.17"',
+            ) from None
         requires.append((canonicalize_name(dist), str(spec)))
     path = folder / name
     try:
@@ -163,8 +175,7 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
         files = parse(text, str(path))
     except PatchError:
         raise
-    return PatchSpec(name[: -len(".patch")], path, why.strip(), tuple(requires), text,
-                     tuple(files))
+    return PatchSpec(name[: -len(".patch")], path, why.strip(), tuple(requires), text, tuple(files))
 
 
 def requirement_problem(spec: PatchSpec, installed: dict[str, str | None]) -> str | None:

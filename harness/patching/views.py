@@ -10,8 +10,13 @@ from harness.patching.plan import APPLIED, APPLIES, BY_HAND, CONFLICTS, SKIPPED
 if TYPE_CHECKING:
     from rich.console import Console
 
-COLORS = {APPLIED: "green", APPLIES: "cyan", CONFLICTS: "bold red", SKIPPED: "yellow",
-          BY_HAND: "magenta"}
+COLORS = {
+    APPLIED: "green",
+    APPLIES: "cyan",
+    CONFLICTS: "bold red",
+    SKIPPED: "yellow",
+    BY_HAND: "magenta",
+}
 
 
 def status(console: Console, reports: list[DistReport], *, diffs: bool = False) -> None:
@@ -21,44 +26,72 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
         have = r.installed or "not installed"
         console.print(f"[bold]{escape(r.dist)}[/] {escape(have)}", soft_wrap=True)
         if r.recovered:
-            console.print(f"  [yellow]recovered an interrupted write (pid "
-                          f"{r.recovered.get('pid')}): rolled back "
-                          f"{', '.join(r.recovered.get('rolled_back') or []) or 'nothing'}[/]",
-                          soft_wrap=True)
+            console.print(
+                f"  [yellow]recovered an interrupted write (pid "
+                f"{r.recovered.get('pid')}): rolled back "
+                f"{', '.join(r.recovered.get('rolled_back') or []) or 'nothing'}[/]",
+                soft_wrap=True,
+            )
         if r.note:
             console.print(f"  {escape(r.note)}", soft_wrap=True)
         if r.plan is not None:
-            console.print(f"  series patches/{escape(r.dist)}/{escape(r.plan.series_version or '')}")
+            console.print(
+                f"  series patches/{escape(r.dist)}/{escape(r.plan.series_version or '')}"
+            )
             for p in r.plan.patches:
                 detail = f" ({escape(p.detail)})" if p.detail else ""
-                console.print(f"  [{COLORS[p.state]}]{p.state:16}[/] {escape(p.id)}{detail}",
-                              soft_wrap=True)
+                console.print(
+                    f"  [{COLORS[p.state]}]{p.state:16}[/] {escape(p.id)}{detail}", soft_wrap=True
+                )
                 console.print(f"  {'':16} [dim]{escape(p.why)}[/]", soft_wrap=True)
                 for o in p.offsets:
                     console.print(f"  {'':16} [dim]{escape(o)}[/]", soft_wrap=True)
                 for c in p.conflicts:
-                    console.print(f"  {'':16} [red]{escape(c['file'])}: hunk {escape(c['hunk'])}"
-                                  f" (patch line {c['patch_line']})[/]", soft_wrap=True)
-                    console.print(f"  {'':16} expected:\n{_indent(c['expected'])}", soft_wrap=True,
-                                  markup=False)
-                    console.print(f"  {'':16} found:\n{_indent(c['found'] or '(end of file)')}",
-                                  soft_wrap=True, markup=False)
+                    console.print(
+                        f"  {'':16} [red]{escape(c['file'])}: hunk {escape(c['hunk'])}"
+                        f" (patch line {c['patch_line']})[/]",
+                        soft_wrap=True,
+                    )
+                    console.print(
+                        f"  {'':16} expected:\n{_indent(c['expected'])}",
+                        soft_wrap=True,
+                        markup=False,
+                    )
+                    console.print(
+                        f"  {'':16} found:\n{_indent(c['found'] or '(end of file)')}",
+                        soft_wrap=True,
+                        markup=False,
+                    )
             for prob in r.plan.problems:
                 console.print(f"  [bold red]refused[/] {escape(prob)}", soft_wrap=True)
             if diffs:
                 for ch in r.plan.changes:
                     console.print(f"\n  [bold]{escape(ch.path)}[/] (against the live file)")
                     for line in ch.diff().splitlines():
-                        style = ("green" if line.startswith("+") else "red" if
-                                 line.startswith("-") else "cyan" if line.startswith("@@") else "")
-                        console.print(f"    [{style}]{escape(line)}[/]" if style
-                                      else f"    {escape(line)}", soft_wrap=True)
+                        style = (
+                            "green"
+                            if line.startswith("+")
+                            else "red"
+                            if line.startswith("-")
+                            else "cyan"
+                            if line.startswith("@@")
+                            else ""
+                        )
+                        console.print(
+                            f"    [{style}]{escape(line)}[/]" if style else f"    {escape(line)}",
+                            soft_wrap=True,
+                        )
         for path in r.hand_edited:
-            console.print(f"  [magenta]edited by hand[/] {escape(path)} (differs from RECORD and "
-                          "from what the patches produce)", soft_wrap=True)
+            console.print(
+                f"  [magenta]edited by hand[/] {escape(path)} (differs from RECORD and "
+                "from what the patches produce)",
+                soft_wrap=True,
+            )
         if r.written:
-            console.print(f"  [green]wrote {len(r.written)} file(s):[/] "
-                          f"{escape(', '.join(r.written))}", soft_wrap=True)
+            console.print(
+                f"  [green]wrote {len(r.written)} file(s):[/] {escape(', '.join(r.written))}",
+                soft_wrap=True,
+            )
 
 
 def _indent(text: str) -> str:
@@ -85,7 +118,9 @@ def markdown(reports: list[DistReport], target: str) -> str:
         for ch in r.plan.changes:
             out += ["", f"### `{ch.path}`", "", "```diff", ch.diff().rstrip("\n"), "```"]
         if r.hand_edited:
-            out += ["", "Edited by hand since install: " + ", ".join(f"`{p}`"
-                                                                for p in r.hand_edited)]
+            out += [
+                "",
+                "Edited by hand since install: " + ", ".join(f"`{p}`" for p in r.hand_edited),
+            ]
         out.append("")
     return "\n".join(out) + "\n"

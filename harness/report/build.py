@@ -21,14 +21,16 @@ def _stale(target: Target) -> list[dict[str, Any]]:
     if fn is None:
         return []
     try:
-        return [h if isinstance(h, dict) else getattr(h, "to_dict", lambda: {})()
-                for h in fn(target)]
+        return [
+            h if isinstance(h, dict) else getattr(h, "to_dict", lambda: {})() for h in fn(target)
+        ]
     except HarnessError:
         return []
 
 
-def _step(target: Target, step: str | None, pipeline: Path | None,
-          overrides: dict[str, str]) -> dict[str, Any] | None:
+def _step(
+    target: Target, step: str | None, pipeline: Path | None, overrides: dict[str, str]
+) -> dict[str, Any] | None:
     if step is None:
         return None
     try:
@@ -44,9 +46,16 @@ def _step(target: Target, step: str | None, pipeline: Path | None,
         return {"name": step, "error": exc.message}
 
 
-def build_review(target: Target, patches: Path, *, callers: list[str] | None = None,
-                 step: str | None = None, pipeline: Path | None = None,
-                 overrides: dict[str, str] | None = None, stale: bool = True) -> Review:
+def build_review(
+    target: Target,
+    patches: Path,
+    *,
+    callers: list[str] | None = None,
+    step: str | None = None,
+    pipeline: Path | None = None,
+    overrides: dict[str, str] | None = None,
+    stale: bool = True,
+) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight."""
     from harness.check import check
     from harness.patching.ops import status
@@ -58,16 +67,32 @@ def build_review(target: Target, patches: Path, *, callers: list[str] | None = N
     series_dists = dists_with_series(patches)
     patch_reports = [r.to_dict() for r in status(target, patches)] if series_dists else []
     installed = facts.get("dists") or {}
-    names = callers or [d for d in series_dists if installed.get(d) or any(
-        r["dist"] == d and r["installed"] for r in patch_reports)]
+    names = callers or [
+        d
+        for d in series_dists
+        if installed.get(d) or any(r["dist"] == d and r["installed"] for r in patch_reports)
+    ]
     live: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
-    pending = any(p["state"] == "applies cleanly" for r in patch_reports
-                  if r.get("plan") for p in r["plan"]["patches"])
+    pending = any(
+        p["state"] == "applies cleanly"
+        for r in patch_reports
+        if r.get("plan")
+        for p in r["plan"]["patches"]
+    )
     for caller in names[:1]:  # one caller per report: the one the series is for
         live = check(target, caller).to_dict()
         after = check(target, caller, with_patches=patches).to_dict() if pending else live
     step_info = _step(target, step, pipeline, overrides or {})
     reasons = judge(facts, holders, patch_reports, live, after, step_info)
-    return Review(target.label, time.strftime("%Y-%m-%d %H:%M:%S %Z"), facts, holders,
-                  patch_reports, live, after, step_info, reasons)
+    return Review(
+        target.label,
+        time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        facts,
+        holders,
+        patch_reports,
+        live,
+        after,
+        step_info,
+        reasons,
+    )

@@ -13,15 +13,20 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report_cmd(
-        step: Annotated[str | None, typer.Argument(help="the pipeline step that would run")
-                        ] = None,
+        step: Annotated[str | None, typer.Argument(help="the pipeline step that would run")] = None,
         target: TargetOpt = None,
-        fmt: Annotated[str, typer.Option("--format", help="terminal | md | html | json")
-                       ] = "terminal",
-        output: Annotated[Path | None, typer.Option("-o", "--output", dir_okay=False,
-                                                    help="write to FILE instead")] = None,
-        caller: Annotated[list[str] | None, typer.Option(
-            "--caller", help="dist to check (default: the dist the patch series is for)")
+        fmt: Annotated[
+            str, typer.Option("--format", help="terminal | md | html | json")
+        ] = "terminal",
+        output: Annotated[
+            Path | None,
+            typer.Option("-o", "--output", dir_okay=False, help="write to FILE instead"),
+        ] = None,
+        caller: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--caller", help="dist to check (default: the dist the patch series is for)"
+            ),
         ] = None,
         patches: Annotated[Path | None, typer.Option("--patches", file_okay=False)] = None,
         pipeline: Annotated[Path | None, typer.Option("--pipeline", dir_okay=False)] = None,
@@ -38,14 +43,18 @@ def register(app: typer.Typer) -> None:
         if fmt not in ("terminal", "md", "html", "json"):
             raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
         with root._target(target, accept_new_host_key) as t:
-            review = build_review(t, patches_root(patches), callers=caller, step=step,
-                                  pipeline=pipeline)
+            review = build_review(
+                t, patches_root(patches), callers=caller, step=step, pipeline=pipeline
+            )
         if fmt == "terminal" and output is None:
             render.terminal(root._console(), review)
         else:
-            text = {"md": render.markdown, "html": render.html_page,
-                    "json": lambda r: json.dumps(r.to_dict(), indent=2) + "\n",
-                    "terminal": render.markdown}[fmt](review)
+            text = {
+                "md": render.markdown,
+                "html": render.html_page,
+                "json": lambda r: json.dumps(r.to_dict(), indent=2) + "\n",
+                "terminal": render.markdown,
+            }[fmt](review)
             if output is not None:
                 output.write_text(text, encoding="utf-8")
                 root._console().print(f"{review.verdict}: wrote {output}")

@@ -44,17 +44,28 @@ class Review:
         return "ready" if self.ready else "not ready"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "generated": self.generated, "verdict": self.verdict,
-                "reasons": [r.to_dict() for r in self.reasons], "facts": self.facts,
-                "stale_gpu_holders": self.stale_gpu_holders, "patches": self.patches,
-                "check": self.check, "check_with_patches": self.check_with_patches,
-                "step": self.step}
+        return {
+            "target": self.target,
+            "generated": self.generated,
+            "verdict": self.verdict,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "facts": self.facts,
+            "stale_gpu_holders": self.stale_gpu_holders,
+            "patches": self.patches,
+            "check": self.check,
+            "check_with_patches": self.check_with_patches,
+            "step": self.step,
+        }
 
 
-def judge(facts: dict[str, Any] | None, stale: list[dict[str, Any]],
-          patches: list[dict[str, Any]], check: dict[str, Any] | None,
-          check_with_patches: dict[str, Any] | None, step: dict[str, Any] | None
-          ) -> list[Reason]:
+def judge(
+    facts: dict[str, Any] | None,
+    stale: list[dict[str, Any]],
+    patches: list[dict[str, Any]],
+    check: dict[str, Any] | None,
+    check_with_patches: dict[str, Any] | None,
+    step: dict[str, Any] | None,
+) -> list[Reason]:
     """Every reason for the verdict, most serious first."""
     out: list[Reason] = []
     for dist in patches:
@@ -65,18 +76,34 @@ def judge(facts: dict[str, Any] | None, stale: list[dict[str, Any]],
             continue
         for p in plan["patches"]:
             if p["state"] == "conflicts":
-                out.append(Reason(BLOCKER, f"patch {p['id']} conflicts with the installed "
-                                  f"{dist['dist']} ({p['detail']})",
-                                  "harness patches shows expected vs found lines"))
+                out.append(
+                    Reason(
+                        BLOCKER,
+                        f"patch {p['id']} conflicts with the installed "
+                        f"{dist['dist']} ({p['detail']})",
+                        "harness patches shows expected vs found lines",
+                    )
+                )
         pending = [p["id"] for p in plan["patches"] if p["state"] == "applies cleanly"]
         if pending:
-            out.append(Reason(BLOCKER, f"{len(pending)} patch(es) of the {dist['dist']} series "
-                              f"are not applied: {', '.join(pending)}", "harness apply-patches"))
+            out.append(
+                Reason(
+                    BLOCKER,
+                    f"{len(pending)} patch(es) of the {dist['dist']} series "
+                    f"are not applied: {', '.join(pending)}",
+                    "harness apply-patches",
+                )
+            )
         for prob in plan.get("problems") or []:
             out.append(Reason(BLOCKER, f"patches refused: {prob}"))
         for path in dist.get("hand_edited") or []:
-            out.append(Reason(WARNING, f"{path} was edited by hand since install",
-                              "record it: harness make-patch " + dist["dist"]))
+            out.append(
+                Reason(
+                    WARNING,
+                    f"{path} was edited by hand since install",
+                    "record it: harness make-patch " + dist["dist"],
+                )
+            )
     if check is not None:
         for f in check.get("findings") or []:
             if f["severity"] == "error":
@@ -85,21 +112,33 @@ def judge(facts: dict[str, Any] | None, stale: list[dict[str, Any]],
         left = [f for f in check_with_patches.get("findings") or [] if f["severity"] == "error"]
         now = [f for f in check.get("findings") or [] if f["severity"] == "error"]
         if now and not left:
-            out.append(Reason(INFO, "the patch series fixes every check error above",
-                              "harness apply-patches"))
+            out.append(
+                Reason(
+                    INFO, "the patch series fixes every check error above", "harness apply-patches"
+                )
+            )
         for f in left:
             if check.get("findings") and f not in check["findings"]:
-                out.append(Reason(BLOCKER, f"after the patches: {f['file']}:{f['line']}: "
-                                  f"{f['message']}", f["fix"]))
+                out.append(
+                    Reason(
+                        BLOCKER,
+                        f"after the patches: {f['file']}:{f['line']}: {f['message']}",
+                        f["fix"],
+                    )
+                )
     warn_src = check_with_patches or check
     if warn_src is not None:
         for f in warn_src.get("findings") or []:
             if f["severity"] == "warning":
                 out.append(Reason(WARNING, f"{f['file']}:{f['line']}: {f['message']}"))
     for h in stale:
-        out.append(Reason(BLOCKER, f"stale GPU holder: pid {h.get('pid')} "
-                          f"({h.get('cmd') or h.get('command') or '?'})",
-                          "harness run --kill-stale, or stop it"))
+        out.append(
+            Reason(
+                BLOCKER,
+                f"stale GPU holder: pid {h.get('pid')} ({h.get('cmd') or h.get('command') or '?'})",
+                "harness run --kill-stale, or stop it",
+            )
+        )
     gpus = (facts or {}).get("gpus") or []
     if facts is not None and not gpus:
         out.append(Reason(WARNING, f"no GPU on the target ({(facts or {}).get('gpu_note')})"))

@@ -19,14 +19,23 @@ ICON = {BLOCKER: "✗", WARNING: "!", INFO: "i"}
 def _facts_rows(r: Review) -> list[tuple[str, str]]:
     f = r.facts or {}
     py = f.get("python") or {}
-    rows = [("target", r.target), ("python", f"{py.get('executable')} {py.get('version')}"),
-            ("site-packages", ", ".join(f.get("site_packages") or []))]
+    rows = [
+        ("target", r.target),
+        ("python", f"{py.get('executable')} {py.get('version')}"),
+        ("site-packages", ", ".join(f.get("site_packages") or [])),
+    ]
     rows += [(k, v or "not installed") for k, v in (f.get("dists") or {}).items()]
     gpus = f.get("gpus") or []
-    rows.append(("GPUs", "; ".join(f"{g['index']}: {g['name']} {g['memory_free_mib']} MiB free"
-                                   for g in gpus) or f"none ({f.get('gpu_note')})"))
-    rows.append(("stale GPU holders", ", ".join(str(h.get("pid")) for h in r.stale_gpu_holders)
-                 or "none"))
+    rows.append(
+        (
+            "GPUs",
+            "; ".join(f"{g['index']}: {g['name']} {g['memory_free_mib']} MiB free" for g in gpus)
+            or f"none ({f.get('gpu_note')})",
+        )
+    )
+    rows.append(
+        ("stale GPU holders", ", ".join(str(h.get("pid")) for h in r.stale_gpu_holders) or "none")
+    )
     return rows
 
 
@@ -34,9 +43,16 @@ def _patch_rows(r: Review) -> list[dict[str, Any]]:
     out = []
     for d in r.patches:
         plan = d.get("plan") or {}
-        out.append({"dist": d["dist"], "installed": d.get("installed"), "note": d.get("note"),
-                    "patches": plan.get("patches") or [], "changes": plan.get("changes") or [],
-                    "hand_edited": d.get("hand_edited") or []})
+        out.append(
+            {
+                "dist": d["dist"],
+                "installed": d.get("installed"),
+                "note": d.get("note"),
+                "patches": plan.get("patches") or [],
+                "changes": plan.get("changes") or [],
+                "hand_edited": d.get("hand_edited") or [],
+            }
+        )
     return out
 
 
@@ -67,12 +83,20 @@ def markdown(r: Review) -> str:
             out += ["", "| patch | state | why |", "|---|---|---|"]
             out += [f"| `{p['id']}` | {p['state']} | {p['why']} |" for p in d["patches"]]
         for c in d["changes"]:
-            out += ["", f"#### `{c['path']}` (diff against the live file)", "", "```diff",
-                    c["diff"].rstrip("\n"), "```"]
+            out += [
+                "",
+                f"#### `{c['path']}` (diff against the live file)",
+                "",
+                "```diff",
+                c["diff"].rstrip("\n"),
+                "```",
+            ]
         if d["hand_edited"]:
             out.append("\nEdited by hand since install: " + ", ".join(d["hand_edited"]))
-    for title, check in (("Check (live environment)", r.check),
-                         ("Check (after the patches)", r.check_with_patches)):
+    for title, check in (
+        ("Check (live environment)", r.check),
+        ("Check (after the patches)", r.check_with_patches),
+    ):
         if check is None:
             continue
         out += ["", f"## {title}", ""]
@@ -105,7 +129,8 @@ table{border-collapse:collapse} td,th{border:1px solid #d0d7de;padding:.25em .6e
 details{margin:.6em 0;border:1px solid #d0d7de;border-radius:6px;padding:.4em .8em}
 summary{cursor:pointer;font-weight:600} code,pre{font:12px/1.4 ui-monospace,monospace}
 pre{background:#f6f8fa;padding:.6em;overflow:auto}
-.add{background:#e6ffec;color:#116329;display:block} .del{background:#ffebe9;color:#82071e;display:block}
+.add{background:#e6ffec;color:#116329;display:block}
+.del{background:#ffebe9;color:#82071e;display:block}
 .hunk{color:#3451b2;display:block} .state-conflicts{color:#c0262d} .state-applied{color:#0a7d32}
 """
 
@@ -113,9 +138,15 @@ pre{background:#f6f8fa;padding:.6em;overflow:auto}
 def _diff_html(diff: str) -> str:
     rows = []
     for line in diff.splitlines():
-        cls = ("add" if line.startswith("+") and not line.startswith("+++") else
-               "del" if line.startswith("-") and not line.startswith("---") else
-               "hunk" if line.startswith("@@") else "")
+        cls = (
+            "add"
+            if line.startswith("+") and not line.startswith("+++")
+            else "del"
+            if line.startswith("-") and not line.startswith("---")
+            else "hunk"
+            if line.startswith("@@")
+            else ""
+        )
         text = html.escape(line) or " "
         rows.append(f'<span class="{cls}">{text}</span>' if cls else text)
     return "<pre>" + "\n".join(rows) + "</pre>"
@@ -124,22 +155,27 @@ def _diff_html(diff: str) -> str:
 def html_page(r: Review) -> str:
     e = html.escape
     v = "ready" if r.ready else "not-ready"
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Run review: "
-             f"{e(r.verdict)}</title><style>{CSS}</style></head><body>",
-             f"<h1>Run review: <span class='{v}' id='verdict'>{e(r.verdict)}</span></h1>",
-             f"<p><code>{e(r.target)}</code> · {e(r.generated)}</p><h2>Verdict</h2>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Run review: "
+        f"{e(r.verdict)}</title><style>{CSS}</style></head><body>",
+        f"<h1>Run review: <span class='{v}' id='verdict'>{e(r.verdict)}</span></h1>",
+        f"<p><code>{e(r.target)}</code> · {e(r.generated)}</p><h2>Verdict</h2>",
+    ]
     for reason in r.reasons:
         hint = f" — <code>{e(reason.hint)}</code>" if reason.hint else ""
-        parts.append(f"<div class='reason {reason.severity}'>{ICON[reason.severity]} "
-                     f"<b>{reason.severity}</b> {e(reason.text)}{hint}</div>")
+        parts.append(
+            f"<div class='reason {reason.severity}'>{ICON[reason.severity]} "
+            f"<b>{reason.severity}</b> {e(reason.text)}{hint}</div>"
+        )
     if not r.reasons:
         parts.append("<div class='reason'>nothing stands in the way</div>")
     parts.append("<details open><summary>Target</summary><table>")
     parts += [f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in _facts_rows(r)]
     parts.append("</table></details>")
     if r.step:
-        parts.append(f"<details open><summary>Step</summary><pre>{e(_step_text(r.step))}</pre>"
-                     "</details>")
+        parts.append(
+            f"<details open><summary>Step</summary><pre>{e(_step_text(r.step))}</pre></details>"
+        )
     parts.append("<details open><summary>Patch series</summary>")
     for d in _patch_rows(r):
         parts.append(f"<h3>{e(d['dist'])} {e(d['installed'] or '')}</h3>")
@@ -147,25 +183,34 @@ def html_page(r: Review) -> str:
             parts.append(f"<p>{e(d['note'])}</p>")
         if d["patches"]:
             parts.append("<table><tr><th>patch</th><th>state</th><th>why</th></tr>")
-            parts += [f"<tr><td><code>{e(p['id'])}</code></td><td class='state-"
-                      f"{e(p['state'].split()[0])}'>{e(p['state'])}</td><td>{e(p['why'])}</td></tr>"
-                      for p in d["patches"]]
+            parts += [
+                f"<tr><td><code>{e(p['id'])}</code></td><td class='state-"
+                f"{e(p['state'].split()[0])}'>{e(p['state'])}</td><td>{e(p['why'])}</td></tr>"
+                for p in d["patches"]
+            ]
             parts.append("</table>")
         for c in d["changes"]:
-            parts.append(f"<details open><summary>{e(c['path'])} (diff against the live file)"
-                         f"</summary>{_diff_html(c['diff'])}</details>")
+            parts.append(
+                f"<details open><summary>{e(c['path'])} (diff against the live file)"
+                f"</summary>{_diff_html(c['diff'])}</details>"
+            )
         if d["hand_edited"]:
             parts.append(f"<p>Edited by hand since install: {e(', '.join(d['hand_edited']))}</p>")
     parts.append("</details>")
-    for title, check in (("Check (live environment)", r.check),
-                         ("Check (after the patches)", r.check_with_patches)):
+    for title, check in (
+        ("Check (live environment)", r.check),
+        ("Check (after the patches)", r.check_with_patches),
+    ):
         if check is None:
             continue
         fs = _findings(check)
         parts.append(f"<details open><summary>{e(title)}: {len(fs)} finding(s)</summary><ul>")
-        parts += [f"<li class='{e(f['severity'])}'><b>{e(f['severity'])}</b> "
-                  f"<code>{e(f['file'])}:{f['line']}</code> {e(f['message'])}<br>"
-                  f"<small>{e(f['fix'])}</small></li>" for f in fs]
+        parts += [
+            f"<li class='{e(f['severity'])}'><b>{e(f['severity'])}</b> "
+            f"<code>{e(f['file'])}:{f['line']}</code> {e(f['message'])}<br>"
+            f"<small>{e(f['fix'])}</small></li>"
+            for f in fs
+        ]
         parts.append("</ul></details>")
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -176,13 +221,18 @@ def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
     from rich.markup import escape
 
     color = "green" if r.ready else "red"
-    console.print(f"[bold]run review[/] [dim]{escape(r.target)}[/]: "
-                  f"[bold {color}]{r.verdict}[/]", soft_wrap=True)
+    console.print(
+        f"[bold]run review[/] [dim]{escape(r.target)}[/]: [bold {color}]{r.verdict}[/]",
+        soft_wrap=True,
+    )
     styles = {BLOCKER: "red", WARNING: "yellow", INFO: "cyan"}
     for reason in r.reasons[: 8 if brief else None]:
         hint = f"  [dim]→ {escape(reason.hint)}[/]" if reason.hint else ""
-        console.print(f"  [{styles[reason.severity]}]{ICON[reason.severity]} "
-                      f"{reason.severity}[/] {escape(reason.text)}{hint}", soft_wrap=True)
+        console.print(
+            f"  [{styles[reason.severity]}]{ICON[reason.severity]} "
+            f"{reason.severity}[/] {escape(reason.text)}{hint}",
+            soft_wrap=True,
+        )
     if brief and len(r.reasons) > 8:
         console.print(f"  … {len(r.reasons) - 8} more: harness report")
     if brief:
@@ -191,5 +241,6 @@ def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
         console.print(f"  [dim]{k:18}[/] {escape(str(v))}", soft_wrap=True)
     for d in _patch_rows(r):
         for p in d["patches"]:
-            console.print(f"  [dim]patch[/] {escape(p['id'])}: {escape(p['state'])}",
-                          soft_wrap=True)
+            console.print(
+                f"  [dim]patch[/] {escape(p['id'])}: {escape(p['state'])}", soft_wrap=True
+            )

@@ -111,8 +111,14 @@ def _gate(
     from harness.report.render import terminal
 
     # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
-    review = build_review(target, patches_root(patches), step=step, pipeline=pipeline_file,
-                          overrides=overrides, stale=False)
+    review = build_review(
+        target,
+        patches_root(patches),
+        step=step,
+        pipeline=pipeline_file,
+        overrides=overrides,
+        stale=False,
+    )
     terminal(err, review, brief=True)
     blockers = [r for r in review.reasons if r.severity == "blocker"]
     if blockers and not force:

@@ -10,25 +10,45 @@ from pathlib import Path
 import pytest
 
 #: No network features: this machine's network is closed and the page must be self-contained.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-extensions", "--disable-default-apps")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+)
 
 
 def chromium() -> str:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
-        pytest.fail("chromium not found: install Debian's `chromium` (bash .ci/run does)",
-                    pytrace=False)
+        pytest.fail(
+            "chromium not found: install Debian's `chromium` (bash .ci/run does)", pytrace=False
+        )
     return exe
 
 
 def dump_dom(page: Path) -> str:
     """The DOM after Chromium rendered ``page`` (a file:// URL, no network)."""
     with tempfile.TemporaryDirectory(prefix="harness-chromium-") as profile:
-        cp = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                             page.resolve().as_uri()], capture_output=True, text=True,
-                            timeout=120, check=False)
+        cp = subprocess.run(
+            [
+                chromium(),
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                page.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     assert cp.returncode == 0, cp.stderr[-2000:]
     return cp.stdout
 

@@ -55,5 +55,9 @@ def cli_env(harness_cache: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
     hosts.write_text("")
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
-    yield {"HARNESS_CACHE": str(harness_cache), "HARNESS_HOSTS": str(hosts), "HOME": str(home),
-           "HARNESS_SSH_PERSIST": "0"}  # test_mux turns the connection servers on itself
+    yield {
+        "HARNESS_CACHE": str(harness_cache),
+        "HARNESS_HOSTS": str(hosts),
+        "HOME": str(home),
+        "HARNESS_SSH_PERSIST": "0",
+    }  # test_mux turns the connection servers on itself

@@ -59,8 +59,11 @@ def test_new_file() -> None:
 @pytest.mark.parametrize(
     ("text", "where", "words"),
     [
-        ("--- a/../etc/passwd\n+++ b/../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n", "p.patch:1",
-         "leaves site-packages"),
+        (
+            "--- a/../etc/passwd\n+++ b/../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n",
+            "p.patch:1",
+            "leaves site-packages",
+        ),
         ("--- a//etc/x\n+++ /etc/x\n@@ -1 +1 @@\n-a\n+b\n", "p.patch:1", "leaves site-packages"),
         ("2c2\n< a\n---\n> b\n", "p.patch:1", "ed-style"),
         ("Binary files a/x and b/x differ\n", "p.patch:1", "binary"),
@@ -78,6 +81,5 @@ def test_malformed_patches_name_file_and_line(text: str, where: str, words: str)
 
 
 def test_commentary_before_the_diff_is_allowed() -> None:
-    text = "Why: vLLM 0.16 moved it.\n\ndiff --git a/m.py b/m.py\n" + unified(
-        "m.py", "a\n", "b\n")
+    text = "Why: vLLM 0.16 moved it.\n\ndiff --git a/m.py b/m.py\n" + unified("m.py", "a\n", "b\n")
     assert parse(text, "p.patch")[0].path == "m.py"

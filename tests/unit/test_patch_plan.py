@@ -26,19 +26,27 @@ B1 = B0.replace("b5\n", "B5\n")
 
 
 def spec(pid: str, text: str, requires: tuple[tuple[str, str], ...] = ()) -> PatchSpec:
-    return PatchSpec(pid, Path(f"{pid}.patch"), f"why {pid}", requires, text,
-                     tuple(parse(text, pid)))
+    return PatchSpec(
+        pid, Path(f"{pid}.patch"), f"why {pid}", requires, text, tuple(parse(text, pid))
+    )
 
 
-SERIES = Series("pkg", "1.0", Path("."), (
-    spec("0001-a", unified("pkg/a.py", A0, A1)),
-    spec("0002-b", unified("pkg/b.py", B0, B1), (("dep", ">=2"),)),
-))
+SERIES = Series(
+    "pkg",
+    "1.0",
+    Path("."),
+    (
+        spec("0001-a", unified("pkg/a.py", A0, A1)),
+        spec("0002-b", unified("pkg/b.py", B0, B1), (("dep", ">=2"),)),
+    ),
+)
 
 
 def live(a: str, b: str, record: bool = True) -> dict[str, LiveFile]:
-    return {"pkg/a.py": LiveFile("pkg/a.py", a, sha(a), 0o644, sha(A0) if record else None),
-            "pkg/b.py": LiveFile("pkg/b.py", b, sha(b), 0o644, sha(B0) if record else None)}
+    return {
+        "pkg/a.py": LiveFile("pkg/a.py", a, sha(a), 0o644, sha(A0) if record else None),
+        "pkg/b.py": LiveFile("pkg/b.py", b, sha(b), 0o644, sha(B0) if record else None),
+    }
 
 
 def states(plan) -> list[str]:  # type: ignore[no-untyped-def]
@@ -59,8 +67,13 @@ def test_requires_not_met_skips_with_reason() -> None:
 
 
 def test_conflict_anywhere_means_not_ok() -> None:
-    plan = plan_apply(SERIES, live(A0, B0.replace("b4\n", "changed\n")),
-                      {"pkg": "1.0", "dep": "2"}, {}, force=True)
+    plan = plan_apply(
+        SERIES,
+        live(A0, B0.replace("b4\n", "changed\n")),
+        {"pkg": "1.0", "dep": "2"},
+        {},
+        force=True,
+    )
     assert states(plan) == [APPLIES, CONFLICTS] and not plan.ok
     assert plan.patches[1].conflicts[0]["file"] == "pkg/b.py"
 
@@ -70,8 +83,11 @@ def test_applied_by_manifest_then_idempotent() -> None:
     manifest = new_manifest(first, SERIES, {})
     again = plan_apply(SERIES, live(A1, B1), {"pkg": "1.0", "dep": "2"}, manifest)
     assert states(again) == [APPLIED, APPLIED] and again.changes == ()
-    assert manifest["files"]["pkg/a.py"] == {"pristine_sha256": sha(A0),
-                                             "after_sha256": sha(A1), "mode": 0o644}
+    assert manifest["files"]["pkg/a.py"] == {
+        "pristine_sha256": sha(A0),
+        "after_sha256": sha(A1),
+        "mode": 0o644,
+    }
 
 
 def test_applied_by_hand_is_recognised() -> None:
@@ -89,10 +105,11 @@ def test_hand_edited_target_file_is_refused_without_force() -> None:
 def test_revert_restores_backups_and_refuses_changed_files() -> None:
     first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, {})
     manifest = new_manifest(first, SERIES, {})
-    backups = {"pkg/a.py": {"sha256": sha(A0), "text": A0},
-               "pkg/b.py": {"sha256": sha(B0), "text": B0}}
+    backups = {
+        "pkg/a.py": {"sha256": sha(A0), "text": A0},
+        "pkg/b.py": {"sha256": sha(B0), "text": B0},
+    }
     changes, problems = plan_revert(manifest, live(A1, B1), backups)
-    assert problems == [] and {c.path: c.after for c in changes} == {"pkg/a.py": A0,
-                                                                    "pkg/b.py": B0}
+    assert problems == [] and {c.path: c.after for c in changes} == {"pkg/a.py": A0, "pkg/b.py": B0}
     changes, problems = plan_revert(manifest, live(A1, B1 + "x\n"), backups)
     assert len(problems) == 1 and "changed since harness patched it" in problems[0]
