@@ -124,6 +124,8 @@ def run_probe(
         args["paths"] = paths
     store = _ResultCache(target, probe, args) if cache else None
     hit = store.load() if store else None
+    if hit is not None and target.immutable:
+        return hit
     boot = _source("_boot")
     argv = [*target.python_argv(), "-B", "-c", boot]
     payload = build_payload(probe, args, fingerprint=hit.fingerprint if hit else None)

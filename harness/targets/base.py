@@ -43,6 +43,9 @@ class Target(ABC):
     label: str = "target"
     #: False for read-only targets (``pypi:``), which refuse writes and process launches.
     writable: bool = True
+    #: True when what the probes read can never change (``pypi:`` unpacks each version once,
+    #: read-only): a cached probe result is then served without asking the target at all.
+    immutable: bool = False
 
     @abstractmethod
     def run(

@@ -96,6 +96,7 @@ class PypiTarget(LocalTarget):
     """Read-only: probes run with this Python over the unpacked wheels' folders."""
 
     writable = False
+    immutable = True
 
     def __init__(self, spec: str, cache: Path | None = None) -> None:
         super().__init__(sys.executable, label=f"pypi:{spec}")
