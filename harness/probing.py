@@ -126,10 +126,8 @@ def run_probe(
     hit = store.load() if store else None
     if hit is not None and target.immutable:
         return hit
-    boot = _source("_boot")
-    argv = [*target.python_argv(), "-B", "-c", boot]
     payload = build_payload(probe, args, fingerprint=hit.fingerprint if hit else None)
-    result = target.run(argv, stdin=payload, timeout=timeout)
+    result = target.run_python(_source("_boot"), payload, timeout=timeout)
     env = parse_envelope(result.stdout)
     if env is None:
         raise _no_envelope(target, result.exit_code, result.stderr)

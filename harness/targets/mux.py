@@ -454,6 +454,25 @@ class MuxClient:
             float(head.get("duration", 0.0)),
         )
 
+    def run_python(self, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
+        """A probe through the server's warm worker (or its plain exec when there is none)."""
+        wait = None if timeout is None else timeout + REPLY_MARGIN_S
+        head, body = self._call(
+            "python",
+            {"code": code, "timeout": timeout},
+            [("stdin", stdin)],
+            wait,
+            "running a probe",
+        )
+        argv = (str(head.get("python", "python")), "-B", "-c", "<probe>")
+        return CommandResult(
+            argv,
+            int(head["exit_code"]),
+            body.get("stdout", b""),
+            body.get("stderr", b""),
+            float(head.get("duration", 0.0)),
+        )
+
     def read_bytes(self, path: str) -> bytes:
         _, body = self._call("read", {"path": path}, [], None, f"reading {path}")
         return body.get("data", b"")
@@ -684,6 +703,7 @@ class MuxServer:
         self._active = 0
         self._last = time.monotonic()
         self._retired = False
+        self._worker: Any = None  # harness.targets.zygote.ProbeWorker, made on first probe
 
     def serve_forever(self) -> None:
         """Accept in a thread; watch the link and the idle clock here; clean up on the way out."""
@@ -795,6 +815,25 @@ class MuxServer:
             )
             return {"ok": False, "error": _error_to_wire(err)}, []
 
+    def _python(self, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
+        """Through the warm worker; a broken or busy one means the plain exec, same result."""
+        from harness.targets.zygote import ProbeWorker, WorkerBroken
+
+        if self._worker is None:
+            self._worker = ProbeWorker(self.target.transport(), self.target.python_argv()[0])
+        try:
+            r: CommandResult = self._worker.call(code, stdin, timeout)
+        except WorkerBroken as e:
+            debug(f"probe worker: {e}; plain exec")
+            return self.target.run_python(code, stdin, timeout)
+        if r.exit_code == -9 and timeout is not None:
+            raise TargetError(
+                f"{self.target.python_argv()[0]} on {self.target.label} timed out after "
+                f"{timeout:g}s",
+                hint="it was killed (with its children); allow more time if it is just slow",
+            )
+        return r
+
     def _do(
         self, op: Any, head: dict[str, Any], parts: dict[str, bytes]
     ) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
@@ -815,6 +854,20 @@ class MuxServer:
             r = self.target.run(argv, stdin=parts.get("stdin"), timeout=timeout, env=env, cwd=cwd)
             reply = {"ok": True, "exit_code": r.exit_code, "duration": r.duration}
             return reply, [("stdout", r.stdout), ("stderr", r.stderr)]
+        if op == "python":
+            code, timeout = head.get("code"), head.get("timeout")
+            if not isinstance(code, str):
+                raise TargetError("harness mux: bad code in request")
+            if timeout is not None and not isinstance(timeout, (int, float)):
+                raise TargetError("harness mux: bad timeout in request")
+            r = self._python(code, parts.get("stdin") or b"", timeout)
+            answer: dict[str, Any] = {
+                "ok": True,
+                "exit_code": r.exit_code,
+                "duration": r.duration,
+                "python": self.target.python_argv()[0],
+            }
+            return answer, [("stdout", r.stdout), ("stderr", r.stderr)]
         path = head.get("path")
         if op in ("read", "stat") and not isinstance(path, str):
             raise TargetError("harness mux: bad path in request")

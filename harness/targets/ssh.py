@@ -147,6 +147,13 @@ class SshTarget(Target):
     def python_argv(self) -> list[str]:
         return [self.host.python]
 
+    def run_python(self, code: str, stdin: bytes, timeout: float | None = None) -> CommandResult:
+        """Probes: through the kept connection's warm worker when there is one."""
+        shared = self._via_mux(lambda mux: mux.run_python(code, stdin, timeout))
+        if not isinstance(shared, _NoMux):
+            return shared
+        return super().run_python(code, stdin, timeout)
+
     def run(
         self,
         argv: Sequence[str],

@@ -11,6 +11,7 @@ kernel's 107-byte limit) and stops every server it started at teardown.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -519,3 +520,54 @@ def test_socket_name_tracks_every_endpoint_field(sshd: SshServer, isolated_home:
     config = isolated_home / ".ssh" / "config"
     config.write_text("Host x\n  Port 2\n")
     assert mux.socket_key(base, None) != key  # an edited ~/.ssh/config: a new server
+
+
+# -- the warm probe worker behind the kept connection ---------------------------------------
+
+
+def _workers() -> list[int]:
+    """Pids of probe workers (probes/zygote.py runs with its source on the command line)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if b"@@HARNESS-ZYGOTE-READY@@" in (d / "cmdline").read_bytes():
+                    out.append(int(d.name))
+            except OSError:
+                pass
+    return out
+
+
+def test_probes_through_the_mux_run_in_a_warm_worker(
+    box: Path, env: dict[str, str], runtime: Path, sshd: SshServer
+) -> None:
+    before = set(_workers())
+    first = _cli(box, env, "probe", REF, "--json")
+    assert first.code == 0, first.err
+    _ready_server(runtime)
+    second = _cli(box, env, "probe", REF, "--json")
+    third = _cli(box, env, "probe", REF, "--json")
+    assert second.code == third.code == 0, second.err + third.err
+    assert json.loads(second.out)["symbols"] == json.loads(first.out)["symbols"]
+    assert json.loads(third.out)["symbols"] == json.loads(first.out)["symbols"]
+    workers = set(_workers()) - before
+    assert len(workers) == 1  # one worker served both probes: a fork each, not an exec
+    # a worker that dies is replaced by the plain way, with the same answer
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    again = _cli(box, env, "probe", REF, "--json")
+    assert again.code == 0, again.err
+    assert json.loads(again.out)["symbols"] == json.loads(first.out)["symbols"]
+
+
+def test_worker_keeps_errors_as_they_were(
+    sshd: SshServer, env: dict[str, str], runtime: Path, tmp_path: Path
+) -> None:
+    """A missing remote python reads the same through the mux as without it."""
+    hosts = _write_hosts(tmp_path, sshd.host_entry("box", python="/opt/nowhere/bin/python"))
+    first = _cli(hosts, env, "probe", "vllm")
+    assert first.code == 2 and "not found" in first.err
+    _ready_server(runtime)
+    second = _cli(hosts, env, "probe", "vllm")
+    assert second.code == 2
+    assert "python interpreter '/opt/nowhere/bin/python' not found" in second.err
