@@ -68,13 +68,12 @@ def used_refs(scan: dict[str, Any]) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
 
 
-def patched_texts(target: Target, patches: Path) -> tuple[dict[str, str], list[str]]:
-    """Absolute path -> text of every file the patch series would change, and notes."""
-    from harness.patching.ops import status
-
+def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
+    """Pure: absolute path -> text of every file the series would change (``harness patches``'
+    DistReports), and notes for what could not be overlaid."""
     overrides: dict[str, str] = {}
     notes: list[str] = []
-    for r in status(target, patches):
+    for r in reports:
         if r.plan is None:
             notes.append(f"--with-patches: {r.note}")
             continue
@@ -96,10 +95,17 @@ def check(
     against: list[str] | None = None,
     baseline: list[str] | None = None,
     no_baseline: bool = False,
-    with_patches: Path | None = None,
+    with_patches: Path | list[Any] | None = None,
 ) -> CheckReport:
     start = time.perf_counter()
-    overrides, patch_notes = patched_texts(target, with_patches) if with_patches else ({}, [])
+    overrides: dict[str, str] = {}
+    patch_notes: list[str] = []
+    if with_patches is not None:  # a patches/ folder, or its already-read DistReports
+        if isinstance(with_patches, Path):
+            from harness.patching.ops import status
+
+            with_patches = status(target, with_patches)
+        overrides, patch_notes = patched_texts(with_patches)
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides

@@ -153,11 +153,21 @@ def _dists(root: Path, only: str | None) -> list[str]:
 
 
 def status(
-    target: Target, root: Path, *, only: str | None = None, force: bool = False
+    target: Target,
+    root: Path,
+    *,
+    only: str | None = None,
+    force: bool = False,
+    installed: dict[str, str | None] | None = None,
 ) -> list[DistReport]:
-    """Per dist: installed version, the series for it, each patch's state, hand edits."""
+    """Per dist: installed version, the series for it, each patch's state, hand edits.
+
+    ``installed`` (dist -> version, from facts already gathered) saves a probe round trip.
+    """
     dists = _dists(root, only)
-    installed = _installed_versions(target, dists + _required_dists(root, dists))
+    wanted = dists + _required_dists(root, dists)
+    if installed is None or any(d not in installed for d in wanted):
+        installed = _installed_versions(target, wanted)
     out = []
     for dist in dists:
         version = installed.get(dist)

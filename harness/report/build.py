@@ -57,15 +57,23 @@ def build_review(
     stale: bool = True,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight."""
+    from packaging.utils import canonicalize_name
+
     from harness.check import check
-    from harness.patching.ops import status
+    from harness.patching.ops import _required_dists, status
     from harness.patching.series import dists_with_series
     from harness.probe import gather_facts
 
-    facts = gather_facts(target).to_dict()
-    holders = _stale(target) if stale else []
     series_dists = dists_with_series(patches)
-    patch_reports = [r.to_dict() for r in status(target, patches)] if series_dists else []
+    # one facts probe answers for the report and for the series' `requires` alike
+    wanted = series_dists + _required_dists(patches, series_dists)
+    facts = gather_facts(target, wanted).to_dict()
+    holders = _stale(target) if stale else []
+    known: dict[str, str | None] = {
+        str(canonicalize_name(k)): v for k, v in (facts.get("dists") or {}).items()
+    }
+    dist_reports = status(target, patches, installed=known) if series_dists else []
+    patch_reports = [r.to_dict() for r in dist_reports]
     installed = facts.get("dists") or {}
     names = callers or [
         d
@@ -82,7 +90,7 @@ def build_review(
     )
     for caller in names[:1]:  # one caller per report: the one the series is for
         live = check(target, caller).to_dict()
-        after = check(target, caller, with_patches=patches).to_dict() if pending else live
+        after = check(target, caller, with_patches=dist_reports).to_dict() if pending else live
     step_info = _step(target, step, pipeline, overrides or {})
     reasons = judge(facts, holders, patch_reports, live, after, step_info)
     return Review(
