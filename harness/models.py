@@ -139,10 +139,6 @@ class Symbol:
         ret = f" -> {self.returns}" if self.returns else ""
         return f"({render_parameters(self.parameters)}){ret}"
 
-    @property
-    def location(self) -> str:
-        return f"{self.file}:{self.line}"
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "qualname": self.qualname,

@@ -243,12 +243,6 @@ class Index:
         self._mods[name] = summary
         return summary
 
-    def require(self, name: str) -> ModuleSummary:
-        m = self.module(name)
-        if m is None:
-            raise self.finder.not_found(name)
-        return m
-
     def rel(self, path: str) -> str:
         root = self.finder._root_of(path)
         return os.path.relpath(path, root) if root else path

@@ -13,7 +13,6 @@ import re
 import sys
 from dataclasses import dataclass
 
-SOURCE_SUFFIXES = (".py",)
 EXT_SUFFIXES = (".so", ".pyd", ".abi3.so")
 
 #: Every file and folder a probe looked at -> (mtime_ns, size). The bootstrap returns it so

@@ -192,7 +192,7 @@ class Checker:
             for p in problems:
                 self._add(
                     ERROR,
-                    _category(p.category),
+                    p.category,
                     use,
                     key,
                     f"{name}() {p.detail}",
@@ -357,10 +357,6 @@ def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:
         ):
             keep.append(c)
     return keep
-
-
-def _category(kind: str) -> str:
-    return kind
 
 
 def _fix(category: str, names: tuple[str, ...], func: str, sym: Json) -> str:

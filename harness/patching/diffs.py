@@ -173,7 +173,6 @@ class ApplyResult:
     path: str
     new_text: str | None  # None when any hunk conflicts
     hunks: tuple[HunkResult, ...]
-    already_applied: bool = False
 
     @property
     def conflicts(self) -> list[HunkResult]:
