@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.analysis.check import Checker
 from harness.analysis.findings import CheckReport
-from harness.errors import UsageError
+from harness.errors import TargetError, UsageError
 from harness.probing import run_probe
 from harness.targets.base import Target
 
@@ -88,6 +88,19 @@ def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
     return overrides, notes
 
 
+def _absent_note(scan: dict[str, Any], label: str) -> tuple[str, ...]:
+    """Say which imported packages could not be checked, so silence is never mistaken for ok."""
+    absent = scan.get("absent") or []
+    if not absent:
+        return ()
+    names = ", ".join(absent)
+    what = "nothing was checked" if not scan.get("callees") else "their uses were not checked"
+    return (
+        f"{scan['caller']['dist']} imports {names}, not installed on {label}: {what} "
+        "(for a pypi: target, add them to the spec, e.g. pypi:CALLER==V,vllm==V)",
+    )
+
+
 def check(
     target: Target,
     caller: str,
@@ -111,6 +124,12 @@ def check(
         args["overrides"] = overrides
     env = run_probe(target, "callsites", args, cache=True)
     scan = env.data
+    if not scan.get("callees") and scan.get("absent"):
+        raise TargetError(
+            f"{target.label}: nothing to check: {caller} imports "
+            f"{', '.join(scan['absent'])}, none of them installed there",
+            f"for a pypi: target name the callee too, e.g. -t pypi:{caller}==VER,vllm==VER",
+        )
     scanned = time.perf_counter() - start
     versions = {top: info.get("version") for top, info in (scan.get("callees") or {}).items()}
     pins, notes = (
@@ -151,5 +170,8 @@ def check(
             "scan_seconds": round(scanned, 3),
             "cached": env.cached,
         },
-        notes=tuple(patch_notes) + tuple(notes) + tuple(env.warnings),
+        notes=tuple(patch_notes)
+        + tuple(notes)
+        + _absent_note(scan, target.label)
+        + tuple(env.warnings),
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -96,6 +97,24 @@ class Scanner:
             if callees
             else self.default_callees(imported, caller_tops)
         )
+        for top in tops:
+            if self.finder.find(top) is None:
+                raise ProbeFailure(
+                    "dist-not-installed",
+                    f"{top} (the callee to check against) is not installed on this import path",
+                    {
+                        "searched": self.finder.paths,
+                        "suggestions": [],
+                        "executable": sys.executable,
+                    },
+                )
+        # imported, not the caller's own, not stdlib, and not here: these uses go unchecked
+        std = set(getattr(sys, "stdlib_module_names", ()))
+        absent = sorted(
+            t
+            for t in imported - caller_tops - std
+            if t not in tops and self.finder.find(t) is None and not t.startswith("_")
+        )
         self.callee_tops = set(tops)
         self.uses: dict[str, list[dict[str, Any]]] = {
             "imports": [],
@@ -138,6 +157,7 @@ class Scanner:
                 "files": hashes,
             },
             "callees": callee_info,
+            "absent": absent,
             **self.uses,
             "symbols": symbols,
         }

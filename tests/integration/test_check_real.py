@@ -125,3 +125,27 @@ def test_same_errors_over_ssh(
     assert r.code == 1
     assert errors(data) == ERRORS_ON_016
     assert data["target"].startswith("box (")
+
+
+def test_nothing_installed_to_check_against_is_an_error_not_a_pass(
+    cli_env: dict[str, str],
+) -> None:
+    r = run_cli("check", "speculators", "-t", "pypi:speculators==0.3.0", env=cli_env)
+    assert r.code == 2
+    assert "nothing to check" in r.err and "vllm" in r.err
+    assert "pypi:speculators==VER,vllm==VER" in r.err
+
+
+def test_named_callee_missing_is_an_error_not_22_findings(cli_env: dict[str, str]) -> None:
+    r = run_cli(
+        "check", "speculators", "--against", "vllm", "-t", "pypi:speculators==0.3.0", env=cli_env
+    )
+    assert r.code == 2
+    assert "vllm (the callee to check against) is not installed" in r.err
+    assert "speculators-0.3.0" in r.err  # where it looked
+
+
+def test_unchecked_imports_are_named(cli_env: dict[str, str]) -> None:
+    _, data = check_json(cli_env, "-t", "pypi:speculators==0.3.0,vllm==0.16.0")
+    (note,) = [n for n in data["notes"] if "not installed on" in n]
+    assert "torch" in note and "transformers" in note and "vllm" not in note.split(":")[0]
