@@ -27,7 +27,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)
-    "supervisor": ("supervisor",),
+    "supervisor": ("_finder", "facts", "supervisor"),
 }
 
 

@@ -70,7 +70,10 @@ def gpus(warn: Callable[[str], None]) -> dict[str, Any]:
             "reason": msg[-1] if msg else "nvidia-smi failed",
             "devices": [],
         }
-    return {"available": True, "reason": None, "devices": parse_gpu_csv(cp.stdout)}
+    devices = parse_gpu_csv(cp.stdout)
+    if not devices:
+        return {"available": False, "reason": "nvidia-smi lists no GPU", "devices": []}
+    return {"available": True, "reason": None, "devices": devices}
 
 
 def parse_gpu_csv(text: str) -> list[dict[str, Any]]:

@@ -62,7 +62,6 @@ GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )
 READ_CHUNK = 1 << 20
-GPU_QUERY = "index,name,memory.total,memory.used,memory.free"
 
 
 # -- small file helpers --------------------------------------------------------------------
@@ -317,49 +316,11 @@ def terminate(procs: list[dict[str, Any]], grace: float) -> dict[str, list[int]]
     return {"terminated": termed, "killed": killed, "remaining": [p["pid"] for p in left]}
 
 
-# -- GPUs ----------------------------------------------------------------------------------
+def _gpus() -> dict[str, Any]:
+    """Free memory per GPU: the facts probe's reading (shipped beside this one as a probe)."""
+    from probes.facts import gpus
 
-
-def gpus() -> dict[str, Any]:
-    """Free memory per GPU from ``nvidia-smi``, or why there is no GPU."""
-    import shutil
-
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return {"available": False, "reason": "nvidia-smi not found", "devices": []}
-    try:
-        cp = subprocess.run(
-            [exe, "--query-gpu=" + GPU_QUERY, "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"available": False, "reason": f"nvidia-smi failed: {exc}", "devices": []}
-    if cp.returncode != 0:
-        lines = (cp.stderr or cp.stdout).strip().splitlines()
-        return {"available": False, "reason": lines[-1] if lines else "failed", "devices": []}
-    devices = []
-    for line in cp.stdout.strip().splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 5:
-            continue
-        try:
-            devices.append(
-                {
-                    "index": int(cells[0]),
-                    "name": cells[1],
-                    "total_mib": int(float(cells[2])),
-                    "used_mib": int(float(cells[3])),
-                    "free_mib": int(float(cells[4])),
-                }
-            )
-        except ValueError:
-            continue
-    if not devices:
-        return {"available": False, "reason": "nvidia-smi lists no GPU", "devices": []}
-    return {"available": True, "reason": None, "devices": devices}
+    return gpus(lambda _message: None)
 
 
 # -- run directories -----------------------------------------------------------------------
@@ -481,7 +442,7 @@ def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
             "script": script_path,
             "script_exists": os.path.isfile(script_path) if script_path else None,
         },
-        "gpus": gpus() if args.get("gpus", True) else None,
+        "gpus": _gpus() if args.get("gpus", True) else None,
         "holders": holders,
         # Only the runs GPU holders name: enough to tell a live run's worker from a leftover.
         "runs": list_runs(runs_root(workdir), held_by) if held_by else [],

@@ -206,22 +206,6 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
-class GpuDevice:
-    index: int
-    name: str
-    total_mib: int
-    used_mib: int
-    free_mib: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GpuDevice:
-        return cls(**_pick(cls, d))
-
-
-@dataclass(frozen=True)
 class GpuHolder:
     """A process with an open GPU device file (``/proc/PID/fd`` -> ``/dev/nvidia*``)."""
 

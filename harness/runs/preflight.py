@@ -107,7 +107,8 @@ def _gpus(facts: PreflightFacts) -> Verdict:
         why = facts.gpus_reason or "none found"
         return Verdict("GPUs", "skip", f"no GPU on the target ({why}); continuing")
     parts = [
-        f"{g.index}: {g.name} {g.free_mib / 1024:.1f}/{g.total_mib / 1024:.1f} GiB free"
+        f"{g.index}: {g.name} {(g.memory_free_mib or 0) / 1024:.1f}/"
+        f"{(g.memory_total_mib or 0) / 1024:.1f} GiB free"
         for g in facts.gpus
     ]
     return Verdict("GPUs", "ok", f"{len(facts.gpus)} GPU(s) -- " + "; ".join(parts))

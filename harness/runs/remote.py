@@ -13,8 +13,9 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import RunError
+from harness.models import GpuInfo
 from harness.probing import probes_dir, run_probe
-from harness.runs.models import GpuDevice, GpuHolder, RunInfo, RunRecord, StopReport
+from harness.runs.models import GpuHolder, RunInfo, RunRecord, StopReport
 from harness.runs.pipeline import ResolvedStep
 from harness.runs.timings import Timings
 from harness.targets import shell
@@ -57,7 +58,7 @@ class PreflightFacts:
     script_exists: bool | None
     gpus_available: bool | None
     gpus_reason: str | None
-    gpus: tuple[GpuDevice, ...]
+    gpus: tuple[GpuInfo, ...]
     holders: tuple[GpuHolder, ...]
     runs: tuple[RunInfo, ...]
 
@@ -80,7 +81,7 @@ class PreflightFacts:
             script_exists=cmd.get("script_exists"),
             gpus_available=None if gpus is None else bool(gpus.get("available")),
             gpus_reason=None if gpus is None else gpus.get("reason"),
-            gpus=tuple(GpuDevice.from_dict(g) for g in (gpus or {}).get("devices") or ()),
+            gpus=tuple(GpuInfo.from_dict(g) for g in (gpus or {}).get("devices") or ()),
             holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
             runs=tuple(RunInfo.from_facts(r, d.get("now")) for r in d.get("runs") or ()),
         )

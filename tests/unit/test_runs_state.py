@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, UsageError
+from harness.models import GpuInfo
 from harness.runs.models import (
     FailureSummary,
     Frame,
-    GpuDevice,
     GpuHolder,
     Phase,
     RunInfo,
@@ -149,7 +149,7 @@ def facts(**over: object) -> PreflightFacts:
         workdir="/w", workdir_exists=True, workdir_writable=True, cwd="/w", cwd_exists=True,
         argv0="python3", resolved="/usr/bin/python3", script="/w/x.py", script_exists=True,
         gpus_available=True, gpus_reason=None,
-        gpus=(GpuDevice(0, "NVIDIA H100 80GB HBM3", 81559, 1024, 80535),), holders=(), runs=(),
+        gpus=(GpuInfo(0, "NVIDIA H100 80GB HBM3", 81559, 1024, 80535),), holders=(), runs=(),
     )  # fmt: skip
     return replace(base, **over)  # type: ignore[arg-type]
 
@@ -210,7 +210,7 @@ def test_models_round_trip() -> None:
         info(None, True),
         FailureSummary("TypeError", "m", frames, FailureSummary("E", "x"), "hint", ("c",)),
         Phase("loading weights", 29, 64),
-        GpuDevice(0, "H100", 1, 2, 3),
+        GpuInfo(0, "H100", 1, 2, 3),
         holder(3, run_id="x"),
         Verdict("GPUs", "skip", "none"),
         StopReport(info(RunStatus(signal=15), False), (1, 2), (3,), (), (holder(9),), False),
