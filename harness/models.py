@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+R = TypeVar("R", bound="FlatRecord")
 
 POSITIONAL_ONLY = "positional-only"
 POSITIONAL_OR_KEYWORD = "positional-or-keyword"
@@ -25,9 +26,21 @@ PARAMETER_KINDS = (
 )
 
 
-def _pick(cls: type[T], data: dict[str, Any]) -> dict[str, Any]:
+def pick_fields(cls: type[T], data: dict[str, Any] | None) -> dict[str, Any]:
+    """The entries of ``data`` that are fields of ``cls`` (newer payloads may carry more)."""
     names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return {k: v for k, v in data.items() if k in names}
+    return {k: v for k, v in (data or {}).items() if k in names}
+
+
+class FlatRecord:
+    """``to_dict``/``from_dict`` for frozen dataclasses whose fields are all JSON scalars."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls: type[R], d: dict[str, Any]) -> R:
+        return cls(**pick_fields(cls, d))
 
 
 @dataclass(frozen=True)
@@ -65,7 +78,7 @@ class Parameter:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Parameter:
-        return cls(**_pick(cls, d))
+        return cls(**pick_fields(cls, d))
 
 
 def render_parameters(params: tuple[Parameter, ...]) -> str:
@@ -193,7 +206,7 @@ class Symbol:
 
 
 @dataclass(frozen=True)
-class Hop:
+class Hop(FlatRecord):
     """One step of a re-export chain: ``vllm.config`` imports it from ``vllm.config.scheduler``."""
 
     module: str
@@ -202,33 +215,13 @@ class Hop:
     line: int
     how: str  # defined|import|lazy|submodule|module|star-import|inherited
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "module": self.module,
-            "name": self.name,
-            "file": self.file,
-            "line": self.line,
-            "how": self.how,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Hop:
-        return cls(**_pick(cls, d))
-
 
 @dataclass(frozen=True)
-class SourceExcerpt:
+class SourceExcerpt(FlatRecord):
     file: str
     start: int
     end: int
     text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "start": self.start, "end": self.end, "text": self.text}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SourceExcerpt:
-        return cls(**_pick(cls, d))
 
 
 @dataclass(frozen=True)
@@ -283,27 +276,13 @@ class ProbeReport:
 
 
 @dataclass(frozen=True)
-class GpuInfo:
+class GpuInfo(FlatRecord):
     index: int | None
     name: str
     memory_total_mib: int | None
     memory_used_mib: int | None
     memory_free_mib: int | None
     driver: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "memory_total_mib": self.memory_total_mib,
-            "memory_used_mib": self.memory_used_mib,
-            "memory_free_mib": self.memory_free_mib,
-            "driver": self.driver,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GpuInfo:
-        return cls(**_pick(cls, d))
 
 
 @dataclass(frozen=True)

@@ -8,17 +8,12 @@ round-trip tests pin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-T = TypeVar("T")
+from harness.models import FlatRecord, pick_fields
 
 RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
 Level = Literal["ok", "warn", "fail", "skip"]
-
-
-def _pick(cls: type[T], data: dict[str, Any] | None) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return {k: v for k, v in (data or {}).items() if k in names}
 
 
 def _opt_int(v: Any) -> int | None:
@@ -64,7 +59,7 @@ class RunRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunRecord:
-        kw = _pick(cls, d)
+        kw = pick_fields(cls, d)
         # A run directory whose run.json is missing or torn still lists under its name.
         kw.setdefault("id", str(kw.get("run_dir", "")).rstrip("/").rsplit("/", 1)[-1])
         kw.setdefault("step", "?")
@@ -93,7 +88,7 @@ class SupervisorInfo:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SupervisorInfo:
-        kw = _pick(cls, d)
+        kw = pick_fields(cls, d)
         for k in ("pid", "starttime", "step_pid", "step_starttime", "step_pgid", "step_sid"):
             kw[k] = _opt_int(kw.get(k))
         kw["started_at"] = _opt_float(kw.get("started_at"))
@@ -116,7 +111,7 @@ class RunStatus:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunStatus:
-        kw = _pick(cls, d)
+        kw = pick_fields(cls, d)
         kw["exit_code"] = _opt_int(kw.get("exit_code"))
         kw["signal"] = _opt_int(kw.get("signal"))
         kw["ended_at"] = _opt_float(kw.get("ended_at"))
@@ -225,13 +220,13 @@ class GpuHolder:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GpuHolder:
-        kw = _pick(cls, d)
+        kw = pick_fields(cls, d)
         kw["devices"] = tuple(kw.get("devices") or ())
         return cls(**kw)
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(FlatRecord):
     """One preflight line: ``check`` (target, command, GPUs ...), its level and the words."""
 
     check: str
@@ -239,34 +234,15 @@ class Verdict:
     message: str
     hint: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "check": self.check,
-            "level": self.level,
-            "message": self.message,
-            "hint": self.hint,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Verdict:
-        return cls(**_pick(cls, d))
-
 
 @dataclass(frozen=True)
-class Frame:
+class Frame(FlatRecord):
     """One traceback frame: ``File "file", line N, in func`` and its source line."""
 
     file: str
     line: int
     func: str
     code: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "func": self.func, "code": self.code}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Frame:
-        return cls(**_pick(cls, d))
 
 
 @dataclass(frozen=True)
@@ -304,7 +280,7 @@ class FailureSummary:
 
 
 @dataclass(frozen=True)
-class Phase:
+class Phase(FlatRecord):
     """Where a step is, recognised from its log: ``loading weights 29/64``."""
 
     name: str
@@ -317,13 +293,6 @@ class Phase:
         if self.done is None or not self.total:
             return None
         return max(0.0, min(1.0, self.done / self.total))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "done": self.done, "total": self.total, "detail": self.detail}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Phase:
-        return cls(**_pick(cls, d))
 
 
 @dataclass(frozen=True)
