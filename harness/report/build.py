@@ -12,20 +12,13 @@ from harness.targets.base import Target
 
 
 def _stale(target: Target) -> list[dict[str, Any]]:
-    """Processes holding /dev/nvidia* whose run is gone (from the runs preflight, if present)."""
+    """Processes holding /dev/nvidia* that ``harness run`` would refuse to start next to."""
+    from harness.runs.commands import stale_gpu_holders
+
     try:
-        from harness.runs import preflight
-    except ImportError:
-        return []
-    fn = getattr(preflight, "stale_gpu_holders", None)
-    if fn is None:
-        return []
-    try:
-        return [
-            h if isinstance(h, dict) else getattr(h, "to_dict", lambda: {})() for h in fn(target)
-        ]
+        return stale_gpu_holders(target)
     except HarnessError:
-        return []
+        return []  # a report still says what it can; the run's preflight will insist
 
 
 def _step(
@@ -33,15 +26,10 @@ def _step(
 ) -> dict[str, Any] | None:
     if step is None:
         return None
+    from harness.runs.launch import describe_step
+
     try:
-        from harness.runs import pipeline as pl
-    except ImportError:
-        return {"name": step, "error": "pipeline steps are not available in this build"}
-    describe = getattr(pl, "describe_step", None)
-    if describe is None:
-        return {"name": step, "error": "pipeline steps are not available in this build"}
-    try:
-        return dict(describe(target, step, pipeline, overrides))
+        return describe_step(target, step, pipeline, overrides)
     except HarnessError as exc:
         return {"name": step, "error": exc.message}
 

@@ -1,6 +1,6 @@
 """``harness run``: resolve the step, preflight with one-line verdicts, launch detached, attach.
 
-Also the ``describe_step`` hook that ``harness report`` uses to show a step without running it.
+Also ``describe_step``, which ``harness report`` uses to show a step without running it.
 """
 
 from __future__ import annotations

@@ -481,16 +481,3 @@ def _missing(pipeline: Pipeline, key: tuple[str, ...], name: str, known: Mapping
         + "define it under [params] (or the step's params), or use a built-in: "
         + ", ".join(BUILTINS),
     )
-
-
-def describe_step(
-    target: Any, step: str, pipeline_file: Path | None, overrides: Mapping[str, str]
-) -> dict[str, Any]:
-    """Hook for ``harness report``: the step resolved for ``target``, nothing launched.
-
-    A thin door into :func:`harness.runs.launch.describe_step` (which asks the target for
-    its workdir); this module itself stays free of I/O beyond reading the file.
-    """
-    from harness.runs.launch import describe_step as describe
-
-    return describe(target, step, pipeline_file, dict(overrides))

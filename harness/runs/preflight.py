@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from harness.runs.models import GpuHolder, Verdict
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import classify_holders, describe_holder
-from harness.targets.base import Target
 
 
 @dataclass(frozen=True)
@@ -115,13 +114,3 @@ def _gpus(facts: PreflightFacts) -> Verdict:
 
 
 # -- the patch series hook -----------------------------------------------------------------
-
-
-def stale_gpu_holders(target: Target) -> list[dict[str, object]]:
-    """Hook for ``harness report``: the stale GPU holders ``harness run`` would refuse.
-
-    Each is a :class:`~harness.runs.models.GpuHolder` dict plus ``cmd``.
-    """
-    from harness.runs.commands import stale_gpu_holders as find
-
-    return list(find(target))

@@ -120,3 +120,5 @@ def test_run_is_gated_by_the_review_and_force_saves_it(
     saved = json.loads((run_dir / "review.json").read_text())
     assert saved["verdict"] == "not ready" and saved["target"].startswith("box (")
     assert any("kv_cache_specs" in r["text"] for r in saved["reasons"])
+    assert saved["step"]["name"] == "hello"  # the review shows the step that would run
+    assert "print('hello from the step')" in saved["step"]["command"]

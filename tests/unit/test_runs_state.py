@@ -243,7 +243,7 @@ def test_tensor_parallel(argv: list[str], want: int | None) -> None:
 
 
 def test_describe_step_hook_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.runs.pipeline import describe_step
+    from harness.runs.launch import describe_step
 
     monkeypatch.setenv("HARNESS_WORKDIR", str(tmp_path))
     repo = Path(__file__).resolve().parents[2]
