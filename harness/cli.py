@@ -251,21 +251,17 @@ def hosts(
         raise typer.Exit(2)
 
 
-def _register_extensions() -> None:
-    """Command groups that live beside their domain code (runs, patches) add themselves here."""
-    import importlib
+def _register_command_groups() -> None:
+    """Command groups that live beside their domain code (runs, patches, report)."""
+    from harness.patching import cli as patching_cli
+    from harness.report import cli as report_cli
+    from harness.runs import cli as runs_cli
 
-    for name in ("harness.runs.cli", "harness.patching.cli", "harness.report.cli"):
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if not exc.name or not name.startswith(exc.name):
-                raise  # a real import error inside the extension
-            continue
-        mod.register(app)
+    for group in (runs_cli, patching_cli, report_cli):
+        group.register(app)
 
 
-_register_extensions()
+_register_command_groups()
 
 
 def _report_error(exc: HarnessError, prefix: str = "") -> None:
