@@ -68,6 +68,20 @@ def used_refs(scan: dict[str, Any]) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
 
 
+def series_note(dist: str, plan: Any) -> str:
+    """Pure: which patches ``--with-patches`` checked with, and why the others were left out."""
+    from harness.patching.plan import APPLIED, APPLIES, BY_HAND
+
+    used = [p.id for p in plan.patches if p.state in (APPLIED, APPLIES, BY_HAND)]
+    left = [
+        f"{p.id} ({p.state}: {p.detail})" if p.detail else f"{p.id} ({p.state})"
+        for p in plan.patches
+        if p.state not in (APPLIED, APPLIES, BY_HAND)
+    ]
+    text = f"--with-patches: {dist} {plan.series_version} series: with {', '.join(used) or 'none'}"
+    return text + (f"; without {', '.join(left)}" if left else "")
+
+
 def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
     """Pure: absolute path -> text of every file the series would change (``harness patches``'
     DistReports), and notes for what could not be overlaid."""
@@ -82,6 +96,7 @@ def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
                 f"--with-patches: the {r.dist} series does not apply cleanly; "
                 "checked without the conflicting patches"
             )
+        notes.append(series_note(r.dist, r.plan))
         for c in r.plan.changes:
             if c.after is not None and r.root:
                 overrides[f"{r.root}/{c.path}"] = c.after

@@ -139,13 +139,22 @@ def register(app: typer.Typer) -> None:
         ] = None,
         name: Annotated[str, typer.Option("--name", help="slug for NNNN-slug.patch")] = "fix",
         why: Annotated[str | None, typer.Option("--why", help="one line for series.toml")] = None,
+        requires: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--requires",
+                help="gate the patch on another dist's versions, e.g. 'vllm>=0.20,<0.21' "
+                "(repeatable)",
+            ),
+        ] = None,
         target: TargetOpt = None,
         patches: PatchesOpt = None,
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""
-        from harness.patching.make import make_patch
+        from harness.patching.make import make_patch, parse_requires
 
+        gates = parse_requires(requires or [])
         with root._target(target, accept_new_host_key) as t:
-            path = make_patch(t, _root(patches), dist, files or [], name, why)
+            path = make_patch(t, _root(patches), dist, files or [], name, why, gates)
         root._console().print(f"[green]wrote[/] {path} and appended it to series.toml")

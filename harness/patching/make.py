@@ -41,8 +41,35 @@ def _series_text(
     return text or ""
 
 
+def parse_requires(items: list[str]) -> dict[str, str]:
+    """Pure: ``["vllm>=0.20,<0.21"]`` -> ``{"vllm": ">=0.20,<0.21"}`` for series.toml."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    out: dict[str, str] = {}
+    for text in items:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            req = None
+        if req is None or not str(req.specifier) or req.marker or req.extras or req.url:
+            raise UsageError(
+                f"--requires {text!r}: expected NAME followed by version specifiers",
+                "e.g. --requires 'vllm>=0.20,<0.21'",
+            )
+        # the user's own spelling: SpecifierSet's str() sorts the clauses ("<0.21,>=0.16")
+        out[str(canonicalize_name(req.name))] = text.strip()[len(req.name) :].strip()
+    return out
+
+
 def make_patch(
-    target: Target, root: Path, dist: str, files: list[str], slug: str, why: str | None
+    target: Target,
+    root: Path,
+    dist: str,
+    files: list[str],
+    slug: str,
+    why: str | None,
+    requires: dict[str, str] | None = None,
 ) -> Path:
     if not re.match(r"^[a-z0-9][a-z0-9-]*$", slug):
         raise UsageError(f"--name {slug!r}: use lowercase letters, digits and dashes")
@@ -91,6 +118,9 @@ def make_patch(
     (folder / name).write_text(header + "".join(chunks), encoding="utf-8")
     series = folder / "series.toml"
     entry = f'\n[[patch]]\nfile = "{name}"\nwhy = {_toml_str(reason)}\n'
+    if requires:
+        gates = ", ".join(f"{d} = {_toml_str(s)}" for d, s in sorted(requires.items()))
+        entry += f"requires = {{ {gates} }}\n"
     with series.open("a", encoding="utf-8") as f:
         f.write(entry)
     if versions_with_series(root, dist) and load_series(root, dist, version) is None:

@@ -26,7 +26,7 @@ from tests.support.wheels import SEED_REQUIREMENTS, SPECULATORS, SeedVenv, Wheel
 REPO = Path(__file__).resolve().parents[2]
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
 WORKER = "speculators/data_generation/custom_worker.py"
-PATCHED = [WORKER, GEN]  # the files the six patches touch
+PATCHED = [WORKER, GEN]  # the files the ten patches for vLLM 0.16 touch
 PATCH_IDS = [
     "0001-tokenizer-trust-remote-code",
     "0002-scheduler-config-is-encoder-decoder",
@@ -34,7 +34,15 @@ PATCH_IDS = [
     "0004-scheduler-block-size",
     "0005-two-phase-execute-model",
     "0006-worker-finds-decoder-in-multimodal-wrappers",
+    "0007-collective-rpc-unique-reply",
+    "0008-no-prefix-caching",
+    "0009-synchronous-scheduling",
+    "0010-decoder-embed-input-ids",
 ]
+#: gated elsewhere: 0011 is for vLLM 0.20, 0012 for transformers 5 (the seed venv has neither)
+SKIPPED_IDS = ["0011-request-without-eos-token-id", "0012-pydantic-rebuild-knows-torch"]
+FRESH = ["applies cleanly"] * len(PATCH_IDS) + ["skipped"] * len(SKIPPED_IDS)
+DONE = ["applied"] * len(PATCH_IDS) + ["skipped"] * len(SKIPPED_IDS)
 STATE = ".harness-patches"
 
 
@@ -140,13 +148,13 @@ def test_series_over_ssh_review_apply_again_check_revert(
     env = {**cli_env, "HARNESS_HOSTS": str(hosts), "HARNESS_SSH_PERSIST": "5"}
     patches = ("--patches", str(REPO / "patches"))
 
-    assert states(env, *patches) == ["applies cleanly"] * 6
+    assert states(env, *patches) == FRESH
 
     # review: the per-file diff against the live files, on screen and as Markdown; no writes
     report = tmp_path / "r.md"
     r = cli(env, "apply-patches", "--dry-run", "--report", str(report), *patches)
     assert r.code == 0, r.err
-    assert r.out.count("applies cleanly") == 6
+    assert r.out.count("applies cleanly") == len(PATCH_IDS)
     for rel in PATCHED:
         assert f"{rel} (against the live file)" in r.out
         assert f"--- a/{rel}" in r.out and f"+++ b/{rel}" in r.out
@@ -165,7 +173,7 @@ def test_series_over_ssh_review_apply_again_check_revert(
     assert r.code == 0, r.err
     assert "applied: 2 file(s) written" in r.out
     assert differing(site) == sorted(PATCHED)
-    assert states(env, *patches) == ["applied"] * 6
+    assert states(env, *patches) == DONE
     assert not list((site / STATE).glob("journal*")) and not (site / STATE / "txn").exists()
 
     ids = file_ids(site, PATCHED)
@@ -194,7 +202,7 @@ def test_series_on_a_venv_target(pristine: SeedVenv, cli_env: dict[str, str]) ->
     r = cli(cli_env, "apply-patches", *args)
     assert r.code == 0, r.err
     assert "applied: 2 file(s) written" in r.out
-    assert states(cli_env, *args) == ["applied"] * 6
+    assert states(cli_env, *args) == DONE
     ids = file_ids(site, PATCHED)
     r = cli(cli_env, "apply-patches", *args)
     assert r.code == 0 and "already applied: nothing written" in r.out
@@ -254,22 +262,25 @@ def test_make_patch_round_trip(
         "my-fix",
         "--why",
         "keep the box's fixes",
+        "--requires",
+        "vllm >=0.16, <0.17",
         *args,
     )
     assert r.code == 0, r.err
-    new = patches_copy / "speculators" / "0.3.0" / "0007-my-fix.patch"
+    new = patches_copy / "speculators" / "0.3.0" / "0013-my-fix.patch"
     assert new.is_file() and str(new) in r.out.replace("\n", "")
     body = new.read_text()
     assert "+def _find_decoder(model):  # tuned\n" in body and "+# debugging on the box\n" in body
     assert '+    paths = (("model",)' not in body  # based on the series' result, not pristine
     series = (patches_copy / "speculators" / "0.3.0" / "series.toml").read_text()
     assert series.rstrip().endswith(
-        '[[patch]]\nfile = "0007-my-fix.patch"\nwhy = "keep the box\'s fixes"'
+        '[[patch]]\nfile = "0013-my-fix.patch"\nwhy = "keep the box\'s fixes"\n'
+        'requires = { vllm = ">=0.16, <0.17" }'
     )
 
     reinstall_speculators(pristine, wheels)  # undo every edit the way users do
     assert differing(site) == []
-    assert states(cli_env, *args) == ["applies cleanly"] * 7
+    assert states(cli_env, *args) == [*FRESH, "applies cleanly"]
     r = cli(cli_env, "apply-patches", *args)
     assert r.code == 0, r.err
     for rel, data in edited.items():
@@ -304,11 +315,13 @@ def test_series_is_skipped_where_its_requires_do_not_hold(cli_env: dict[str, str
     assert r.code == 0, r.err
     (report,) = json.loads(r.out)
     assert [(p["id"], p["state"], p["detail"]) for p in report["plan"]["patches"]] == [
-        (pid, "skipped", "vllm 0.11.0 is not >=0.16,<0.17") for pid in PATCH_IDS
+        *[(pid, "skipped", "vllm 0.11.0 is not >=0.16,<0.21") for pid in PATCH_IDS],
+        (SKIPPED_IDS[0], "skipped", "vllm 0.11.0 is not >=0.20,<0.21"),
+        (SKIPPED_IDS[1], "skipped", "transformers is not installed (needs >=5)"),
     ]
     r = cli(cli_env, "apply-patches", *args)
     assert r.code == 0, r.err
-    assert "nothing written: no patch of the series applies here (6 skipped)" in r.out
+    assert "nothing written: no patch of the series applies here (12 skipped)" in r.out
     r = cli(cli_env, "apply-patches", "-t", "pypi:speculators==0.3.0,vllm==0.16.0",
             "--patches", str(REPO / "patches"))  # fmt: skip
     assert r.code == 2 and "is read-only" in r.err
