@@ -124,6 +124,16 @@ def check(
     no_baseline: Annotated[
         bool, typer.Option("--no-baseline", help="skip drift (no PyPI download)")
     ] = False,
+    baseline_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline-from",
+            file_okay=False,
+            exists=True,
+            help="a folder holding the baseline's wheel (pip download --no-deps vllm==0.11.0 "
+            "-d DIR), for a box without an index",
+        ),
+    ] = None,
     with_patches: Annotated[
         bool,
         typer.Option(
@@ -151,6 +161,7 @@ def check(
             baseline=baseline,
             no_baseline=no_baseline,
             with_patches=patches_root(patches) if with_patches else None,
+            baseline_from=baseline_from,
         )
     if as_json:
         _print_json(report.to_dict())

@@ -34,6 +34,10 @@ class TargetError(HarnessError):
     """A target could not be reached or used (host, interpreter, cache)."""
 
 
+class IndexUnreachable(TargetError):
+    """pip could not reach any package index (no network, a proxy down): said once, quickly."""
+
+
 class HostKeyError(TargetError):
     """The server's host key is unknown or changed; never silently accepted."""
 

@@ -37,10 +37,22 @@ def probe(target: Target, ref: str, *, source: bool = False, live: bool = False)
     return ProbeReport.from_dict(data)
 
 
-def gather_facts(target: Target, dists: list[str] | None = None) -> TargetFacts:
-    """One round trip: interpreter, site-packages, dist versions, GPUs; timed end to end."""
+def gather_facts(
+    target: Target,
+    dists: list[str] | None = None,
+    *,
+    prepend: list[str] | None = None,
+    gpus: bool = True,
+) -> TargetFacts:
+    """One round trip: interpreter, site-packages, dist versions, GPUs; timed end to end.
+
+    ``prepend``: folders the versions are looked up in first (a step's ``PYTHONPATH``).
+    """
     start = time.perf_counter()
-    env = run_probe(target, "facts", {"dists": dists or [], "gpus": True})
+    args: dict[str, object] = {"dists": dists or [], "gpus": gpus}
+    if prepend:
+        args["prepend"] = prepend
+    env = run_probe(target, "facts", args)
     data = dict(env.data)
     data["target"] = target.label
     data["connect_seconds"] = round(time.perf_counter() - start, 3)

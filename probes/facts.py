@@ -1,6 +1,7 @@
 """Probe: facts about the target interpreter and machine, cheap enough for every command.
 
-args: {"dists": ["torch", ...], "paths": [...] | null, "gpus": bool}
+args: {"dists": ["torch", ...], "paths": [...] | null, "prepend": [...] | null, "gpus": bool}
+``prepend``: folders in front of the import path, as a step's ``PYTHONPATH`` puts them.
 Versions are read from ``*.dist-info/METADATA`` as text: importing torch to ask its version
 would cost seconds and initialise CUDA.
 """
@@ -24,6 +25,8 @@ GPU_QUERY = "index,name,memory.total,memory.used,memory.free,driver_version"
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     paths = args.get("paths") or default_paths()
+    front = [p for p in args.get("prepend") or [] if os.path.isdir(p)]
+    paths = [*front, *(p for p in paths if p not in front)]
     dists = Dists(Finder(paths))
     wanted = list(dict.fromkeys([*DEFAULT_DISTS, *(args.get("dists") or [])]))
     return {

@@ -52,7 +52,14 @@ def build_review(
     from harness.patching.series import dists_with_series
     from harness.probe import gather_facts
 
+    step_info = _step(target, step, pipeline, overrides or {})
+    # a step that declares the callers it exercises is reviewed for those alone (none: facts
+    # and GPU holders only); without a step, or undeclared, every dist with a series is
+    declared = None if step_info is None else step_info.get("checks")
     series_dists = dists_with_series(patches)
+    if declared is not None:
+        wanted_callers = {str(canonicalize_name(c)) for c in declared}
+        series_dists = [d for d in series_dists if str(canonicalize_name(d)) in wanted_callers]
     # one facts probe answers for the report and for the series' `requires` alike
     wanted = series_dists + _required_dists(patches, series_dists)
     facts = gather_facts(target, wanted).to_dict()
@@ -63,11 +70,15 @@ def build_review(
     dist_reports = status(target, patches, installed=known) if series_dists else []
     patch_reports = [r.to_dict() for r in dist_reports]
     installed = facts.get("dists") or {}
-    names = callers or [
-        d
-        for d in series_dists
-        if installed.get(d) or any(r["dist"] == d and r["installed"] for r in patch_reports)
-    ]
+    names = callers or (
+        list(declared)
+        if declared is not None
+        else [
+            d
+            for d in series_dists
+            if installed.get(d) or any(r["dist"] == d and r["installed"] for r in patch_reports)
+        ]
+    )
     live: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
     pending = any(
@@ -77,9 +88,13 @@ def build_review(
         for p in r["plan"]["patches"]
     )
     for caller in names[:1]:  # one caller per report: the one the series is for
-        live = check(target, caller).to_dict()
-        after = check(target, caller, with_patches=dist_reports).to_dict() if pending else live
-    step_info = _step(target, step, pipeline, overrides or {})
+        callees = list((declared or {}).get(caller) or []) or None
+        live = check(target, caller, against=callees).to_dict()
+        after = (
+            check(target, caller, against=callees, with_patches=dist_reports).to_dict()
+            if pending
+            else live
+        )
     reasons = judge(facts, holders, patch_reports, live, after, step_info)
     return Review(
         target.label,

@@ -30,6 +30,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         patches: Annotated[Path | None, typer.Option("--patches", file_okay=False)] = None,
         pipeline: Annotated[Path | None, typer.Option("--pipeline", dir_okay=False)] = None,
+        sets: Annotated[
+            list[str] | None,
+            typer.Option("--set", help="NAME=VALUE: a step parameter, as `harness run` takes it"),
+        ] = None,
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Whether the run can work, and why: facts, patches, check, the step, a verdict."""
@@ -39,12 +43,19 @@ def register(app: typer.Typer) -> None:
         from harness.patching.series import patches_root
         from harness.report import render
         from harness.report.build import build_review
+        from harness.runs.pipeline import parse_sets
 
+        overrides = parse_sets(sets or [])
         if fmt not in ("terminal", "md", "html", "json"):
             raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
         with root._target(target, accept_new_host_key) as t:
             review = build_review(
-                t, patches_root(patches), callers=caller, step=step, pipeline=pipeline
+                t,
+                patches_root(patches),
+                callers=caller,
+                step=step,
+                pipeline=pipeline,
+                overrides=overrides,
             )
         if fmt == "terminal" and output is None:
             render.terminal(root._console(), review)

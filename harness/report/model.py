@@ -148,4 +148,15 @@ def judge(
             out.append(Reason(BLOCKER, f"tensor-parallel size {tp} but only {len(gpus)} GPU(s)"))
         if step.get("error"):
             out.append(Reason(BLOCKER, f"step: {step['error']}"))
+        for need in step.get("requires") or []:
+            if not need["ok"]:
+                have = need["found"] or "not installed"
+                out.append(
+                    Reason(
+                        BLOCKER,
+                        f"step {step['name']} needs {need['dist']}{need['spec']}; "
+                        f"its environment has {have}",
+                        step.get("pip"),
+                    )
+                )
     return sorted(out, key=lambda r: _ORDER[r.severity])

@@ -117,6 +117,12 @@ def _step_text(step: dict[str, Any]) -> str:
         lines.append(f"env {k}={v}")
     if step.get("tensor_parallel"):
         lines.append(f"tensor-parallel: {step['tensor_parallel']}")
+    for n in step.get("requires") or []:
+        mark = "ok" if n["ok"] else "NOT MET"
+        lines.append(f"needs {n['dist']}{n['spec']}: {n['found'] or 'not installed'} ({mark})")
+    if step.get("checks") is not None:
+        said = [f"{c} -> {', '.join(v)}" if v else c for c, v in step["checks"].items()]
+        lines.append(f"checks: {'; '.join(said) or 'none (facts and GPUs only)'}")
     return "\n".join(lines)
 
 

@@ -122,7 +122,7 @@ def follow_run(
         shown.close()
         final = RunInfo.from_facts(end.facts, None) if end.facts else info
         if final.state != "running":
-            _conclude(notes, ctx, final, copy, path)
+            _conclude(notes, ctx, final, copy, path, target)
         elif not follow:
             notes.print(f"[dim]{info.id} is still running; add --follow to keep reading[/]")
         if not follow:
@@ -177,7 +177,9 @@ class _CtrlC:
             self._previous = None
 
 
-def _conclude(out: Any, ctx: Context, info: RunInfo, copy: LocalCopy, path: Path) -> None:
+def _conclude(
+    out: Any, ctx: Context, info: RunInfo, copy: LocalCopy, path: Path, target: Target | None = None
+) -> None:
     from harness.runs import view
     from harness.runs.state import duration_of, format_duration
 
@@ -195,10 +197,32 @@ def _conclude(out: Any, ctx: Context, info: RunInfo, copy: LocalCopy, path: Path
         out.print(f"[red]✗ {info.id} {view.esc(label)}[/] after {took}")
         summary = failure_summary(copy, ctx.target_name)
         if summary is not None and info.state == "failed":
-            view.failure(out, summary)
+            view.failure(out, summary, _installed_signature(target, summary))
         elif info.status is not None and info.status.error:
             out.print(f"  {view.esc(info.status.error)}")
     out.print(f"[dim]log: {path}[/]")
+
+
+def _installed_signature(target: Target | None, summary: FailureSummary) -> str | None:
+    """``now: X(sig)  file:line (dist ver)`` for a call that no longer binds: one probe,
+    resolved from the caller's module the way its import resolves -- so the summary shows
+    what the callee takes on this target without another command."""
+    cause = summary.root_cause or summary
+    if target is None or cause.callee is None:
+        return None
+    from harness.errors import HarnessError
+    from harness.probe import probe
+
+    try:
+        report = probe(target, cause.callee)
+    except HarnessError:
+        return None
+    if not report.symbols:
+        return None
+    sym = report.symbols[0]
+    short = sym.qualname.rsplit(".", 1)[-1]
+    ver = f" ({sym.dist} {sym.version})" if sym.dist else ""
+    return f"now: {short}{sym.signature}  {sym.file}:{sym.line}{ver}"
 
 
 def failure_summary(copy: LocalCopy, target_name: str) -> FailureSummary | None:

@@ -5,16 +5,21 @@ Pure. vLLM logs tracebacks from several processes with prefixes (``(VllmWorker T
 initialization failed. See root cause above``): the wrapper is kept as the final exception and
 the traceback before it becomes its ``root_cause``, which is usually what to fix.
 
-The one hint that saves a model load: ``TypeError: X() got an unexpected keyword argument 'k'``
-raised in a library frame (site-packages) is an API mismatch between two installed packages;
-the summary then names ``harness probe CALLER_MODULE:X`` (follows the caller's import to X's
-definition, shows its real signature) and ``harness check CALLER_DIST`` (finds every other such
-call in one pass), with ``-t TARGET``.
+Hints are small rules (:data:`HINTS`, tried in order on the root cause). The one that saves a
+model load: a call that no longer binds -- ``TypeError: X() got an unexpected keyword argument
+'k'`` / ``missing 1 required positional argument``, or pydantic's ``ValidationError ... for X``
+with ``Field required`` / ``Unexpected keyword argument`` (vLLM's configs are pydantic
+dataclasses) -- raised from a library frame (site-packages) is an API mismatch between two
+installed packages; the summary then names the caller's file:line, ``harness probe
+CALLER_MODULE:X`` (follows the caller's import to X's definition, shows its real signature) and
+``harness check CALLER_DIST`` (finds every other such call in one pass), with ``-t TARGET``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from harness.runs.models import FailureSummary, Frame
 
@@ -39,8 +44,20 @@ _WRAPPERS = re.compile(
 _UNEXPECTED_KW = re.compile(
     r"(?P<callee>[\w.<>]+)\(\) got an unexpected keyword argument '(?P<kw>\w+)'"
 )
+_MISSING_ARG = re.compile(
+    r"(?P<callee>[\w.<>]+)\(\) missing \d+ required (?:positional |keyword-only )?"
+    r"arguments?: (?P<kw>'\w+'(?:,? (?:and )?'\w+')*)"
+)
+_TOO_MANY = re.compile(
+    r"(?P<callee>[\w.<>]+)\(\) takes (?:from )?\d+(?: to \d+)? positional arguments? but \d+"
+)
+_PYDANTIC_FOR = re.compile(r"\d+ validation errors? for (?P<callee>[\w.]+)")
+_PYDANTIC_FIELD = re.compile(r"\[type=(?P<type>missing|unexpected_keyword_argument)\b")
+#: frames of these packages sit between a call site and the class it constructs
+_PLUMBING = ("pydantic", "pydantic_core", "dataclasses", "typing_extensions")
 _LIB_MARKERS = ("/site-packages/", "/dist-packages/")
 MAX_FRAMES = 5
+MAX_DETAILS = 8
 
 
 def clean_line(line: str) -> str:
@@ -66,12 +83,18 @@ def summarize(text: str, target: str | None = None) -> FailureSummary | None:
     if _WRAPPERS.search(final.message) or _WRAPPERS.search(final.exc_type):
         earlier = [b for b in blocks[:-1] if not _WRAPPERS.search(b.message)]
         root = earlier[-1] if earlier else None
-    cause = root or final
-    hint, commands = _hint(cause, target)
     if root is not None:
-        root = FailureSummary(root.exc_type, root.message, root.frames, None, hint, commands)
-        return FailureSummary(final.exc_type, final.message, final.frames, root)
-    return FailureSummary(final.exc_type, final.message, final.frames, None, hint, commands)
+        return replace(final, root_cause=explain(root, target))
+    return explain(final, target)
+
+
+def explain(summary: FailureSummary, target: str | None) -> FailureSummary:
+    """``summary`` with the hint of the first rule in :data:`HINTS` that knows it."""
+    for rule in HINTS:
+        found = rule.apply(summary, target)
+        if found is not None:
+            return found
+    return summary
 
 
 def _tracebacks(lines: list[str]) -> list[FailureSummary]:
@@ -101,11 +124,17 @@ def _tracebacks(lines: list[str]) -> list[FailureSummary]:
                 continue
             exc = _EXC.match(line)
             if exc and frames:
+                details = []
+                for nxt in lines[i + 1 : i + 1 + MAX_DETAILS]:
+                    if not nxt.strip() or nxt.strip() == _TRACEBACK or nxt.startswith(_CHAIN):
+                        break
+                    details.append(nxt.rstrip())
                 out.append(
                     FailureSummary(
                         exc_type=exc["type"],
                         message=(exc["msg"] or "").strip(),
                         frames=tuple(frames[-MAX_FRAMES:]),
+                        details=tuple(details),
                     )
                 )
             break
@@ -131,30 +160,122 @@ def module_of(path: str) -> tuple[str, str] | None:
     return None
 
 
-def _hint(summary: FailureSummary, target: str | None) -> tuple[str | None, tuple[str, ...]]:
-    """The hint and commands for one exception (only the API-mismatch case has commands)."""
-    if summary.exc_type.rsplit(".", 1)[-1] != "TypeError":
-        return None, ()
-    m = _UNEXPECTED_KW.search(summary.message)
-    if m is None:
-        return None, ()
-    callee = re.sub(r"\.(?:__init__|__new__|__call__)$", "", m["callee"])
-    # The call site is the last real file: a dataclass's generated __init__ is "<string>".
+def _call_site(summary: FailureSummary) -> Frame | None:
+    """The frame that made the call: the last real one, stepping back over pydantic's and
+    dataclasses' own frames (a validated constructor runs inside them)."""
     real = [f for f in summary.frames if not f.file.startswith("<")]
-    last = real[-1] if real else None
-    where = f" at {last.file}:{last.line}" if last else ""
-    lib = module_of(last.file) if last else None
+    while real and (module_of(real[-1].file) or ("", ""))[1] in _PLUMBING:
+        real.pop()
+    return real[-1] if real else None
+
+
+def _mismatch(
+    summary: FailureSummary, target: str | None, callee: str, what: str
+) -> FailureSummary:
+    """The API-mismatch hint: where the caller calls ``callee``, and how to see it now."""
+    callee = re.sub(r"\.(?:__init__|__new__|__call__)$", "", callee)
+    site = _call_site(summary)
+    where = f" at {site.file}:{site.line}" if site else ""
+    lib = module_of(site.file) if site else None
     if lib is None:
-        return (
-            f"{callee}() does not take '{m['kw']}'{where}: the installed version of the "
-            "library that defines it has a different signature",
-            (),
+        return replace(
+            summary,
+            hint=f"{callee}() {what}{where}: the installed version of the library that "
+            "defines it has a different signature",
+            caller=site,
         )
     module, dist = lib
     flag = f" -t {target}" if target else ""
-    return (
-        f"{module} ({dist}) calls {callee}() with '{m['kw']}', which the installed "
-        f"{callee}() does not accept{where}: an API mismatch between installed packages. "
-        "See what it takes now, and every other call that no longer binds:",
-        (f"harness probe {module}:{callee}{flag}", f"harness check {dist}{flag}"),
+    return replace(
+        summary,
+        hint=f"{module} ({dist}) calls {callee}(), which {what} in the installed version"
+        f"{where}: an API mismatch between installed packages. See what it takes now, and "
+        "every other call that no longer binds:",
+        commands=(f"harness probe {module}:{callee}{flag}", f"harness check {dist}{flag}"),
+        caller=site,
+        callee=f"{module}:{callee}",
     )
+
+
+def _bad_call(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+    if summary.exc_type.rsplit(".", 1)[-1] != "TypeError":
+        return None
+    for pattern, what in (
+        (_UNEXPECTED_KW, "does not accept '{kw}'"),
+        (_MISSING_ARG, "requires {kw}"),
+        (_TOO_MANY, "takes fewer positional arguments"),
+    ):
+        m = pattern.search(summary.message)
+        if m is not None:
+            kw = m.groupdict().get("kw") or ""
+            return _mismatch(summary, target, m["callee"], what.format(kw=kw))
+    return None
+
+
+def _pydantic_call(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+    """``ValidationError: 1 validation error for SchedulerConfig`` / ``is_encoder_decoder`` /
+    ``Field required [type=missing, ...]``: a pydantic-validated constructor that no longer
+    binds the call (vLLM's config classes are pydantic dataclasses)."""
+    if summary.exc_type.rsplit(".", 1)[-1] != "ValidationError":
+        return None
+    m = _PYDANTIC_FOR.search(summary.message)
+    if m is None:
+        return None
+    missing, unexpected = [], []
+    for field, detail in zip(summary.details, summary.details[1:], strict=False):
+        kind = _PYDANTIC_FIELD.search(detail)
+        if kind and not field.startswith(" "):
+            (missing if kind["type"] == "missing" else unexpected).append(field.strip())
+    if not missing and not unexpected:
+        return None
+    what = "; ".join(
+        [*(f"requires '{f}'" for f in missing), *(f"does not accept '{f}'" for f in unexpected)]
+    )
+    return _mismatch(summary, target, m["callee"], what)
+
+
+def _forked_cuda(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+    if "Cannot re-initialize CUDA in forked subprocess" not in summary.message:
+        return None
+    return replace(
+        summary,
+        hint="the step initialised CUDA before vLLM started its workers, and forked workers "
+        "cannot use it: have them spawned -- in pipeline.toml, the step's "
+        'env = { VLLM_WORKER_MULTIPROC_METHOD = "spawn" }',
+    )
+
+
+def _unresolved_annotation(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+    """pydantic cannot resolve a type named in another package's annotations: the caller's
+    model inherits from a class of a newer major version than it was written for."""
+    if summary.exc_type.rsplit(".", 1)[-1] != "PydanticUndefinedAnnotation":
+        return None
+    site = _call_site(summary)
+    lib = module_of(site.file) if site else None
+    dist = lib[1] if lib else "the caller"
+    flag = f" -t {target}" if target else ""
+    return replace(
+        summary,
+        hint=f"{dist} builds a pydantic model on classes of another installed package whose "
+        f"annotations pydantic cannot resolve ({summary.message}): that package is likely a "
+        f"newer major version than {dist} was written for (e.g. transformers 5). A patch "
+        "series may carry the fix:",
+        commands=(f"harness patches{flag}", f"harness check {dist}{flag}"),
+        caller=site,
+    )
+
+
+@dataclass(frozen=True)
+class HintRule:
+    """One kind of failure a hint is known for; ``apply`` returns None when it is not it."""
+
+    name: str
+    apply: Callable[[FailureSummary, str | None], FailureSummary | None]
+
+
+HINTS: tuple[HintRule, ...] = (
+    HintRule("call no longer binds (TypeError)", _bad_call),
+    HintRule("call no longer binds (pydantic)", _pydantic_call),
+    HintRule("CUDA in a forked worker", _forked_cuda),
+    HintRule("unresolvable annotation (pydantic)", _unresolved_annotation),
+)

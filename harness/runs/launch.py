@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from harness.errors import RunError
 from harness.runs import remote
 from harness.runs.attach import follow_run, print_next
@@ -208,13 +210,28 @@ def describe_step(
     """The step as ``harness run`` would launch it on ``target`` (secrets masked), no launch.
 
     Keys: ``name``, ``command`` (argv), ``cwd``, ``env``, ``tensor_parallel`` (from
-    ``--tensor-parallel-size``/``-tp`` in the command, else ``None``), ``pipeline``.
+    ``--tensor-parallel-size``/``-tp`` in the command, else ``None``), ``pipeline``,
+    ``checks`` (the callers the step exercises; ``None``: undeclared), ``requires`` (each
+    declared need against the version the step's own imports see) and ``pip`` (the line that
+    meets the unmet ones).
     """
+    from harness.probe import gather_facts
+    from harness.runs.needs import needs, pip_line, step_paths
+
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
     workdir = workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
     assert workdir is not None
     resolved = _resolve(target, pipeline, step, workdir, "<run-id>", overrides, ())
     record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
+    declared = pipeline.steps[step]
+    rows, pip = [], None
+    if declared.requires:
+        paths = step_paths(resolved.env, resolved.cwd)
+        seen = gather_facts(target, list(declared.requires), prepend=paths, gpus=False).dists
+        found = {str(canonicalize_name(k)): v for k, v in seen.items()}
+        rows = needs(declared.requires, found)
+        unmet = [n for n in rows if not n.ok]
+        pip = pip_line(target.python_argv()[0], unmet, paths) if unmet else None
     return {
         "name": step,
         "command": list(record.argv),
@@ -222,4 +239,9 @@ def describe_step(
         "env": dict(record.env),
         "tensor_parallel": tensor_parallel(resolved.argv),
         "pipeline": pipeline.path,
+        "checks": None
+        if declared.checks is None
+        else {c: list(v) for c, v in declared.checks.items()},
+        "requires": [n.to_dict() for n in rows],
+        "pip": pip,
     }

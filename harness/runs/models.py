@@ -247,7 +247,13 @@ class Frame(FlatRecord):
 
 @dataclass(frozen=True)
 class FailureSummary:
-    """The final exception of a failed step, the frames that led to it, and what to run next."""
+    """The final exception of a failed step, the frames that led to it, and what to run next.
+
+    ``details``: the lines the exception printed after its first (pydantic lists each field
+    there). ``caller``: the call site in the calling package when the failure is an API
+    mismatch between two installed packages, and ``callee`` the ``module:Name`` that
+    ``harness probe`` resolves from there (to show the installed signature).
+    """
 
     exc_type: str
     message: str
@@ -255,6 +261,9 @@ class FailureSummary:
     root_cause: FailureSummary | None = None
     hint: str | None = None
     commands: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()
+    caller: Frame | None = None
+    callee: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -264,11 +273,15 @@ class FailureSummary:
             "root_cause": self.root_cause.to_dict() if self.root_cause else None,
             "hint": self.hint,
             "commands": list(self.commands),
+            "details": list(self.details),
+            "caller": self.caller.to_dict() if self.caller else None,
+            "callee": self.callee,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FailureSummary:
         root = d.get("root_cause")
+        caller = d.get("caller")
         return cls(
             exc_type=str(d.get("exc_type", "")),
             message=str(d.get("message", "")),
@@ -276,6 +289,9 @@ class FailureSummary:
             root_cause=FailureSummary.from_dict(root) if isinstance(root, dict) else None,
             hint=d.get("hint"),
             commands=tuple(d.get("commands") or ()),
+            details=tuple(d.get("details") or ()),
+            caller=Frame.from_dict(caller) if isinstance(caller, dict) else None,
+            callee=d.get("callee"),
         )
 
 

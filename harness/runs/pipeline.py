@@ -1,7 +1,11 @@
 """``pipeline.toml`` -> frozen steps, and one step + parameters -> the exact argv to launch.
 
 The file declares pipeline-wide ``[params]`` and ``[steps.NAME]`` tables (command as a list,
-no shell unless ``shell = true``; ``cwd``; ``env``; step-local ``params``; ``help``).
+no shell unless ``shell = true``; ``cwd``; ``env``; step-local ``params``; ``help``; what the
+step needs: ``requires`` = dist versions the step's own imports must see, ``checks`` = the
+caller dists whose calls the step exercises, so the review gates it on those only).
+An ``env`` value that resolves to the empty string is left out: an optional parameter can feed
+a variable (``PYTHONPATH = "{train_pythonpath}"``) without clobbering the host's.
 Parameters are substituted as ``{name}`` (``{{``/``}}`` for literal braces), may refer to each
 other and to the built-ins ``{workdir}``, ``{python}``, ``{run_id}``, ``{run_dir}``,
 ``{step}``, and are overridden per run with ``--set k=v``; ``-- extra args`` are appended.
@@ -35,7 +39,7 @@ PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
 #: Filled in by harness at launch; a file may use them but not define them.
 BUILTINS = ("workdir", "python", "run_id", "run_dir", "step")
 _TOP_KEYS = ("params", "steps")
-_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params")
+_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params", "requires", "checks")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
@@ -50,6 +54,11 @@ class Step:
     env: Mapping[str, str] = field(default_factory=dict)
     params: Mapping[str, str] = field(default_factory=dict)
     help: str = ""
+    #: dist -> version specifier the step's imports must see (``transformers = ">=4.56,<5"``)
+    requires: Mapping[str, str] = field(default_factory=dict)
+    #: caller dist -> the callees whose APIs this step exercises (``()``: every callee the
+    #: caller imports); ``None``: not declared, so the review checks every dist with a series
+    checks: Mapping[str, tuple[str, ...]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +69,8 @@ class Step:
             "env": dict(self.env),
             "params": dict(self.params),
             "help": self.help,
+            "requires": dict(self.requires),
+            "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
         }
 
     @classmethod
@@ -73,6 +84,10 @@ class Step:
             env=dict(d.get("env") or {}),
             params=dict(d.get("params") or {}),
             help=d.get("help") or "",
+            requires=dict(d.get("requires") or {}),
+            checks=None
+            if d.get("checks") is None
+            else {c: tuple(v) for c, v in d["checks"].items()},
         )
 
 
@@ -336,7 +351,47 @@ class _Checker:
             env=env_out,
             params=self.params(table.get("params", {}), (*here, "params")),
             help=help_text,
+            requires=self.requires(table.get("requires", {}), (*here, "requires")),
+            checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
         )
+
+    def requires(self, table: Any, key: tuple[str, ...]) -> dict[str, str]:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.utils import canonicalize_name
+
+        self.table(table, key)
+        out = {}
+        for dist, spec in table.items():
+            here = (*key, dist)
+            self.line(here)
+            if not isinstance(spec, str):
+                raise self.fail(
+                    here, "expected a version specifier string", f'{dist} = ">=4.56,<5"'
+                )
+            try:
+                SpecifierSet(spec)
+            except InvalidSpecifier:
+                raise self.fail(
+                    here, f"{spec!r} is not a version specifier", f'e.g. {dist} = ">=4.56,<5"'
+                ) from None
+            out[str(canonicalize_name(dist))] = spec.strip()
+        return out
+
+    def checks(self, value: Any, key: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        """``["speculators"]`` (every callee) or ``{ speculators = ["vllm"] }`` (those only)."""
+        hint = 'checks = ["speculators"], or checks = { speculators = ["vllm"] }'
+        names = lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v)  # noqa: E731
+        if names(value):
+            return {c: () for c in value}
+        if isinstance(value, dict):
+            for caller, callees in value.items():
+                self.line((*key, caller))
+                if not names(callees) or not callees:
+                    raise self.fail(
+                        (*key, caller), "expected a non-empty list of callee dists", hint
+                    )
+            return {c: tuple(v) for c, v in value.items()}
+        raise self.fail(key, "expected a list of caller dists or a table of their callees", hint)
 
 
 # -- resolving one step --------------------------------------------------------------------
@@ -413,7 +468,10 @@ def resolve_step(
         argv = tuple(sub(a, ("steps", name, "command")) for a in step.command) + tuple(extra)
     cwd = sub(step.cwd, ("steps", name, "cwd")) if step.cwd else values["workdir"]
     env = dict(base_env or {})
-    env.update({k: sub(v, ("steps", name, "env", k)) for k, v in step.env.items()})
+    for k, v in step.env.items():
+        value = sub(v, ("steps", name, "env", k))
+        if value:  # empty: an optional parameter left unset; the host's value stays
+            env[k] = value
     params = {k: v for k, v in values.items() if k not in BUILTINS}
     return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell)
 

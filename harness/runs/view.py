@@ -118,8 +118,12 @@ def _pids(pids: Sequence[int]) -> str:
     return ", ".join(str(p) for p in pids)
 
 
-def failure(out: Console, summary: FailureSummary) -> None:
+def failure(out: Console, summary: FailureSummary, installed: str | None = None) -> None:
+    """The exception, its frames, and for an API mismatch the call site, the callee's
+    installed signature (``installed``, probed by the caller) and the commands to run."""
     out.print(f"[bold red]{esc(summary.exc_type)}[/]: {esc(summary.message)}", soft_wrap=True)
+    for d in summary.details[:4] if summary.callee else ():  # pydantic's per-field lines
+        out.print(f"  {esc(d)}", soft_wrap=True)
     for f in summary.frames:
         out.print(f"  [cyan]{esc(f.file)}:{f.line}[/] in {esc(f.func)}", soft_wrap=True)
         if f.code:
@@ -127,8 +131,15 @@ def failure(out: Console, summary: FailureSummary) -> None:
     cause = summary.root_cause
     if cause is not None:
         out.print("[bold]root cause (logged earlier):[/]")
-        failure(out, cause)
+        failure(out, cause, installed)
         return
+    if summary.caller is not None and summary.callee is not None:
+        site = summary.caller
+        out.print(f"[bold]call site:[/] [cyan]{esc(site.file)}:{site.line}[/]", soft_wrap=True)
+        if site.code:
+            out.print(f"      [dim]{esc(site.code)}[/]", soft_wrap=True)
+    if installed:
+        out.print(f"[bold]{esc(installed)}[/]", soft_wrap=True)
     if summary.hint:
         out.print(f"[yellow]hint:[/] {esc(summary.hint)}", soft_wrap=True)
     for cmd in summary.commands:

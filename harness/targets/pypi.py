@@ -18,7 +18,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import TargetError, UsageError
+from harness.errors import IndexUnreachable, TargetError, UsageError
 from harness.targets.local import LocalTarget
 
 KEEP_SUFFIXES = (".py", ".pyi")
@@ -33,6 +33,13 @@ LINUX_TAGS = (
     "any",
 )
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+#: What pip's stderr says when no index answers at all (as opposed to "no such version").
+_UNREACHABLE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|name resolution|"
+    r"Network is unreachable|ConnectTimeout|Read timed out|ProxyError|No route to host"
+)
+#: Set once pip found no index this process: later downloads fail at once, not after retries.
+_unreachable: list[IndexUnreachable] = []
 
 
 @dataclass(frozen=True)
@@ -98,10 +105,14 @@ class PypiTarget(LocalTarget):
     writable = False
     immutable = True
 
-    def __init__(self, spec: str, cache: Path | None = None) -> None:
+    def __init__(
+        self, spec: str, cache: Path | None = None, wheelhouse: Path | None = None
+    ) -> None:
         super().__init__(sys.executable, label=f"pypi:{spec}")
         self.pins = parse_spec(spec)
         self.cache = cache or cache_root()
+        #: a folder of wheels looked in before the index (``--baseline-from``), for offline boxes
+        self.wheelhouse = wheelhouse
         self._roots: list[str] | None = None
 
     def probe_paths(self) -> list[str]:
@@ -127,10 +138,13 @@ class PypiTarget(LocalTarget):
         dest = self.cache / "wheels"
         dest.mkdir(parents=True, exist_ok=True)
         if pin.version:
-            for w in dest.glob("*.whl"):
-                n, v = w.name.split("-")[:2]
-                if normalize(n) == normalize(pin.name) and v == pin.version:
-                    return w
+            for folder in (self.wheelhouse, dest):
+                for w in sorted(folder.glob("*.whl")) if folder is not None else ():
+                    n, v = w.name.split("-")[:2]
+                    if normalize(n) == normalize(pin.name) and v == pin.version:
+                        return w
+        if _unreachable:
+            raise _unreachable[0]
         with tempfile.TemporaryDirectory(dir=dest, prefix=".dl-") as tmp:
             base = [
                 sys.executable,
@@ -140,12 +154,27 @@ class PypiTarget(LocalTarget):
                 "--no-deps",
                 "--only-binary=:all:",
                 "--disable-pip-version-check",
+                # no index answering is said in ~1 s, not after pip's 5 retries (~17 s)
+                "--retries",
+                "1",
+                "--timeout",
+                "15",
                 "-q",
                 "-d",
                 tmp,
                 pin.requirement,
             ]
             cp = _pip(base)
+            if cp.returncode != 0 and _UNREACHABLE.search(cp.stderr):
+                _unreachable.append(
+                    IndexUnreachable(
+                        f"pypi: no package index answers from this machine "
+                        f"(needed for {pin.requirement})",
+                        "run where pip reaches an index, or bring the wheel along "
+                        "(pip download --no-deps NAME==VER) and point harness at its folder",
+                    )
+                )
+                raise _unreachable[0]
             if cp.returncode != 0 and "No matching distribution" in cp.stderr:
                 tags = [a for t in LINUX_TAGS for a in ("--platform", t)]
                 cp = _pip([*base, *tags, "--python-version", "3.12"])

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Build the GPU machine's payload on a machine with an index (the GPU machine has no network).
+#
+#   bash bench/gpu/pack.sh            # -> .stage/piece.NN + .stage/SHA256SUMS (git-ignored)
+#
+# What goes in (one xz'd tar, cut into pieces that fit one device call each):
+#   site/          bench/gpu/site.txt installed for CPython 3.12 manylinux x86_64 (--no-deps),
+#                  trimmed of what a dense Llama on Hopper never loads: FlashAttention 2 and
+#                  vLLM's MoE kernels (both imported under try/except in vLLM 0.20.2), xgrammar's
+#                  static library (a build input), DeepGEMM's headers (JIT for FP8 only)
+#   tf4/           bench/gpu/tf4.txt, for the train step's PYTHONPATH
+#   cache/pypi/    harness's unpacked vllm 0.11.0 sources: the drift baseline, offline
+#   speculators/   speculators' scripts/ at tag v0.3.0 (they are not in its wheel)
+# Env: SPECULATORS_REPO (a clone of vllm-project/speculators; else cloned from GitHub),
+#      PIECE_MB (default 60), PACK_DIR (scratch, default /tmp/harness-gpu-pack).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+here=$PWD
+work=${PACK_DIR:-/tmp/harness-gpu-pack}
+piece_mb=${PIECE_MB:-60}
+plat=()
+for n in 17 24 26 27 28 31 34 35 39; do plat+=(--platform "manylinux_2_${n}_x86_64"); done
+plat+=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64)
+py312=(--python-version 3.12 --implementation cp --only-binary=:all: "${plat[@]}")
+
+rm -rf "$work/root" && mkdir -p "$work/wheels/site" "$work/wheels/tf4" "$work/root"
+for part in site tf4; do
+    grep -v '^#' "bench/gpu/$part.txt" | grep . > "$work/$part.req"
+    python3 -m pip download -q --no-deps "${py312[@]}" -d "$work/wheels/$part" -r "$work/$part.req"
+    python3 -m pip install -q --no-deps --no-compile --disable-pip-version-check --ignore-requires-python "${py312[@]}" \
+        --target "$work/root/$part" "$work/wheels/$part"/*.whl
+    rm -rf "$work/root/$part/bin"
+done
+s="$work/root/site"
+rm -f "$s/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so" "$s/vllm/_moe_C.abi3.so" \
+      "$s/xgrammar/lib/libxgrammar.a"
+rm -rf "$s/vllm/third_party/deep_gemm/include"
+
+# the drift baseline as harness caches it (sources + dist-info only, read-only)
+cache=${HARNESS_CACHE:-$HOME/.cache/harness}
+[ -f "$cache/pypi/vllm-0.11.0/.complete" ] \
+    || python3 -m harness probe vllm -t pypi:vllm==0.11.0 >/dev/null
+mkdir -p "$work/root/cache/pypi"
+cp -a "$cache/pypi/vllm-0.11.0" "$work/root/cache/pypi/"
+
+repo=${SPECULATORS_REPO:-$work/speculators.git}
+[ -d "$repo" ] || git clone -q --bare https://github.com/vllm-project/speculators "$repo"
+mkdir -p "$work/root/speculators"
+git --git-dir="$repo" archive v0.3.0 scripts | tar -x -C "$work/root/speculators"
+
+mkdir -p "$here/.stage" && rm -f "$here/.stage"/piece.* "$here/.stage/SHA256SUMS"
+tar -C "$work/root" -cf - . | xz -T0 -6 > "$work/payload.tar.xz"
+split -b "${piece_mb}M" -d "$work/payload.tar.xz" "$here/.stage/piece."
+(cd "$here/.stage" && sha256sum piece.* > SHA256SUMS)
+du -sh "$work/root"/* "$work/payload.tar.xz"
+ls -l "$here/.stage"
