@@ -138,7 +138,51 @@ def sets() -> list[str]:
 
 # -- the model, tokenizer and data, built here --------------------------------------------------
 
-WORDS = ["the", "a", "model", "token", "layer", "hidden", "state", "draft", "verifier", "speculative", "decoding", "attention", "head", "query", "key", "value", "cache", "batch", "sample", "gradient", "loss", "epoch", "train", "eval", "fast", "slow", "small", "large", "python", "vllm", "torch", "kernel", "memory", "block", "page", "prefill", "decode", "graph", "step", "run", "box", "patch", "check"]
+WORDS = [
+    "the",
+    "a",
+    "model",
+    "token",
+    "layer",
+    "hidden",
+    "state",
+    "draft",
+    "verifier",
+    "speculative",
+    "decoding",
+    "attention",
+    "head",
+    "query",
+    "key",
+    "value",
+    "cache",
+    "batch",
+    "sample",
+    "gradient",
+    "loss",
+    "epoch",
+    "train",
+    "eval",
+    "fast",
+    "slow",
+    "small",
+    "large",
+    "python",
+    "vllm",
+    "torch",
+    "kernel",
+    "memory",
+    "block",
+    "page",
+    "prefill",
+    "decode",
+    "graph",
+    "step",
+    "run",
+    "box",
+    "patch",
+    "check",
+]
 
 
 def build_model() -> None:

@@ -221,7 +221,8 @@ def _pydantic_call(summary: FailureSummary, target: str | None) -> FailureSummar
     m = _PYDANTIC_FOR.search(summary.message)
     if m is None:
         return None
-    missing, unexpected = [], []
+    missing: list[str] = []
+    unexpected: list[str] = []
     for field, detail in zip(summary.details, summary.details[1:], strict=False):
         kind = _PYDANTIC_FIELD.search(detail)
         if kind and not field.startswith(" "):

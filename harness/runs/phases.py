@@ -2,8 +2,9 @@
 
 An 18-minute model load looks like a hang unless someone reads the log; this module reads it:
 weights loading with ``29/64`` shards, memory profiling, KV cache set-up, CUDA graph capture,
-hidden-state batches done/total, tokenisation, training epochs. Rules are tried in order on one
-line; the first match wins. vLLM prefixes worker lines (``(VllmWorker TP0 pid=7) INFO 01-02
+hidden-state batches done/total, tokenisation, training epochs with the step inside the epoch
+and the loss (:class:`TrainingProgress`, from speculators' metric lines). Rules are tried in
+order on one line; the first match wins. vLLM prefixes worker lines (``(VllmWorker TP0 pid=7) INFO 01-02
 12:00:00 [x.py:1] ...``), so rules search rather than anchor.
 
 :func:`scan` applies the rules to a chunk of text cheaply: one C-speed search for trigger
@@ -96,6 +97,15 @@ RULES: tuple[Rule, ...] = (
         re.compile(r"Epoch (?P<epoch>\d+)" + _BAR),
         lambda m: Phase("training", int(m["done"]), int(m["total"]), f"epoch {m['epoch']}"),
     ),
+    # one metrics record per optimiser step / validation epoch (speculators' FormatDictFilter)
+    Rule(
+        re.compile(r"\btrain/loss=(?P<loss>[-+\d.e]+)\b.*?\bepoch=(?P<epoch>\d+)"),
+        lambda m: Phase("training", detail=f"epoch {int(m['epoch']) + 1} · loss {m['loss']}"),
+    ),
+    Rule(
+        re.compile(r"\bval/loss_epoch=(?P<loss>[-+\d.e]+)\b.*?\bepoch=(?P<epoch>\d+)"),
+        lambda m: Phase("validated", detail=f"epoch {int(m['epoch']) + 1} · val loss {m['loss']}"),
+    ),
     # -- any other tqdm bar ---------------------------------------------------------------------
     Rule(
         re.compile(r"(?:^|\s|\))(?P<desc>[A-Za-z][^:\r\n]{0,58}?)" + _BAR),
@@ -111,7 +121,7 @@ NEEDLES = (
     "Loading weights took", "Memory profiling", "KV cache", "blocks: ", "Maximum concurrency",
     "CUDA graph", "Graph capturing", "init engine", "hidden states", "Saving files",
     "Resuming: ", "preprocessing", "Tokeniz", "token frequency", "Saved d2t", "epoch ",
-    "Epoch ", "%|", "% Completed",
+    "Epoch ", "%|", "% Completed", "train/loss=", "val/loss_epoch=",
 )  # fmt: skip
 _MAX_LINE = 2000
 
@@ -155,6 +165,86 @@ def scan(text: str, tries: int = 8) -> Phase | None:
     return best
 
 
+_EPOCH_START = re.compile(r"Training epoch (\d+)/(\d+) started")
+_TRAIN_LOSS = re.compile(r"\btrain/loss=([-+\d.e]+)")
+_VAL_LOSS = re.compile(r"\bval/loss_epoch=([-+\d.e]+)")
+_TRAIN_NEEDLES = ("Training epoch ", "train/loss=", "val/loss_epoch=")
+
+
+class TrainingProgress:
+    """Steps inside the current epoch and the latest losses, counted over every line.
+
+    speculators' progress bar (``tqdm.rich``) draws nothing off a terminal until an epoch
+    ends; what does reach the log is one metrics record per optimiser step. Counting those
+    gives the step inside the epoch; the previous epoch's count estimates the total (the
+    packing sampler varies it by a step or two). Fed every byte in order, found with
+    ``str.find`` (C speed), so a burst of log costs no Python loop per line.
+    """
+
+    def __init__(self) -> None:
+        self.epoch = 0
+        self.epochs: int | None = None
+        self.step = 0
+        self.per_epoch: int | None = None
+        self.loss: str | None = None
+        self.val_loss: str | None = None
+        self._carry = ""
+
+    def feed(self, text: str) -> None:
+        text = self._carry + text
+        cut = max(text.rfind("\n"), text.rfind("\r")) + 1
+        self._carry = text[cut:][-_MAX_LINE:]
+        body = text[:cut]
+        hits = sorted(pos for needle in _TRAIN_NEEDLES for pos in _positions(body, needle))
+        last_line = -1
+        for pos in hits:
+            start = max(body.rfind("\n", 0, pos), body.rfind("\r", 0, pos)) + 1
+            if start == last_line:
+                continue
+            last_line = start
+            self._line(_line_at(body, pos))
+        if "Training epoch " in self._carry:  # a new epoch shows before its line ends
+            self._line(self._carry)
+
+    def _line(self, line: str) -> None:
+        m = _EPOCH_START.search(line)
+        if m:
+            if int(m[1]) == self.epoch:  # seen already, before its line was complete
+                return
+            if self.epoch and self.step:
+                self.per_epoch = self.step
+            self.epoch, self.epochs, self.step = int(m[1]), int(m[2]), 0
+            return
+        m = _TRAIN_LOSS.search(line)
+        if m:
+            self.step += 1
+            self.loss = m[1]
+            return
+        m = _VAL_LOSS.search(line)
+        if m:
+            self.val_loss = m[1]
+
+    def phase(self, name: str) -> Phase | None:
+        if not self.epoch:
+            return None
+        bits = [f"epoch {self.epoch}/{self.epochs}"]
+        if self.loss is not None:
+            bits.append(f"loss {self.loss}")
+        if self.val_loss is not None:
+            bits.append(f"val loss {self.val_loss}")
+        total = max(self.per_epoch, self.step) if self.per_epoch else None
+        done = self.step if name == "training" else None
+        return Phase(name, done, total if done is not None else None, " · ".join(bits))
+
+
+def _positions(text: str, needle: str) -> list[int]:
+    out, pos = [], text.find(needle)
+    while pos >= 0:
+        out.append(pos)
+        pos = text.find(needle, pos + len(needle))
+    return out
+
+
 class PhaseTracker:
     """The current phase of a run, updated as text arrives, at a bounded cost.
 
@@ -172,12 +262,14 @@ class PhaseTracker:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.phase: Phase | None = None
+        self.training = TrainingProgress()
         self.interval, self.window, self.clock = interval, window, clock
         self._pending = ""
         self._last = float("-inf")
 
     def update(self, text: str) -> bool:
         """Take ``text``; True when a scan found a new phase *name* (worth printing)."""
+        self.training.feed(text)
         if len(text) >= self.window:
             self._pending = text[-self.window :]
         else:
@@ -196,6 +288,8 @@ class PhaseTracker:
         found = scan(text)
         if found is None:
             return False
+        if found.name in ("training", "validating", "validated"):
+            found = self.training.phase(found.name) or found
         changed = self.phase is None or found.name != self.phase.name
         self.phase = found
         return changed

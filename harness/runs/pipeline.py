@@ -380,18 +380,21 @@ class _Checker:
     def checks(self, value: Any, key: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
         """``["speculators"]`` (every callee) or ``{ speculators = ["vllm"] }`` (those only)."""
         hint = 'checks = ["speculators"], or checks = { speculators = ["vllm"] }'
-        names = lambda v: isinstance(v, list) and all(isinstance(x, str) and x for x in v)  # noqa: E731
-        if names(value):
+        if _names(value):
             return {c: () for c in value}
         if isinstance(value, dict):
             for caller, callees in value.items():
                 self.line((*key, caller))
-                if not names(callees) or not callees:
+                if not _names(callees) or not callees:
                     raise self.fail(
                         (*key, caller), "expected a non-empty list of callee dists", hint
                     )
             return {c: tuple(v) for c, v in value.items()}
         raise self.fail(key, "expected a list of caller dists or a table of their callees", hint)
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
 
 
 # -- resolving one step --------------------------------------------------------------------
