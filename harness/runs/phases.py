@@ -4,8 +4,8 @@ An 18-minute model load looks like a hang unless someone reads the log; this mod
 weights loading with ``29/64`` shards, memory profiling, KV cache set-up, CUDA graph capture,
 hidden-state batches done/total, tokenisation, training epochs with the step inside the epoch
 and the loss (:class:`TrainingProgress`, from speculators' metric lines). Rules are tried in
-order on one line; the first match wins. vLLM prefixes worker lines (``(VllmWorker TP0 pid=7) INFO 01-02
-12:00:00 [x.py:1] ...``), so rules search rather than anchor.
+order on one line; the first match wins. vLLM prefixes worker lines (``(VllmWorker TP0 pid=7)
+INFO 01-02 12:00:00 [x.py:1] ...``), so rules search rather than anchor.
 
 :func:`scan` applies the rules to a chunk of text cheaply: one C-speed search for trigger
 words, then the rules on only the lines around the last few hits -- so a 100 MB line or a
