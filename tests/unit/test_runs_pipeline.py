@@ -123,6 +123,11 @@ ERRORS = [
     ("[steps.a]\ncommand = ['x']\nenv = { 'A-B' = '1' }\n", r":3: steps\.a\.env\.A-B: not a valid"),
     ("[steps.'a b']\ncommand = ['x']\n", r":1: steps\.a b: step name"),
     ("[params]\n", r":1: steps: no steps defined"),
+    ("[steps.a]\ncommand = ['x']\nrequires = { torch = 'new' }\n", r":3: steps\.a\.requires\.torch: 'new' is not a version"),
+    ("[steps.a]\ncommand = ['x']\nrequires = { torch = 2 }\n", r":3: steps\.a\.requires\.torch: expected a version specifier"),
+    ("[steps.a]\ncommand = ['x']\nrequires = 'torch>=2'\n", r":3: steps\.a\.requires: expected a table"),
+    ("[steps.a]\ncommand = ['x']\nchecks = 'speculators'\n", r":3: steps\.a\.checks: expected a list of caller"),
+    ("[steps.a]\ncommand = ['x']\nchecks = { speculators = [] }\n", r":3: steps\.a\.checks\.speculators: expected a non-empty list"),
     ("[steps.a]\ncommand = ['x'\n", r"p\.toml:\d+: invalid TOML"),
 ]
 
@@ -251,6 +256,47 @@ def test_find_pipeline_file(tmp_path: Path) -> None:
     assert find_pipeline_file(None, env={"HARNESS_PIPELINE": str(other)}, cwd=sub) == other
     with pytest.raises(ConfigError, match="not found"):
         find_pipeline_file(tmp_path / "missing.toml", env={}, cwd=sub)
+
+
+def test_requires_and_checks_parse_to_what_the_review_needs() -> None:
+    p = parse_pipeline(
+        "[steps.a]\ncommand = ['x']\nrequires = { Transformers = '>=4.56,<5' }\n"
+        "checks = { speculators = ['vllm'] }\n"
+        "[steps.b]\ncommand = ['x']\nchecks = ['speculators']\n"
+        "[steps.c]\ncommand = ['x']\nchecks = []\n[steps.d]\ncommand = ['x']\n",
+        "p.toml",
+    )
+    a, b, c, d = (p.steps[n] for n in "abcd")
+    assert a.requires == {"transformers": ">=4.56,<5"}  # the dist's canonical name
+    assert a.checks == {"speculators": ("vllm",)}
+    assert b.checks == {"speculators": ()}  # every callee speculators imports
+    assert c.checks == {}  # declared: nothing to check (facts and GPU holders only)
+    assert d.checks is None and d.requires == {}  # undeclared: the review checks every series
+    assert Pipeline.from_dict(p.to_dict()) == p
+
+
+def test_an_env_value_left_empty_leaves_the_hosts_variable_alone() -> None:
+    text = (
+        "[params]\nextra = ''\n[steps.a]\ncommand = ['x']\n"
+        "env = { PYTHONPATH = '{extra}', KEEP = 'yes' }\n"
+    )
+    p = parse_pipeline(text, "p.toml")
+    host = {"PYTHONPATH": "/host/lib"}
+    assert resolve_step(p, "a", BUILT, base_env=host).env == {"PYTHONPATH": "/host/lib", "KEEP": "yes"}
+    got = resolve_step(p, "a", BUILT, {"extra": "/tf4"}, base_env=host).env
+    assert got == {"PYTHONPATH": "/tf4", "KEEP": "yes"}
+
+
+def test_shipped_steps_declare_what_they_need() -> None:
+    p = load_pipeline(REPO / "pipeline.toml")
+    extract = resolve_step(p, "extract", BUILT | {"step": "extract"})
+    assert extract.env["VLLM_WORKER_MULTIPROC_METHOD"] == "spawn"
+    assert p.steps["extract"].checks == {"speculators": ("vllm",)}
+    train = p.steps["train"]
+    assert train.requires == {"transformers": ">=4.56,<5"} and train.checks == {}
+    env = resolve_step(p, "train", BUILT, {"train_pythonpath": "/root/tf4"}).env
+    assert env["PYTHONPATH"] == "/root/tf4"
+    assert "PYTHONPATH" not in resolve_step(p, "train", BUILT).env
 
 
 def test_builtins_are_the_documented_ones() -> None:
