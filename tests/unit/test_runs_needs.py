@@ -32,7 +32,8 @@ def test_step_paths_resolve_against_the_steps_cwd() -> None:
 
 def test_pip_line_installs_where_the_step_looks_first() -> None:
     unmet = needs({"transformers": ">=4.56,<5"}, {"transformers": "5.17.0"})
-    assert pip_line("/v/bin/python", unmet, []) == "/v/bin/python -m pip install 'transformers>=4.56,<5'"
+    want = "/v/bin/python -m pip install 'transformers>=4.56,<5'"
+    assert pip_line("/v/bin/python", unmet, []) == want
     assert pip_line("/v/bin/python", unmet, ["/root/tf 4"]) == (
         "/v/bin/python -m pip install --target '/root/tf 4' 'transformers>=4.56,<5'"
     )

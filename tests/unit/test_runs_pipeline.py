@@ -106,6 +106,7 @@ def test_display_masks_secret_env_values_everywhere() -> None:
 
 # -- errors: each names file:line: key -------------------------------------------------------
 
+A = "[steps.a]\ncommand = ['x']\n"
 ERRORS = [
     # (file text, expected "line: key: problem" fragment)
     ("[steps.a]\ncommand = ['x']\nfoo = 1\n", r"p\.toml:3: steps\.a\.foo: unknown key"),
@@ -123,11 +124,11 @@ ERRORS = [
     ("[steps.a]\ncommand = ['x']\nenv = { 'A-B' = '1' }\n", r":3: steps\.a\.env\.A-B: not a valid"),
     ("[steps.'a b']\ncommand = ['x']\n", r":1: steps\.a b: step name"),
     ("[params]\n", r":1: steps: no steps defined"),
-    ("[steps.a]\ncommand = ['x']\nrequires = { torch = 'new' }\n", r":3: steps\.a\.requires\.torch: 'new' is not a version"),
-    ("[steps.a]\ncommand = ['x']\nrequires = { torch = 2 }\n", r":3: steps\.a\.requires\.torch: expected a version specifier"),
-    ("[steps.a]\ncommand = ['x']\nrequires = 'torch>=2'\n", r":3: steps\.a\.requires: expected a table"),
-    ("[steps.a]\ncommand = ['x']\nchecks = 'speculators'\n", r":3: steps\.a\.checks: expected a list of caller"),
-    ("[steps.a]\ncommand = ['x']\nchecks = { speculators = [] }\n", r":3: steps\.a\.checks\.speculators: expected a non-empty list"),
+    (A + "requires = { torch = 'new' }\n", r":3: steps\.a\.requires\.torch: 'new' is not a"),
+    (A + "requires = { torch = 2 }\n", r":3: steps\.a\.requires\.torch: expected a version"),
+    (A + "requires = 'torch>=2'\n", r":3: steps\.a\.requires: expected a table"),
+    (A + "checks = 'speculators'\n", r":3: steps\.a\.checks: expected a list of caller"),
+    (A + "checks = { speculators = [] }\n", r":3: steps\.a\.checks\.speculators: expected a non"),
     ("[steps.a]\ncommand = ['x'\n", r"p\.toml:\d+: invalid TOML"),
 ]
 
@@ -282,7 +283,8 @@ def test_an_env_value_left_empty_leaves_the_hosts_variable_alone() -> None:
     )
     p = parse_pipeline(text, "p.toml")
     host = {"PYTHONPATH": "/host/lib"}
-    assert resolve_step(p, "a", BUILT, base_env=host).env == {"PYTHONPATH": "/host/lib", "KEEP": "yes"}
+    kept = resolve_step(p, "a", BUILT, base_env=host).env
+    assert kept == {"PYTHONPATH": "/host/lib", "KEEP": "yes"}
     got = resolve_step(p, "a", BUILT, {"extra": "/tf4"}, base_env=host).env
     assert got == {"PYTHONPATH": "/tf4", "KEEP": "yes"}
 
