@@ -62,6 +62,8 @@ GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )
 READ_CHUNK = 1 << 20
+#: smoke mode's ``sitecustomize`` lives here, inside the run directory, while the step runs
+HOOK_DIR = "smoke-hook"
 
 
 # -- small file helpers --------------------------------------------------------------------
@@ -486,9 +488,18 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
     program = os.path.join(run_dir, "supervisor.py")
     with open(program, "w", encoding="utf-8") as f:
         f.write(args["program"])
+    front = []
+    if args.get("hook"):  # smoke mode's start-up hook: this run's PYTHONPATH only
+        folder = os.path.join(run_dir, HOOK_DIR)
+        os.mkdir(folder)
+        for name, text in args["hook"].items():
+            with open(os.path.join(folder, os.path.basename(name)), "w", encoding="utf-8") as f:
+                f.write(text)
+        front.append(folder)
     secret = json.dumps(
-        {"argv": args["argv"], "cwd": args["cwd"], "env": args.get("env") or {}}
-    ).encode("utf-8")
+        {"argv": args["argv"], "cwd": args["cwd"], "env": args.get("env") or {},
+         "pythonpath_front": front}
+    ).encode("utf-8")  # fmt: skip
     err = open(os.path.join(run_dir, "supervisor.err"), "wb")  # noqa: SIM115 - the child's
     try:
         proc = subprocess.Popen(
@@ -611,6 +622,9 @@ def supervise(run_dir: str) -> int:
     env = dict(os.environ)
     env.update(spec.get("env") or {})
     env[RUN_ID_ENV] = run_id
+    front = spec.get("pythonpath_front") or []
+    if front:
+        env["PYTHONPATH"] = os.pathsep.join([*front, *filter(None, [env.get("PYTHONPATH")])])
     log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     me = proc_stat(os.getpid()) or {}
     info: dict[str, Any] = {
@@ -696,6 +710,9 @@ def _forward(step: list[int], sig: int) -> None:
 
 
 def _finish(run_dir: str, status: dict[str, Any]) -> None:
+    import shutil
+
+    shutil.rmtree(os.path.join(run_dir, HOOK_DIR), ignore_errors=True)  # gone with the run
     status["ended_at"] = time.time()
     status["stop_requested"] = os.path.exists(os.path.join(run_dir, "stop.json"))
     write_json_atomic(os.path.join(run_dir, "status.json"), status)

@@ -34,6 +34,31 @@ def _step(
         return {"name": step, "error": exc.message}
 
 
+def _smoke_tested(
+    target: Target, step: dict[str, Any], now: dict[str, Any], required: bool
+) -> dict[str, Any]:
+    """The step's newest green smoke run on this target, and what changed since."""
+    from harness.runs import remote
+    from harness.runs import smoke as smoke_mode
+
+    try:
+        runs = remote.list_runs(target, step.get("workdir")).runs
+    except HarnessError:
+        runs = ()
+    green = [
+        r
+        for r in runs
+        if r.record.step == step["name"] and r.record.smoke and r.state == "succeeded"
+    ]
+    out: dict[str, Any] = {"required": required, "last": None, "changes": []}
+    if green:
+        last = max(green, key=lambda r: r.record.created_at or 0.0)
+        then = (last.record.smoke or {}).get("fingerprint") or {}
+        out["last"] = {"id": last.id, "created_at": last.record.created_at}
+        out["changes"] = smoke_mode.changes(then, smoke_mode.fingerprint(now))
+    return out
+
+
 def build_review(
     target: Target,
     patches: Path,
@@ -43,8 +68,13 @@ def build_review(
     pipeline: Path | None = None,
     overrides: dict[str, str] | None = None,
     stale: bool = True,
+    require_smoke: bool = False,
+    check_smoke: bool = True,
 ) -> Review:
-    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight."""
+    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight.
+
+    A step with a smoke mode also says whether its last green smoke run still vouches for
+    the environment (``require_smoke``: a blocker when it does not)."""
     from packaging.utils import canonicalize_name
 
     from harness.check import check
@@ -94,6 +124,10 @@ def build_review(
             check(target, caller, against=callees, with_patches=dist_reports).to_dict()
             if pending
             else live
+        )
+    if check_smoke and step_info is not None and step_info.get("smoke") is not None:
+        step_info["smoke_tested"] = _smoke_tested(
+            target, step_info, {"facts": facts, "patches": patch_reports}, require_smoke
         )
     reasons = judge(facts, holders, patch_reports, live, after, step_info)
     return Review(

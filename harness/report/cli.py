@@ -34,6 +34,14 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--set", help="NAME=VALUE: a step parameter, as `harness run` takes it"),
         ] = None,
+        require_smoke: Annotated[
+            bool,
+            typer.Option(
+                "--require-smoke",
+                help="a step not smoke-tested since its series or environment changed is a "
+                "blocker, not a warning",
+            ),
+        ] = False,
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Whether the run can work, and why: facts, patches, check, the step, a verdict."""
@@ -56,6 +64,7 @@ def register(app: typer.Typer) -> None:
                 step=step,
                 pipeline=pipeline,
                 overrides=overrides,
+                require_smoke=require_smoke,
             )
         if fmt == "terminal" and output is None:
             render.terminal(root._console(), review)

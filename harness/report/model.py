@@ -148,6 +148,22 @@ def judge(
             out.append(Reason(BLOCKER, f"tensor-parallel size {tp} but only {len(gpus)} GPU(s)"))
         if step.get("error"):
             out.append(Reason(BLOCKER, f"step: {step['error']}"))
+        tested = step.get("smoke_tested")
+        if tested is not None:
+            sev = BLOCKER if tested["required"] else WARNING
+            hint = f"harness run {step['name']} --smoke"
+            if tested["last"] is None:
+                out.append(Reason(sev, f"step {step['name']} has not been smoke-tested here", hint))
+            elif tested["changes"]:
+                out.append(
+                    Reason(
+                        sev,
+                        f"step {step['name']} not smoke-tested since "
+                        f"{'; '.join(tested['changes'])} (last green smoke run "
+                        f"{tested['last']['id']})",
+                        hint,
+                    )
+                )
         for need in step.get("requires") or []:
             if not need["ok"]:
                 have = need["found"] or "not installed"

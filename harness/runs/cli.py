@@ -79,6 +79,31 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--patches", file_okay=False, help="the patches/ folder to review"),
         ] = None,
+        smoke: Annotated[
+            bool,
+            typer.Option(
+                "--smoke",
+                help="same step, same code path: dummy weights (no checkpoint is read), a few "
+                "decoder layers and samples, outputs under .harness/smoke",
+            ),
+        ] = False,
+        smoke_layers: Annotated[
+            int | None,
+            typer.Option(
+                "--smoke-layers",
+                help="decoder layers to keep (default 2, or the step's smoke.layers if more)",
+            ),
+        ] = None,
+        smoke_samples: Annotated[
+            int | None, typer.Option("--smoke-samples", help="samples (default 4)")
+        ] = None,
+        require_smoke: Annotated[
+            bool,
+            typer.Option(
+                "--require-smoke",
+                help="refuse a step not smoke-tested since its series or environment changed",
+            ),
+        ] = False,
         as_json: JsonOpt = False,
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
@@ -100,6 +125,10 @@ def register(app: typer.Typer) -> None:
             as_json=as_json,
             force=force,
             patches=patches,
+            smoke=smoke or smoke_layers is not None or smoke_samples is not None,
+            smoke_layers=smoke_layers,
+            smoke_samples=smoke_samples,
+            require_smoke=require_smoke,
         )
         raise typer.Exit(code)
 

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from harness.runs.context import Context, workdir_for
 from harness.runs.models import GpuHolder
 from harness.runs.pipeline import (
     BUILTINS,
+    SMOKE_DIR,
     Pipeline,
     ResolvedStep,
     find_pipeline_file,
@@ -46,8 +48,13 @@ def run_step(
     as_json: bool = False,
     force: bool = False,
     patches: Path | None = None,
+    smoke: bool = False,
+    smoke_layers: int | None = None,
+    smoke_samples: int | None = None,
+    require_smoke: bool = False,
 ) -> int:
     """Preflight, launch detached, then (unless ``detach``) follow to the step's exit code."""
+    from harness.runs import smoke as smoke_mode
     from harness.runs import view
 
     err = view.console(stderr=True)
@@ -58,14 +65,28 @@ def run_step(
     overrides = parse_sets(sets)
     if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
         resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
+    plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
+    if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
+        overrides = {**overrides, **plan.sets}
     with ctx.open() as target:
         workdir = workdir_for(target, ctx.workdir, absolute=True)
         assert workdir is not None
         run_id = new_run_id(step)
-        resolved = _resolve(target, pipeline, step, workdir, run_id, overrides, extra)
+        resolved = _resolve(target, pipeline, step, workdir, run_id, overrides, extra, plan)
         err.print(f"[bold]{view.esc(step)}[/] on {view.esc(target.label)}: ", end="")
         err.print(resolved.display(), markup=False, highlight=False, soft_wrap=True)
-        review = _gate(target, step, pipeline_file, overrides, patches, force, err)
+        if plan is not None:
+            where = smoke_mode.smoke_dir(f"{remote.runs_root(workdir)}/{run_id}")
+            err.print(
+                f"smoke run: {plan.layers} decoder layers, dummy weights"
+                + (f", {plan.samples} samples" if plan.samples else "")
+                + f"; outputs under {where}",
+                soft_wrap=True,
+                markup=False,
+            )
+        review = _gate(
+            target, step, pipeline_file, overrides, patches, force, err, require_smoke, plan
+        )
         stale = _preflight(ctx, target, workdir, resolved, kill_stale, err)
         launched = remote.launch(
             target,
@@ -76,6 +97,10 @@ def run_step(
             timings=ctx.timings,
             kill_first=stale,
             review=review,
+            smoke=None
+            if plan is None
+            else {**plan.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
+            hook=None if plan is None else {"sitecustomize.py": smoke_mode.hook_source()},
         )
         if launched.killed:
             err.print(f"ended stale GPU process(es): {', '.join(map(str, launched.killed))}")
@@ -101,6 +126,8 @@ def _gate(
     patches: Path | None,
     force: bool,
     err: Any,
+    require_smoke: bool = False,
+    smoke: Any = None,
 ) -> dict[str, Any]:
     """The pre-run review: print its summary; refuse "not ready" unless ``force``.
 
@@ -120,6 +147,8 @@ def _gate(
         pipeline=pipeline_file,
         overrides=overrides,
         stale=False,
+        require_smoke=require_smoke and smoke is None,
+        check_smoke=smoke is None,  # a smoke run is the test itself
     )
     terminal(err, review, brief=True)
     blockers = [r for r in review.reasons if r.severity == "blocker"]
@@ -141,27 +170,36 @@ def _resolve(
     run_id: str,
     overrides: dict[str, str],
     extra: Sequence[str],
+    smoke: Any = None,
 ) -> ResolvedStep:
     """The step's argv/cwd/env for this target: built-ins filled in, host env underneath.
 
     ``PYTHONUNBUFFERED=1`` by default: a Python step's prints reach the log (and the
-    laptop) as they happen, not in 8 KB blocks.
+    laptop) as they happen, not in 8 KB blocks. A smoke run also gets ``{smoke_dir}`` and
+    the hook's switch (``HARNESS_SMOKE``) in its environment.
     """
+    from harness.runs import smoke as smoke_mode
+
     host = getattr(target, "host", None)
-    return resolve_step(
+    builtins = {
+        "workdir": workdir,
+        "python": target.python_argv()[0],
+        "run_id": run_id,
+        "run_dir": f"{remote.runs_root(workdir)}/{run_id}",
+        "step": step,
+    }
+    builtins[SMOKE_DIR] = smoke_mode.smoke_dir(builtins["run_dir"])
+    resolved = resolve_step(
         pipeline,
         step,
-        builtins={
-            "workdir": workdir,
-            "python": target.python_argv()[0],
-            "run_id": run_id,
-            "run_dir": f"{remote.runs_root(workdir)}/{run_id}",
-            "step": step,
-        },
+        builtins=builtins,
         sets=overrides,
         extra=extra,
         base_env={"PYTHONUNBUFFERED": "1", **(dict(host.env) if host is not None else {})},
     )
+    if smoke is None:
+        return resolved
+    return replace(resolved, env={**resolved.env, **smoke.env})
 
 
 def _preflight(
@@ -242,6 +280,8 @@ def describe_step(
         "checks": None
         if declared.checks is None
         else {c: list(v) for c, v in declared.checks.items()},
+        "smoke": None if declared.smoke is None else declared.smoke.to_dict(),
+        "workdir": workdir,
         "requires": [n.to_dict() for n in rows],
         "pip": pip,
     }

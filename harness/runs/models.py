@@ -40,6 +40,8 @@ class RunRecord:
     created_at: float | None = None
     pipeline: str | None = None
     harness_version: str = ""
+    #: smoke mode: {"layers", "samples", "fingerprint"}; None for a real run
+    smoke: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +57,7 @@ class RunRecord:
             "created_at": self.created_at,
             "pipeline": self.pipeline,
             "harness_version": self.harness_version,
+            "smoke": self.smoke,
         }
 
     @classmethod

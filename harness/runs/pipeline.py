@@ -8,7 +8,8 @@ An ``env`` value that resolves to the empty string is left out: an optional para
 a variable (``PYTHONPATH = "{train_pythonpath}"``) without clobbering the host's.
 Parameters are substituted as ``{name}`` (``{{``/``}}`` for literal braces), may refer to each
 other and to the built-ins ``{workdir}``, ``{python}``, ``{run_id}``, ``{run_dir}``,
-``{step}``, and are overridden per run with ``--set k=v``; ``-- extra args`` are appended.
+``{step}``, ``{smoke_dir}``, and are overridden per run with ``--set k=v``; ``-- extra args``
+are appended.
 
 Loading and resolving are pure apart from reading the file; every error names
 ``file:line: key`` (lines from :func:`harness.config.locate_line`).
@@ -37,12 +38,36 @@ else:  # pragma: no cover - exercised only on 3.10
 PIPELINE_FILENAME = "pipeline.toml"
 PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
 #: Filled in by harness at launch; a file may use them but not define them.
-BUILTINS = ("workdir", "python", "run_id", "run_dir", "step")
+BUILTINS = ("workdir", "python", "run_id", "run_dir", "step", "smoke_dir")
 _TOP_KEYS = ("params", "steps")
-_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params", "requires", "checks")
+_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke")
+_SMOKE_KEYS = ("samples", "layers", "params")
+#: The throwaway folder a smoke run's outputs go to (``<run_dir>/smoke``).
+SMOKE_DIR = "smoke_dir"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class SmokeSpec:
+    """How a step runs in smoke mode (``[steps.NAME.smoke]``).
+
+    ``samples``: the parameter that takes ``--smoke-samples``; ``layers``: the fewest decoder
+    layers the step's own logic stays valid with (speculators picks ``[2, L//2, L-3, L-1]``);
+    ``params``: overrides, which must send every output to ``{smoke_dir}``.
+    """
+
+    samples: str | None = None
+    layers: int = 1
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"samples": self.samples, "layers": self.layers, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SmokeSpec:
+        return cls(d.get("samples"), int(d.get("layers") or 1), dict(d.get("params") or {}))
 
 
 @dataclass(frozen=True)
@@ -59,6 +84,7 @@ class Step:
     #: caller dist -> the callees whose APIs this step exercises (``()``: every callee the
     #: caller imports); ``None``: not declared, so the review checks every dist with a series
     checks: Mapping[str, tuple[str, ...]] | None = None
+    smoke: SmokeSpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +97,7 @@ class Step:
             "help": self.help,
             "requires": dict(self.requires),
             "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
+            "smoke": None if self.smoke is None else self.smoke.to_dict(),
         }
 
     @classmethod
@@ -88,6 +115,7 @@ class Step:
             checks=None
             if d.get("checks") is None
             else {c: tuple(v) for c, v in d["checks"].items()},
+            smoke=SmokeSpec.from_dict(d["smoke"]) if d.get("smoke") else None,
         )
 
 
@@ -353,7 +381,22 @@ class _Checker:
             help=help_text,
             requires=self.requires(table.get("requires", {}), (*here, "requires")),
             checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
+            smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
         )
+
+    def smoke(self, table: Any, key: tuple[str, ...]) -> SmokeSpec:
+        self.table(table, key)
+        self.keys(table, key, _SMOKE_KEYS)
+        samples = table.get("samples")
+        if samples is not None and (not isinstance(samples, str) or not _NAME.match(samples)):
+            raise self.fail(
+                (*key, "samples"), "expected the name of the parameter that counts samples",
+                'samples = "max_samples"',
+            )  # fmt: skip
+        layers = table.get("layers", 1)
+        if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
+            raise self.fail((*key, "layers"), "expected a whole number of layers, at least 1")
+        return SmokeSpec(samples, layers, self.params(table.get("params", {}), (*key, "params")))
 
     def requires(self, table: Any, key: tuple[str, ...]) -> dict[str, str]:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet

@@ -137,7 +137,12 @@ def gpu_holders(
 
 
 def masked_record(
-    run_id: str, step: ResolvedStep, target: Target, workdir: str, pipeline: str | None
+    run_id: str,
+    step: ResolvedStep,
+    target: Target,
+    workdir: str,
+    pipeline: str | None,
+    smoke: dict[str, Any] | None = None,
 ) -> RunRecord:
     """``run.json`` as written on the target: secrets in argv and env replaced by ``***``."""
     secrets = step.secrets()
@@ -152,6 +157,7 @@ def masked_record(
         workdir=workdir,
         pipeline=pipeline,
         harness_version=__version__,
+        smoke=smoke,
     )
 
 
@@ -172,13 +178,15 @@ def launch(
     timings: Timings,
     kill_first: tuple[GpuHolder, ...] = (),
     review: dict[str, Any] | None = None,
+    smoke: dict[str, Any] | None = None,
+    hook: dict[str, str] | None = None,
 ) -> Launched:
     """Create the run directory and start the supervisor detached; return once it answered.
 
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
     pipe: only the masked copy is written to disk.
     """
-    record = masked_record(run_id, step, target, workdir, pipeline)
+    record = masked_record(run_id, step, target, workdir, pipeline, smoke)
     data = _call(
         target,
         {
@@ -194,6 +202,7 @@ def launch(
             "grace": timings.stop_grace,
             "handshake_timeout": timings.handshake,
             "review": review,
+            "hook": hook,
         },
         timeout=timings.handshake + timings.stop_grace + 60.0,
     )

@@ -83,7 +83,7 @@ def runs_table(out: Console, runs: Sequence[RunInfo], target: str) -> None:
         style = colour.get(r.state, "yellow")
         table.add_row(
             r.id,
-            r.record.step,
+            r.record.step + (" (smoke)" if r.record.smoke else ""),
             f"[{style}]{esc(state_label(r))}[/]",
             _when(r.started_at),
             format_duration(duration_of(r)),

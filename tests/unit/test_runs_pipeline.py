@@ -28,6 +28,7 @@ BUILT = {
     "run_id": "train-1",
     "run_dir": "/w/.harness/runs/train-1",
     "step": "train",
+    "smoke_dir": "/w/.harness/runs/train-1/smoke",
 }
 
 BASE = """\

@@ -1,0 +1,113 @@
+"""Smoke mode: the same step, same command, same code path -- random weights, a few layers.
+
+In the story behind harness every run-time mismatch cost an 18-minute load of a 1T-parameter
+model. ``harness run STEP --smoke`` runs the step against the same architecture cut to a few
+decoder layers with dummy weights (no checkpoint file is read) and a few samples, so such a
+mismatch shows in minutes. The caller's code is not edited: a start-up hook
+(``probes/smoke_hook.py``, installed as ``sitecustomize`` on the run's ``PYTHONPATH`` only)
+does the cutting. This module holds the decisions, pure: what a smoke run sets, and whether a
+step's last green smoke run still speaks for the environment it would run in now.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import UsageError
+from harness.runs.pipeline import SMOKE_DIR, Pipeline
+
+DEFAULT_LAYERS = 2
+DEFAULT_SAMPLES = 4
+HOOK_ENV = "HARNESS_SMOKE"
+HOOK_DIR = "smoke-hook"
+
+
+@dataclass(frozen=True)
+class SmokePlan:
+    layers: int
+    samples: int | None
+    #: parameter overrides: the step's smoke params (outputs into {smoke_dir}), the sample count
+    sets: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layers": self.layers, "samples": self.samples}
+
+
+def plan(
+    pipeline: Pipeline, step: str, layers: int | None = None, samples: int | None = None
+) -> SmokePlan:
+    """The smoke run of ``step``; refused unless the step says where its outputs go instead.
+
+    A smoke run writes random-weight results: they must never land on the real ones, and only
+    the pipeline knows which parameters are outputs -- so a step without a ``smoke`` table
+    whose ``params`` use ``{smoke_dir}`` is not run in smoke mode at all.
+    """
+    spec = pipeline.steps[step].smoke
+    where = pipeline.where("steps", step)
+    example = f"[steps.{step}.smoke] with " + 'params = { data = "{smoke_dir}/data" }'
+
+    if spec is None:
+        raise UsageError(
+            f"{where}: step {step!r} declares no smoke mode",
+            f"say where its outputs go in smoke mode, e.g. {example}",
+        )
+    marker = "{" + SMOKE_DIR + "}"
+    if not any(marker in v for v in spec.params.values()):
+        raise UsageError(
+            f"{where}.smoke: no parameter sends the outputs to {marker}, so a smoke run could "
+            "write over real outputs",
+            f"e.g. {example}",
+        )
+    for bad in (n for n in (layers, samples) if n is not None and n < 1):
+        raise UsageError(f"--smoke-layers/--smoke-samples {bad}: must be at least 1")
+    n = max(layers or DEFAULT_LAYERS, spec.layers)
+    k = (samples or DEFAULT_SAMPLES) if spec.samples else None
+    sets = dict(spec.params)
+    if spec.samples:
+        sets[spec.samples] = str(k)
+    return SmokePlan(n, k, sets, {HOOK_ENV: json.dumps({"layers": n})})
+
+
+def smoke_dir(run_dir: str) -> str:
+    """Where a smoke run's outputs go: a fresh folder in its own run directory, so it never
+    resumes from (or writes over) real outputs, and two smoke runs never share one."""
+    return f"{run_dir.rstrip('/')}/smoke"
+
+
+def hook_source() -> str:
+    from harness.probing import probes_dir
+
+    return (probes_dir() / "smoke_hook.py").read_text(encoding="utf-8")
+
+
+def fingerprint(review: Mapping[str, Any]) -> dict[str, Any]:
+    """What a smoke run vouches for: the dist versions and each series' applied patches."""
+    facts = review.get("facts") or {}
+    dists = {k: v for k, v in (facts.get("dists") or {}).items() if v}
+    patches = {}
+    for rep in review.get("patches") or []:
+        plan_ = rep.get("plan") or {}
+        patches[rep["dist"]] = sorted(
+            p["id"] for p in plan_.get("patches") or [] if p.get("state") == "applied"
+        )
+    return {"dists": dict(sorted(dists.items())), "patches": patches}
+
+
+def changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """Pure: what differs between two fingerprints, in words (empty: nothing changed)."""
+    out = []
+    old, new = then.get("dists") or {}, now.get("dists") or {}
+    for name in sorted(set(old) | set(new)):
+        a, b = old.get(name), new.get(name)
+        if a != b:
+            out.append(f"{name} {a or 'absent'} -> {b or 'absent'}")
+    old_p, new_p = then.get("patches") or {}, now.get("patches") or {}
+    for dist in sorted(set(old_p) | set(new_p)):
+        a, b = set(old_p.get(dist) or ()), set(new_p.get(dist) or ())
+        out += [f"{dist} patch {p} applied since" for p in sorted(b - a)]
+        out += [f"{dist} patch {p} no longer applied" for p in sorted(a - b)]
+    return out
