@@ -149,7 +149,8 @@ class SshTarget(Target):
 
     def run_python(self, code: str, stdin: bytes, timeout: float | None = None) -> CommandResult:
         """Probes: through the kept connection's warm worker when there is one."""
-        shared = self._via_mux(lambda mux: mux.run_python(code, stdin, timeout))
+        python = self.host.python
+        shared = self._via_mux(lambda mux: mux.run_python(code, stdin, timeout, python))
         if not isinstance(shared, _NoMux):
             return shared
         return super().run_python(code, stdin, timeout)
@@ -498,7 +499,8 @@ class SshTarget(Target):
         if path is None:
             mux.debug(f"{self.host.name}: no private socket folder; connecting directly")
             return None
-        client = mux.MuxClient.attach(path, wait=self.connect_timeout + 5.0)
+        expect = mux.identity_of(self.host, self.ssh_config_path).to_dict()
+        client = mux.MuxClient.attach(path, wait=self.connect_timeout + 5.0, expect=expect)
         if client is None:
             self._spawn_path = path
             mux.debug(f"{self.host.name}: connecting directly")
