@@ -58,6 +58,12 @@ class VersionMismatch(PatchError):
     pass
 
 
+class StalePatch(PatchError):
+    """An applied patch's text changed in the series: the target holds the old change."""
+
+    exit_code = 1
+
+
 class RunError(HarnessError):
     """A pipeline step could not be launched, followed or stopped."""
 

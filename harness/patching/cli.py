@@ -38,6 +38,14 @@ def _outcome(reports: list[Any]) -> str:
     )
 
 
+def again(target: str | None, patches: Path | None) -> str:
+    """The options a suggested command repeats, so it names the same target and series."""
+    from harness.targets.shell import quote
+
+    out = f" -t {quote(target)}" if target else ""
+    return out + (f" --patches {quote(str(patches))}" if patches is not None else "")
+
+
 def register(app: typer.Typer) -> None:
     from harness import cli as root
 
@@ -98,7 +106,14 @@ def register(app: typer.Typer) -> None:
         from harness.patching.ops import apply_patches
 
         with root._target(target, accept_new_host_key) as t:
-            reports = apply_patches(t, _root(patches), dry_run=dry_run, force=force, only=dist)
+            reports = apply_patches(
+                t,
+                _root(patches),
+                dry_run=dry_run,
+                force=force,
+                only=dist,
+                again=again(target, patches),
+            )
             label = t.label
         if report is not None:
             from harness.patching.views import markdown

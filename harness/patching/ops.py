@@ -13,8 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import PatchConflict, PatchError, TargetError, UsageError, VersionMismatch
+from harness.errors import (
+    PatchConflict,
+    PatchError,
+    StalePatch,
+    TargetError,
+    UsageError,
+    VersionMismatch,
+)
 from harness.patching.plan import (
+    STALE,
     FileChange,
     LiveFile,
     Plan,
@@ -274,8 +282,13 @@ def apply_patches(
     dry_run: bool = False,
     force: bool = False,
     only: str | None = None,
+    again: str = "",
 ) -> list[DistReport]:
-    """All-or-nothing across every dist: any conflict or refusal means nothing is written."""
+    """All-or-nothing across every dist: any conflict or refusal means nothing is written.
+
+    ``again``: the options that name this target and series on the command line
+    (`` -t gpu``), for the commands that hints suggest.
+    """
     reports = status(target, root, only=only, force=force)
     blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
     if dry_run:
@@ -287,6 +300,21 @@ def apply_patches(
                 f"{holder_text(r.lock)}; nothing was written",
                 "wait for it to finish, then run `harness patches`",
             )
+    stale = [
+        (r.dist, p.id)
+        for r in reports
+        if r.plan is not None
+        for p in r.plan.patches
+        if p.state == STALE
+    ]
+    if stale:  # --force cannot help: the files hold the old change; the new text conflicts
+        names = ", ".join(f"{d} {pid}" for d, pid in stale)
+        raise StalePatch(
+            f"nothing was written: {names} is applied from an older text of the patch "
+            "(the patch file changed since it was applied)",
+            f"`harness patches{again}` shows the change; to apply the new text run "
+            f"`harness revert-patches{again}`, then `harness apply-patches{again}`",
+        )
     if blocked:
         lines = []
         for r in blocked:

@@ -667,3 +667,43 @@ def test_make_patch_is_based_on_what_was_applied_not_on_skipped_patches(
     r = h("apply-patches", target="venv")
     assert r.code == 0, r.err
     assert alpha.read_bytes() == edited
+
+
+def test_applied_patch_whose_text_changed_is_not_applied(
+    cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    """Item 2 of issue 10: the manifest's text is compared, shown, and apply refuses."""
+    patches = series("good")
+    h = Harness({**cli_env}, tiny, patches)
+    assert h("apply-patches", target="venv").code == 0
+    patch = patches / "tinypkg" / "1.0" / "0002-beta-limit.patch"
+    # a comment-only edit is the same change: still applied
+    patch.write_text("Raise the limit (reworded).\n" + patch.read_text().split("\n", 1)[1])
+    states, _ = h.states(target="venv")
+    assert states == ["applied"] * 3
+    # a changed hunk is another change: the files hold the old one
+    patch.write_text(patch.read_text().replace("+LIMIT = 100", "+LIMIT = 1000"))
+    applied_files = installed(tiny.site)
+    states, report = h.states(target="venv")
+    assert states == ["applied", "applied (an older text of this patch)", "applied"]
+    stale = report["plan"]["patches"][1]
+    assert "-+LIMIT = 100\n" in stale["text_diff"] and "++LIMIT = 1000\n" in stale["text_diff"]
+    r = h("patches", target="venv")
+    assert r.code == 1, r.out
+    assert "applied (an older text of this patch) 0002-beta-limit" in r.out
+    assert "-+LIMIT = 100" in r.out and "++LIMIT = 1000" in r.out
+    for cmd in (("apply-patches",), ("apply-patches", "--force")):
+        r = h(*cmd, target="venv")
+        assert r.code == 1, (r.out, r.err)
+        assert "nothing was written: tinypkg 0002-beta-limit is applied from an older text" in r.err
+        assert "already applied" not in r.out + r.err
+        assert f"harness revert-patches -t venv:{tiny.root} --patches {patches}" in r.err
+        assert "Traceback" not in r.err
+    assert installed(tiny.site) == applied_files
+    # the way out works: revert, then apply the new text
+    assert h("revert-patches", target="venv").code == 0
+    r = h("apply-patches", target="venv")
+    assert r.code == 0, r.err
+    assert b"LIMIT = 1000\n" in tiny.read("tinypkg/beta.py")
+    states, _ = h.states(target="venv")
+    assert states == ["applied"] * 3
