@@ -21,6 +21,7 @@ from harness.errors import (
     UsageError,
     VersionMismatch,
 )
+from harness.patching.ownership import Ownership, foreign_hint, foreign_paths
 from harness.patching.plan import (
     STALE,
     FileChange,
@@ -55,6 +56,16 @@ class TargetState:
     actual: dict[str, str | None]
     recovered: dict[str, Any] | None
     lock: dict[str, Any] | None = None  # a live writer's holder record: files may be mid-swap
+    owners: dict[str, str] = field(default_factory=dict)  # other dists' files among those read
+
+    def ownership(self) -> Ownership:
+        """What this dist owns here: its RECORD, and the files harness created for it."""
+        created = {
+            p
+            for p, e in (self.manifest.get("files") or {}).items()
+            if "pristine_sha256" in e and e["pristine_sha256"] is None
+        }
+        return Ownership(self.dist, frozenset(self.record), self.owners, frozenset(created))
 
     def hand_edited(self) -> list[str]:
         """Installed files that match neither pip's RECORD nor what harness wrote."""
@@ -131,6 +142,7 @@ def read_state(target: Target, dist: str, files: list[str]) -> TargetState:
         data.get("actual") or {},
         data.get("recovered"),
         data.get("lock"),
+        dict(data.get("owners") or {}),
     )
 
 
@@ -207,6 +219,7 @@ def status(
             continue
         files = sorted({fp.path for p in series.patches for fp in p.files})
         state = read_state(target, dist, files)
+        refuse_foreign(target, series, state)
         plan = plan_apply(series, state.live, installed, state.manifest, force=force)
         note = (
             f"being patched right now by {holder_text(state.lock)}: what follows may be mid-change"
@@ -227,6 +240,23 @@ def status(
             )
         )
     return out
+
+
+def refuse_foreign(target: Target, series: Series, state: TargetState) -> None:
+    """Before anything is planned or written: the series may touch only its own dist.
+
+    Raises:
+        PatchError: naming each patch file:line and path it may not write, and the way out.
+    """
+    own = state.ownership()
+    exists = {p: f.text is not None or f.binary for p, f in state.live.items()}
+    bad = foreign_paths(series, own, exists)
+    if bad:
+        raise PatchError(
+            f"{target.label}: refusing the {series.dist} {series.version} series, nothing was "
+            "written: " + "; ".join(bad),
+            foreign_hint(series, own),
+        )
 
 
 def _required_dists(root: Path, dists: list[str]) -> list[str]:

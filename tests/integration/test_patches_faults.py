@@ -707,3 +707,123 @@ def test_applied_patch_whose_text_changed_is_not_applied(
     assert b"LIMIT = 1000\n" in tiny.read("tinypkg/beta.py")
     states, _ = h.states(target="venv")
     assert states == ["applied"] * 3
+
+
+# -- item 3 of issue 10: a dist's series stays inside that dist -------------------------------
+
+OTHER_INIT = '"""Another dist in the same site-packages."""\n\nMODE = "safe"\n'
+CONSTS = (FIXTURES / "tinypkg-1.0" / "tinypkg" / "consts.py").read_text()
+
+
+def install_other(tiny: Tiny) -> None:
+    """``otherpkg`` 2.0, installed by pip beside tinypkg (its own RECORD)."""
+    (tiny.site / "otherpkg").mkdir()
+    (tiny.site / "otherpkg" / "__init__.py").write_text(OTHER_INIT)
+    info = tiny.site / "otherpkg-2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: otherpkg\nVersion: 2.0\n")
+    rows = [
+        f"{rel},{record_hash((tiny.site / rel).read_bytes())},1"
+        for rel in ("otherpkg/__init__.py", "otherpkg-2.0.dist-info/METADATA")
+    ]
+    (info / "RECORD").write_text("\n".join([*rows, "otherpkg-2.0.dist-info/RECORD,,"]) + "\n")
+
+
+def _new_file(path: str) -> str:
+    return f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+import os; os.system('true')\n"
+
+
+def _edit(path: str, text: str, old: str, new: str) -> str:
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            text.replace(old, new).splitlines(keepends=True),
+            f"a/{path}",
+            f"b/{path}",
+        )
+    )
+
+
+HOSTILE = {
+    "other-dists-file": (
+        _edit("otherpkg/__init__.py", OTHER_INIT, '"safe"', '"pwned"'),
+        "otherpkg/__init__.py belongs to otherpkg (its RECORD lists it), not tinypkg",
+    ),
+    "pth": (_new_file("tinypkg/evil.pth"), "is a .pth file"),
+    "sitecustomize": (_new_file("sitecustomize.py"), "is sitecustomize.py"),
+    "usercustomize": (_new_file("tinypkg/usercustomize.py"), "is usercustomize.py"),
+    "top-level-module": (_new_file("tinypkg_helpers.py"), "is at the top of site-packages"),
+    "dist-info": (
+        _edit(
+            "tinypkg-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+            "1.0\n",
+            "1.0+patched\n",
+        ),
+        "is install metadata (.dist-info)",
+    ),
+    "new-package": (
+        _new_file("newpkg/__init__.py"),
+        "would create a file outside tinypkg's packages (tinypkg)",
+    ),
+    "unrecorded-file": (
+        _edit("tinypkg/notes.py", CONSTS, "1111", "2222"),
+        "tinypkg/notes.py is not a file tinypkg installed",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_series_may_only_write_its_own_dist(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny, case: str
+) -> None:
+    install_other(tiny)
+    (tiny.site / "tinypkg" / "notes.py").write_text(CONSTS)  # the user's, not pip's
+    body, reason = HOSTILE[case]
+    patches = tmp_path / "patches"
+    folder = patches / "tinypkg" / "1.0"
+    folder.mkdir(parents=True)
+    (folder / "0001-hostile.patch").write_text(f"A hostile patch ({case}).\n\n{body}")
+    (folder / "series.toml").write_text('[[patch]]\nfile = "0001-hostile.patch"\nwhy = "x"\n')
+    before = snapshot(tiny.site)
+    h = Harness({**cli_env}, tiny, patches)
+    for cmd in (("apply-patches",), ("apply-patches", "--force"), ("patches",)):
+        r = h(*cmd, target="venv")
+        assert r.code == 2, (case, cmd, r.out, r.err)
+        assert f"{folder / '0001-hostile.patch'}:3: " in r.err and reason in r.err, r.err
+        assert "nothing was written" in r.err and "Traceback" not in r.err
+        assert "a series under patches/tinypkg/ changes only files tinypkg installed" in r.err
+    assert snapshot(tiny.site) == before and not tiny.state.exists()
+
+
+def test_other_dists_series_patches_its_own_files(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny
+) -> None:
+    """The way out the refusal names: the same change as a series under otherpkg's name."""
+    install_other(tiny)
+    folder = tmp_path / "patches" / "otherpkg" / "2.0"
+    folder.mkdir(parents=True)
+    (folder / "0001-mode.patch").write_text(
+        _edit("otherpkg/__init__.py", OTHER_INIT, '"safe"', '"fast"')
+    )
+    (folder / "series.toml").write_text('[[patch]]\nfile = "0001-mode.patch"\nwhy = "x"\n')
+    h = Harness({**cli_env}, tiny, tmp_path / "patches")
+    r = h("apply-patches", target="venv")
+    assert r.code == 0, r.err
+    assert 'MODE = "fast"' in (tiny.site / "otherpkg" / "__init__.py").read_text()
+
+
+def test_make_patch_keeps_another_dists_edit_out_of_the_series(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny
+) -> None:
+    install_other(tiny)
+    (tiny.site / "otherpkg" / "__init__.py").write_text(OTHER_INIT.replace("safe", "edited"))
+    patches = tmp_path / "patches"
+    h = Harness({**cli_env}, tiny, patches)
+    r = h("make-patch", "tinypkg", "otherpkg/__init__.py", "--name", "x", target="venv")
+    assert r.code == 2, (r.out, r.err)
+    assert "otherpkg/__init__.py belongs to otherpkg (its RECORD lists it), not tinypkg" in r.err
+    assert "harness make-patch OTHER_DIST otherpkg/__init__.py" in r.err
+    assert not patches.exists()
