@@ -267,8 +267,13 @@ _register_command_groups()
 def _report_error(exc: HarnessError, prefix: str = "") -> None:
     from rich.markup import escape
 
+    from harness.errors import Interrupted
+
     err = _console(stderr=True)
-    err.print(f"[bold red]error:[/] {escape(prefix + exc.message)}", soft_wrap=True)
+    label = (
+        "[bold yellow]interrupted:[/]" if isinstance(exc, Interrupted) else "[bold red]error:[/]"
+    )
+    err.print(f"{label} {escape(prefix + exc.message)}", soft_wrap=True)
     if exc.hint:
         err.print(f"[yellow]hint:[/] {escape(exc.hint)}", soft_wrap=True)
 

@@ -64,6 +64,12 @@ class StalePatch(PatchError):
     exit_code = 1
 
 
+class Interrupted(HarnessError):
+    """Ctrl-C: the message says in one line what state the command left, and how to see it."""
+
+    exit_code = 130
+
+
 class RunError(HarnessError):
     """A pipeline step could not be launched, followed or stopped."""
 

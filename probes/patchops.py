@@ -50,6 +50,10 @@ def record_sha(entry: str) -> str | None:
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a dropped link must not stop a transaction
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    if args.get("action") == "write":
+        # A terminal's Ctrl-C reaches a local probe too; the controller waits for the
+        # transaction and then says what it left, so the transaction must not stop halfway.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finder = Finder(args.get("paths") or default_paths())
     found = dist_files(finder, args["dist"])
     if found is None:

@@ -103,25 +103,33 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Apply the series all-or-nothing, idempotently, with backups and a journal."""
-        from harness.patching.ops import apply_patches
+        from harness.errors import Interrupted
+        from harness.patching.ops import applied_line, apply_patches
 
-        with root._target(target, accept_new_host_key) as t:
-            reports = apply_patches(
-                t,
-                _root(patches),
-                dry_run=dry_run,
-                force=force,
-                only=dist,
-                again=again(target, patches),
-            )
-            label = t.label
-        if report is not None:
-            from harness.patching.views import markdown
+        flags = again(target, patches)
+        reports: list[Any] | None = None
+        try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
+            with root._target(target, accept_new_host_key) as t:
+                reports = apply_patches(
+                    t,
+                    _root(patches),
+                    dry_run=dry_run,
+                    force=force,
+                    only=dist,
+                    again=flags,
+                )
+                label = t.label
+            if report is not None:
+                from harness.patching.views import markdown
 
-            report.write_text(markdown(reports, label), encoding="utf-8")
-        _emit(reports, as_json, diffs=dry_run)
-        if not as_json and not dry_run:
-            root._console().print(_outcome(reports))
+                report.write_text(markdown(reports, label), encoding="utf-8")
+            _emit(reports, as_json, diffs=dry_run)
+            if not as_json and not dry_run:
+                root._console().print(_outcome(reports))
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"{applied_line(reports)}; see it with: harness patches{flags}"
+            ) from None
         if dry_run and any(r.plan is not None and not r.plan.ok for r in reports):
             raise typer.Exit(1)
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import (
+    HarnessError,
+    Interrupted,
     PatchConflict,
     PatchError,
     StalePatch,
@@ -21,12 +23,15 @@ from harness.errors import (
     UsageError,
     VersionMismatch,
 )
+from harness.interrupts import DeferInterrupts
 from harness.patching.ownership import Ownership, foreign_hint, foreign_paths
 from harness.patching.plan import (
     STALE,
     FileChange,
     LiveFile,
+    Outcome,
     Plan,
+    interrupted_line,
     new_manifest,
     plan_apply,
     plan_revert,
@@ -319,7 +324,10 @@ def apply_patches(
     ``again``: the options that name this target and series on the command line
     (`` -t gpu``), for the commands that hints suggest.
     """
-    reports = status(target, root, only=only, force=force)
+    try:
+        reports = status(target, root, only=only, force=force)
+    except KeyboardInterrupt:
+        raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
     blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
     if dry_run:
         return reports
@@ -364,6 +372,34 @@ def apply_patches(
         )
     if only and reports and reports[0].plan is None:
         raise VersionMismatch(reports[0].note or "no series applies")
+    # From here on a Ctrl-C waits for the writes: stopping between two dists (or while a
+    # transaction is in flight) would leave the user not knowing what is applied.
+    with DeferInterrupts() as ctrl_c:
+        try:
+            written_reports: list[DistReport] | None = _write_all(target, root, reports)
+        except HarnessError:
+            if not ctrl_c.asked:
+                raise
+            written_reports = None  # it failed after the Ctrl-C: read back what it left
+    if ctrl_c.asked:
+        if written_reports is not None:
+            left = applied_line(written_reports)
+        else:
+            left = _settle(target, [r for r in reports if r.plan is not None and r.plan.changes])
+        raise Interrupted(f"{left}; see it with: harness patches{again}")
+    assert written_reports is not None
+    return written_reports
+
+
+def applied_line(reports: list[DistReport] | None) -> str:
+    """What an apply run has left once its writes returned (``None``: none started)."""
+    files = sum(len(r.written) for r in reports or [])
+    if not files:
+        return "nothing written"
+    return f"the series is fully applied ({files} file(s) written)"
+
+
+def _write_all(target: Target, root: Path, reports: list[DistReport]) -> list[DistReport]:
     written_reports = []
     for r in reports:
         if r.plan is None or not r.plan.changes:
@@ -380,6 +416,30 @@ def apply_patches(
             )
         )
     return written_reports
+
+
+def _settle(target: Target, todo: list[DistReport]) -> str:
+    """After a write failed following a Ctrl-C: read each dist back (which rolls back a
+    transaction that died mid-swap) and say what is there."""
+    outcomes = []
+    for r in todo:
+        assert r.plan is not None
+        try:
+            state = read_state(target, r.dist, [c.path for c in r.plan.changes])
+        except HarnessError as e:
+            return f"the writes were cut short and could not be read back ({e.message})"
+        outcomes.append(
+            Outcome(
+                r.dist,
+                applied=all(
+                    state.live[c.path].sha256 == (None if c.after is None else sha(c.after))
+                    for c in r.plan.changes
+                ),
+                untouched=all(state.live[c.path].sha256 == c.before_sha256 for c in r.plan.changes),
+                rolled_back=bool(state.recovered and state.recovered.get("rolled_back")),
+            )
+        )
+    return interrupted_line(outcomes)
 
 
 def revert_patches(

@@ -284,6 +284,32 @@ def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, A
     }
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One dist's files as read back after an interrupted apply."""
+
+    dist: str
+    applied: bool  # every planned file holds its patched text
+    untouched: bool  # every planned file holds what it held before
+    rolled_back: bool  # the read-back found a dead transaction and undid it
+
+
+def interrupted_line(outcomes: list[Outcome]) -> str:
+    """Pure: the one line an interrupted apply prints about the state it left."""
+    if all(o.applied for o in outcomes):
+        return "the series is fully applied"
+    if all(o.untouched for o in outcomes):
+        if any(o.rolled_back for o in outcomes):
+            return "rolled back: the files are as they were before"
+        return "nothing written"
+    parts = [
+        f"{o.dist} "
+        + ("fully applied" if o.applied else "as before" if o.untouched else "half-written")
+        for o in outcomes
+    ]
+    return "left " + ", ".join(parts)
+
+
 def plan_revert(
     manifest: dict[str, Any],
     live: dict[str, LiveFile],
@@ -332,8 +358,10 @@ __all__ = [
     "STALE",
     "FileChange",
     "LiveFile",
+    "Outcome",
     "PatchState",
     "Plan",
+    "interrupted_line",
     "new_manifest",
     "plan_apply",
     "plan_revert",

@@ -173,11 +173,15 @@ class Harness:
     def __call__(self, *args: str, target: str = "box", **env: str) -> CliResult:
         return run_cli(*args, *self._common(target), env={**self.env, **env})
 
-    def spawn(self, *args: str, target: str = "box", **env: str) -> subprocess.Popen[str]:
+    def spawn(
+        self, *args: str, target: str = "box", session: bool = False, **env: str
+    ) -> subprocess.Popen[str]:
+        """``session``: its own process group, which a test can Ctrl-C as a terminal does."""
         full = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **self.env, **env}
         return subprocess.Popen(
             [sys.executable, "-m", "harness", *args, *self._common(target)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full,
+            start_new_session=session,
         )  # fmt: skip
 
     def _common(self, target: str) -> list[str]:
@@ -827,3 +831,83 @@ def test_make_patch_keeps_another_dists_edit_out_of_the_series(
     assert "otherpkg/__init__.py belongs to otherpkg (its RECORD lists it), not tinypkg" in r.err
     assert "harness make-patch OTHER_DIST otherpkg/__init__.py" in r.err
     assert not patches.exists()
+
+
+# -- item 5 of issue 10: Ctrl-C says what state it left ----------------------------------------
+
+
+def ctrl_c(proc: subprocess.Popen[str]) -> None:
+    """What a terminal does on Ctrl-C: SIGINT to the whole foreground process group."""
+    os.killpg(proc.pid, signal.SIGINT)
+
+
+def test_ctrl_c_mid_write_finishes_the_series_and_says_so(
+    cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    patches = series("good")
+    h = Harness({**cli_env}, tiny, patches)
+    proc = h.spawn(
+        "apply-patches", target="venv", session=True, HARNESS_TEST_SWAP_DELAY=str(DELAY_S)
+    )
+    with reaped(proc):
+        after_first_swap(tiny, proc)
+        ctrl_c(proc)  # the probe gets it too, as from a terminal
+        code = proc.wait(60)
+        _out, err = proc.communicate()
+    assert code == 130, err
+    assert err.splitlines() == [
+        "interrupted: the series is fully applied (3 file(s) written); see it with: "
+        f"harness patches -t venv:{tiny.root} --patches {patches}"
+    ]
+    for rel in SERIES_FILES:
+        assert tiny.read(rel) == (PATCHED / rel).read_bytes()
+    assert leftovers(tiny.site) == []
+    states, _ = h.states(target="venv")
+    assert states == ["applied"] * 3
+
+
+def test_ctrl_c_before_the_write_leaves_nothing_written(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    calls = tmp_path / "calls"
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\necho "$$" >> {calls}\nsleep 5\nexec {tiny.python} "$@"\n')
+    slow.chmod(0o755)
+    patches = series("good")
+    h = Harness({**cli_env}, tiny, patches)
+    before = snapshot(tiny.site)
+    proc = h.spawn("apply-patches", target=f"local:{slow}", session=True)
+    with reaped(proc):
+        wait_for(calls.exists, "the first probe (reading the target)")
+        ctrl_c(proc)
+        code = proc.wait(60)
+        _out, err = proc.communicate()
+    assert code == 130, err
+    assert err.splitlines() == [
+        f"interrupted: nothing written; see it with: harness patches -t local:{slow} "
+        f"--patches {patches}"
+    ]
+    assert snapshot(tiny.site) == before
+
+
+def test_ctrl_c_then_the_write_dies_reads_back_rolled_back(
+    cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    """The transaction dies after the Ctrl-C (a crash, an OOM kill): harness reads it back."""
+    h = Harness({**cli_env}, tiny, series("good"))
+    everything = installed(tiny.site)
+    proc = h.spawn(
+        "apply-patches", target="venv", session=True, HARNESS_TEST_SWAP_DELAY=str(DELAY_S)
+    )
+    with reaped(proc):
+        pid = after_first_swap(tiny, proc)
+        ctrl_c(proc)
+        time.sleep(0.3)  # harness has taken the Ctrl-C and keeps waiting for the write
+        our_probe(pid, tiny.python)
+        os.kill(pid, signal.SIGKILL)
+        code = proc.wait(60)
+        _out, err = proc.communicate()
+    assert code == 130, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("interrupted: rolled back: the files are as they were before; see it")
+    assert installed(tiny.site) == everything and leftovers(tiny.site) == []

@@ -169,3 +169,25 @@ def test_reapplied_patch_records_its_new_text() -> None:
     (record,) = again["applied"]
     assert record["text"] == EDITED.patches[0].text
     assert states(plan_apply(EDITED, live(A2, B0), {"pkg": "1.0"}, again)) == [APPLIED]
+
+
+# -- item 5 of issue 10: the one line an interrupted apply prints -------------------------
+
+from harness.patching.plan import Outcome, interrupted_line  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "line"),
+    [
+        ([Outcome("a", True, False, False)], "the series is fully applied"),
+        ([Outcome("a", True, False, False), Outcome("b", True, False, True)],
+         "the series is fully applied"),
+        ([Outcome("a", False, True, False)], "nothing written"),
+        ([Outcome("a", False, True, True)], "rolled back: the files are as they were before"),
+        ([Outcome("a", True, False, False), Outcome("b", False, True, True)],
+         "left a fully applied, b as before"),
+        ([Outcome("a", False, False, False)], "left a half-written"),
+    ],
+)  # fmt: skip
+def test_interrupted_apply_names_the_state_it_left(outcomes: list[Outcome], line: str) -> None:
+    assert interrupted_line(outcomes) == line
