@@ -13,37 +13,52 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 
 app = typer.Typer(
     name="harness",
     help="Read, patch and run ML pipelines on a remote GPU box -- without waiting for a model "
     "load to find the next API mismatch.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     pretty_exceptions_enable=False,
 )
 
-from harness.cli_options import AcceptOpt, JsonOpt, TargetOpt  # noqa: E402 - shared by extensions
+from harness.cli_options import (  # noqa: E402 - shared by extensions
+    HOSTS_HELP,
+    TARGET_HELP,
+    AcceptOpt,
+    JsonOpt,
+    State,
+    TargetOpt,
+    use_global_options,
+)
 
 
-class State:
-    hosts_file: Path | None = None
+def _version(value: bool) -> None:
+    if value:
+        from harness import __version__
+
+        sys.stdout.write(f"harness {__version__}\n")
+        raise typer.Exit(0)
 
 
 @app.callback()
 def _root(
     hosts: Annotated[
-        Path | None,
-        typer.Option(
-            "--hosts",
-            help="hosts.toml to use (default: $HARNESS_HOSTS, else ./hosts.toml or a "
-            "parent folder's)",
-            dir_okay=False,
-        ),
+        Path | None, typer.Option("--hosts", metavar="FILE", help=HOSTS_HELP, dir_okay=False)
     ] = None,
+    target: Annotated[str | None, typer.Option("--target", "-t", help=TARGET_HELP)] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="print harness's version and exit", callback=_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
+    """Options here apply to the subcommand; they may also follow it."""
     State.hosts_file = hosts
+    State.target = target
 
 
 def _console(stderr: bool = False) -> Any:
@@ -197,6 +212,14 @@ def hosts(
         list[str] | None,
         typer.Option("--dist", help="also report this dist's version (repeatable)"),
     ] = None,
+    disconnect: Annotated[
+        bool,
+        typer.Option(
+            "--disconnect",
+            help="close the kept SSH connections (all, or -t HOST's); the next command "
+            "connects afresh",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -205,6 +228,9 @@ def hosts(
     from harness.render import hosts_table
 
     cfg = _hosts()
+    if disconnect:
+        _disconnect(cfg, target)
+        return
     if not check:
         if as_json:
             _print_json(
@@ -251,6 +277,88 @@ def hosts(
         raise typer.Exit(2)
 
 
+cache_app = typer.Typer(
+    name="cache",
+    help="What harness keeps on this machine (wheels, unpacked sources, probe results, run "
+    "logs): list it, or prune what has not been used for a while.",
+    no_args_is_help=True,
+)
+app.add_typer(cache_app)
+
+
+@cache_app.command("list")
+def cache_list(as_json: JsonOpt = False) -> None:
+    """Every cache entry: kind, size and last use."""
+    import time
+
+    from harness.render import cache_table
+    from harness.targets.cache import scan
+    from harness.targets.pypi import cache_root
+
+    entries = scan(cache_root())
+    if as_json:
+        _print_json({"root": str(cache_root()), "entries": [e.to_dict() for e in entries]})
+        return
+    cache_table(_console(), str(cache_root()), entries, time.time())
+
+
+@cache_app.command("prune")
+def cache_prune(
+    older_than: Annotated[
+        float,
+        typer.Option("--older-than", metavar="DAYS", help="remove what was not used for DAYS"),
+    ] = 30.0,
+    everything: Annotated[
+        bool, typer.Option("--all", help="remove every entry, however recent")
+    ] = False,
+    runs: Annotated[
+        bool, typer.Option("--runs", help="also remove local copies of run logs")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="say what would go")] = False,
+) -> None:
+    """Free space: wheels, unpacked sources and probe results unused for --older-than days."""
+    import math
+    import time
+
+    from rich.filesize import decimal
+    from rich.markup import escape
+
+    from harness.cache import to_prune
+    from harness.errors import UsageError
+    from harness.targets.cache import remove, scan
+    from harness.targets.pypi import cache_root
+
+    if not (math.isfinite(older_than) and older_than >= 0):
+        raise UsageError(f"--older-than {older_than:g}: give a number of days >= 0")
+    chosen = to_prune(scan(cache_root()), time.time(), older_than, everything=everything, runs=runs)
+    out = _console()
+    for e in chosen:
+        out.print(f"{'would remove' if dry_run else 'removed'} {e.kind.text} {escape(e.name)} "
+                  f"({decimal(e.size)})", soft_wrap=True)  # fmt: skip
+        if not dry_run:
+            remove([e])
+    total = decimal(sum(e.size for e in chosen))
+    out.print(f"{'would free' if dry_run else 'freed'} {total}" if chosen else "nothing to prune")
+
+
+def _disconnect(cfg: Any, target: str | None) -> None:
+    """Stop kept connections (the mux servers), every one or the named host's."""
+    from harness.targets import mux
+
+    if target is None:
+        n = mux.stop_all()
+        _console().print(f"closed {n} kept connection(s)")
+        return
+    if target not in cfg.hosts:
+        raise UsageError(
+            f"--disconnect -t {target}: not a host in {cfg.path or 'hosts.toml'}",
+            "kept connections exist for SSH hosts only; leave out -t to close them all",
+        )
+    path = mux.socket_path(cfg.hosts[target], None)
+    n = mux.stop_one(path) if path else 0
+    _console().print(f"closed {n} kept connection(s) to {target}")
+
+
 def _register_command_groups() -> None:
     """Command groups that live beside their domain code (runs, patches, report)."""
     from harness.patching import cli as patching_cli
@@ -259,6 +367,7 @@ def _register_command_groups() -> None:
 
     for group in (runs_cli, patching_cli, report_cli):
         group.register(app)
+    use_global_options(app)
 
 
 _register_command_groups()

@@ -540,13 +540,22 @@ def stop_all(directory: str | Path | None = None, timeout: float = 5.0) -> int:
     base = Path(directory) if directory is not None else mux_dir()
     if base is None or not base.is_dir():
         return 0
+    return _stop([str(p) for p in sorted(base.glob("*.sock"))], timeout)
+
+
+def stop_one(path: str, timeout: float = 5.0) -> int:
+    """Shut down the mux server at ``path`` if one answers; 1 if it did, else 0."""
+    return _stop([path], timeout)
+
+
+def _stop(paths: list[str], timeout: float) -> int:
     pids: list[int] = []
-    for sock_path in sorted(base.glob("*.sock")):
-        hello = ping(str(sock_path))
+    for sock_path in paths:
+        hello = ping(sock_path)
         if hello is None:
             continue
         with contextlib.suppress(HarnessError, MuxUnavailable):
-            MuxClient(str(sock_path), hello, 2.0).shutdown()
+            MuxClient(sock_path, hello, 2.0).shutdown()
         pids.append(int(hello.get("pid", 0)))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(_pid_alive(p) for p in pids):
@@ -953,7 +962,11 @@ def serve(config: Mapping[str, Any]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m harness.targets.mux serve JSON`` (what :func:`spawn` runs) or ``stop``."""
+    """``python -m harness.targets.mux serve JSON`` (what :func:`spawn` runs) or ``stop``.
+
+    Users stop kept connections with ``harness hosts --disconnect``; ``stop`` stays for
+    scripts that used it.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["stop"]:
         print(f"stopped {stop_all()} harness mux server(s)")

@@ -666,3 +666,21 @@ def test_worker_keeps_errors_as_they_were(
     second = _cli(hosts, env, "probe", "vllm")
     assert second.code == 2
     assert "python interpreter '/opt/nowhere/bin/python' not found" in second.err
+
+
+def test_hosts_disconnect_closes_kept_connections(
+    box: Path, env: dict[str, str], runtime: Path
+) -> None:
+    """Stopping kept connections is ``harness hosts --disconnect``, not a ``python -m`` line."""
+    assert _cli(box, env, "probe", REF).code == 0
+    pid = _ready_server(runtime)
+    r = _cli(box, env, "hosts", "--disconnect", "-t", "box")
+    assert (r.code, r.out.strip()) == (0, "closed 1 kept connection(s) to box"), r.err
+    assert _wait(lambda: not _running(pid)) and _sockets(runtime) == []
+    assert "connecting directly" in _cli(box, env, "probe", REF).err
+    pid = _ready_server(runtime)
+    r = _cli(box, env, "hosts", "--disconnect")
+    assert (r.code, r.out.strip()) == (0, "closed 1 kept connection(s)"), r.err
+    assert _wait(lambda: not _running(pid))
+    r = _cli(box, env, "hosts", "--disconnect", "-t", "nosuch")
+    assert r.code == 2 and "not a host in" in r.err

@@ -6,6 +6,7 @@ HTTP), so these tests need no network and can make a download slow on purpose.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -151,3 +152,38 @@ def test_ctrl_c_mid_download_leaves_nothing_and_says_so(env: dict[str, str], ind
         "see the cache with: harness cache list"
     ]
     assert [str(p.relative_to(cache)) for p in cache.rglob("*")] == ["wheels"]
+
+
+def test_cache_list_and_prune(env: dict[str, str]) -> None:
+    """``harness cache list|prune``: sizes, last use, and only what was not used lately goes."""
+    for version in ("1.0.0", "2.1.0"):
+        code, _out, err = _cli(env, "probe", "tinyidx", "-t", f"pypi:tinyidx=={version}")
+        assert code == 0, err
+    cache = Path(env["HARNESS_CACHE"])
+    old = time.time() - 40 * 86400
+    for p in [
+        cache / "wheels" / "tinyidx-1.0.0-py3-none-any.whl",
+        cache / "pypi" / "tinyidx-1.0.0",
+    ]:
+        for q in [p, *p.rglob("*")]:
+            os.utime(q, (old, old), follow_symlinks=False)
+    code, out, err = _cli(env, "cache", "list")
+    assert code == 0, err
+    rows = {line.split("│")[2].strip(): line for line in out.splitlines() if "│ pypi" in line}
+    assert set(rows) == {"tinyidx 1.0.0", "tinyidx 2.1.0"}
+    assert "2.0 MB" in rows["tinyidx 1.0.0"] and "40 days ago" in rows["tinyidx 1.0.0"]
+    assert "just now" in rows["tinyidx 2.1.0"] or "minute" in rows["tinyidx 2.1.0"]
+    code, out, err = _cli(env, "cache", "list", "--json")
+    assert {e["name"] for e in json.loads(out)["entries"]} >= {"tinyidx 1.0.0", "tinyidx 2.1.0"}
+
+    code, out, _ = _cli(env, "cache", "prune", "--dry-run")
+    assert code == 0 and "would remove pypi tinyidx 1.0.0" in out and "2.1.0" not in out
+    assert (cache / "pypi" / "tinyidx-1.0.0").exists()
+    code, out, err = _cli(env, "cache", "prune")
+    assert code == 0, err
+    assert "removed pypi tinyidx 1.0.0" in out and "freed 2.0 MB" in out
+    assert not (cache / "pypi" / "tinyidx-1.0.0").exists()
+    assert not (cache / "wheels" / "tinyidx-1.0.0-py3-none-any.whl").exists()
+    assert (cache / "pypi" / "tinyidx-2.1.0" / ".complete").exists()
+    code, _out, err = _cli(env, "cache", "prune", "--older-than", "-1")
+    assert code == 2 and "--older-than -1: give a number of days >= 0" in err
