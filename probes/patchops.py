@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,7 +61,11 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
         raise ProbeFailure(
             "dist-not-installed",
             f"{args['dist']} is not installed on this interpreter",
-            {"searched": finder.paths, "suggestions": []},
+            {
+                "searched": finder.paths,
+                "suggestions": finder.close_dists(args["dist"]),
+                "executable": sys.executable,
+            },
         )
     meta, files = found
     root = _root_of(finder, files)
