@@ -108,12 +108,14 @@ def _indent(text: str) -> str:
 
 
 def markdown(reports: list[DistReport], target: str) -> str:
-    """The patch-diff report for review in a pull request or an issue."""
-    out = [f"# Patch report for `{target}`", ""]
+    """The patch-diff report for review in a pull request or an issue (embedded text escaped)."""
+    from harness.mdtext import cell, code, fenced, text
+
+    out = [f"# Patch report for {code(target)}", ""]
     for r in reports:
-        out.append(f"## {r.dist} {r.installed or '(not installed)'}")
+        out.append(f"## {text(r.dist)} {text(r.installed or '(not installed)')}")
         if r.note:
-            out.append(f"\n{r.note}\n")
+            out.append(f"\n{text(r.note)}\n")
         if r.plan is None:
             continue
         out.append("")
@@ -121,19 +123,19 @@ def markdown(reports: list[DistReport], target: str) -> str:
         out.append("|---|---|---|")
         for p in r.plan.patches:
             detail = f" ({p.detail})" if p.detail else ""
-            out.append(f"| `{p.id}` | {p.state}{detail} | {p.why} |")
+            out.append(f"| {code(p.id)} | {cell(p.state + detail)} | {cell(p.why)} |")
         for p in r.plan.patches:
             if p.text_diff:
-                out += ["", f"### `{p.id}`: applied text -> series text", "", "```diff"]
-                out += [p.text_diff.rstrip("\n"), "```"]
+                out += ["", f"### {code(p.id)}: applied text -> series text", ""]
+                out += fenced(p.text_diff, "diff")
         for prob in r.plan.problems:
-            out.append(f"\n**Refused:** {prob}")
+            out.append(f"\n**Refused:** {text(prob)}")
         for ch in r.plan.changes:
-            out += ["", f"### `{ch.path}`", "", "```diff", ch.diff().rstrip("\n"), "```"]
+            out += ["", f"### {code(ch.path)}", "", *fenced(ch.diff(), "diff")]
         if r.hand_edited:
             out += [
                 "",
-                "Edited by hand since install: " + ", ".join(f"`{p}`" for p in r.hand_edited),
+                "Edited by hand since install: " + ", ".join(code(p) for p in r.hand_edited),
             ]
         out.append("")
     return "\n".join(out) + "\n"
