@@ -134,7 +134,9 @@ def hosts_table(console: Console, hosts: HostsConfig) -> None:
     where = str(hosts.path) if hosts.path else "no hosts.toml found"
     t = Table(title=f"targets ({where})", title_justify="left")
     for col in ("name", "ssh", "python", "workdir", "defined at"):
-        t.add_column(col)
+        # fold: a narrow terminal wraps a long path onto more lines instead of cutting it
+        # to "…", since the path is what the user came to read
+        t.add_column(col, overflow="fold")
     for name, h in hosts.hosts.items():
         mark = " (default)" if name == hosts.default else ""
         user = f"{h.user}@" if h.user else ""
