@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Apply the series all-or-nothing, idempotently, with backups and a journal."""
         from harness.errors import Interrupted
-        from harness.patching.ops import applied_line, apply_patches
+        from harness.patching.writing import applied_line, apply_patches
 
         flags = again(target, patches)
         reports: list[Any] | None = None
@@ -145,7 +145,7 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Restore every file harness patched, byte-identical (sha256 checked)."""
-        from harness.patching.ops import revert_patches
+        from harness.patching.writing import revert_patches
 
         with root._target(target, accept_new_host_key) as t:
             reports = revert_patches(t, _root(patches), force=force, only=dist)
