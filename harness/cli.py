@@ -13,37 +13,52 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 
 app = typer.Typer(
     name="harness",
     help="Read, patch and run ML pipelines on a remote GPU box -- without waiting for a model "
     "load to find the next API mismatch.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish
     pretty_exceptions_enable=False,
 )
 
-from harness.cli_options import AcceptOpt, JsonOpt, TargetOpt  # noqa: E402 - shared by extensions
+from harness.cli_options import (  # noqa: E402 - shared by extensions
+    HOSTS_HELP,
+    TARGET_HELP,
+    AcceptOpt,
+    JsonOpt,
+    State,
+    TargetOpt,
+    use_global_options,
+)
 
 
-class State:
-    hosts_file: Path | None = None
+def _version(value: bool) -> None:
+    if value:
+        from harness import __version__
+
+        sys.stdout.write(f"harness {__version__}\n")
+        raise typer.Exit(0)
 
 
 @app.callback()
 def _root(
     hosts: Annotated[
-        Path | None,
-        typer.Option(
-            "--hosts",
-            help="hosts.toml to use (default: $HARNESS_HOSTS, else ./hosts.toml or a "
-            "parent folder's)",
-            dir_okay=False,
-        ),
+        Path | None, typer.Option("--hosts", metavar="FILE", help=HOSTS_HELP, dir_okay=False)
     ] = None,
+    target: Annotated[str | None, typer.Option("--target", "-t", help=TARGET_HELP)] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="print harness's version and exit", callback=_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
+    """Options here apply to the subcommand; they may also follow it."""
     State.hosts_file = hosts
+    State.target = target
 
 
 def _console(stderr: bool = False) -> Any:
@@ -208,6 +223,14 @@ def hosts(
         list[str] | None,
         typer.Option("--dist", help="also report this dist's version (repeatable)"),
     ] = None,
+    disconnect: Annotated[
+        bool,
+        typer.Option(
+            "--disconnect",
+            help="close the kept SSH connections (all, or -t HOST's); the next command "
+            "connects afresh",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -216,6 +239,9 @@ def hosts(
     from harness.render import hosts_table
 
     cfg = _hosts()
+    if disconnect:
+        _disconnect(cfg, target)
+        return
     if not check:
         if as_json:
             _print_json(
@@ -262,14 +288,34 @@ def hosts(
         raise typer.Exit(2)
 
 
+def _disconnect(cfg: Any, target: str | None) -> None:
+    """Stop kept connections (the mux servers), every one or the named host's."""
+    from harness.targets import mux
+
+    if target is None:
+        n = mux.stop_all()
+        _console().print(f"closed {n} kept connection(s)")
+        return
+    if target not in cfg.hosts:
+        raise UsageError(
+            f"--disconnect -t {target}: not a host in {cfg.path or 'hosts.toml'}",
+            "kept connections exist for SSH hosts only; leave out -t to close them all",
+        )
+    path = mux.socket_path(cfg.hosts[target], None)
+    n = mux.stop_one(path) if path else 0
+    _console().print(f"closed {n} kept connection(s) to {target}")
+
+
 def _register_command_groups() -> None:
-    """Command groups that live beside their domain code (runs, patches, report)."""
+    """Command groups that live beside their domain code (runs, patches, report, cache)."""
+    from harness import cache_cli
     from harness.patching import cli as patching_cli
     from harness.report import cli as report_cli
     from harness.runs import cli as runs_cli
 
-    for group in (runs_cli, patching_cli, report_cli):
+    for group in (runs_cli, patching_cli, report_cli, cache_cli):
         group.register(app)
+    use_global_options(app)
 
 
 _register_command_groups()
@@ -278,8 +324,13 @@ _register_command_groups()
 def _report_error(exc: HarnessError, prefix: str = "") -> None:
     from rich.markup import escape
 
+    from harness.errors import Interrupted
+
     err = _console(stderr=True)
-    err.print(f"[bold red]error:[/] {escape(prefix + exc.message)}", soft_wrap=True)
+    label = (
+        "[bold yellow]interrupted:[/]" if isinstance(exc, Interrupted) else "[bold red]error:[/]"
+    )
+    err.print(f"{label} {escape(prefix + exc.message)}", soft_wrap=True)
     if exc.hint:
         err.print(f"[yellow]hint:[/] {escape(exc.hint)}", soft_wrap=True)
 

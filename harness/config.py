@@ -50,6 +50,9 @@ class HostConfig:
     workdir: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None  # "hosts.toml:12" where the table starts, for messages
+    #: "hosts.toml:14" per key written in the table, so a late error (an identity that turns
+    #: out to be a folder) can name the very line. Not part of equality.
+    where: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,7 @@ def _build_host(check: _Checker, name: str, table: object) -> HostConfig:
         workdir=table.get("workdir"),
         env=dict(env),
         source=check.where(here),
+        where={key: check.where((*here, key)) for key in table},
     )
 
 

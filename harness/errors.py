@@ -62,6 +62,18 @@ class VersionMismatch(PatchError):
     pass
 
 
+class StalePatch(PatchError):
+    """An applied patch's text changed in the series: the target holds the old change."""
+
+    exit_code = 1
+
+
+class Interrupted(HarnessError):
+    """Ctrl-C: the message says in one line what state the command left, and how to see it."""
+
+    exit_code = 130
+
+
 class RunError(HarnessError):
     """A pipeline step could not be launched, followed or stopped."""
 

@@ -20,11 +20,11 @@ from harness.targets.base import Target
 MARK = b"@@HARNESS-ENVELOPE@@ "
 #: Probe modules each probe needs, in load order (the shared ones first).
 PROBE_MODULES: dict[str, tuple[str, ...]] = {
-    "signatures": ("_finder", "_astindex", "_describe", "signatures"),
+    "signatures": ("_finder", "_platform", "_astindex", "_describe", "signatures"),
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
-    "callsites": ("_finder", "_astindex", "_describe", "signatures", "callsites"),
-    "api": ("_finder", "_astindex", "_describe", "signatures", "api"),
+    "callsites": ("_finder", "_platform", "_astindex", "_describe", "signatures", "callsites"),
+    "api": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api"),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)
     "supervisor": ("_finder", "facts", "supervisor"),
@@ -215,7 +215,8 @@ def _hint(env: Envelope) -> str | None:
         searched = ", ".join(d.get("searched") or [])
         sug = d.get("suggestions") or []
         extra = f"; close names: {', '.join(sug)}" if sug else ""
-        return f"searched with {d.get('executable')}: {searched}{extra}"
+        python = d.get("executable")
+        return f"searched {'with ' + str(python) + ': ' if python else ''}{searched}{extra}"
     if env.kind in ("module-not-found", "symbol-not-found"):
         sug = d.get("suggestions") or []
         hint = f"did you mean: {', '.join(sug)}" if sug else None

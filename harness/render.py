@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.analysis.findings import CheckReport
+    from harness.cache import CacheEntry
     from harness.config import HostsConfig
     from harness.diff import DiffReport
 
@@ -133,7 +134,9 @@ def hosts_table(console: Console, hosts: HostsConfig) -> None:
     where = str(hosts.path) if hosts.path else "no hosts.toml found"
     t = Table(title=f"targets ({where})", title_justify="left")
     for col in ("name", "ssh", "python", "workdir", "defined at"):
-        t.add_column(col)
+        # fold: a narrow terminal wraps a long path onto more lines instead of cutting it
+        # to "…", since the path is what the user came to read
+        t.add_column(col, overflow="fold")
     for name, h in hosts.hosts.items():
         mark = " (default)" if name == hosts.default else ""
         user = f"{h.user}@" if h.user else ""
@@ -261,5 +264,31 @@ def diff_report(console: Console, report: DiffReport, limit: int = 400) -> None:
         f"\n{c['removed']} removed, {c['moved']} moved, {c['changed']} changed, "
         f"{c['added']} added; [bold]{c['breaking']} breaking[/] "
         f"[dim]({report.stats.get('seconds')}s)[/]",
+        soft_wrap=True,
+    )
+
+
+def cache_table(console: Console, root: str, entries: list[CacheEntry], now: float) -> None:
+    """``harness cache list``: one row per entry, sizes and last use, the total below."""
+    from rich.filesize import decimal
+    from rich.markup import escape
+    from rich.table import Table
+
+    from harness.cache import ago
+
+    if not entries:
+        console.print(f"the cache at {escape(root)} is empty", soft_wrap=True)
+        return
+    t = Table(title=f"cache ({escape(root)})", title_justify="left")
+    t.add_column("kind")
+    t.add_column("what", overflow="fold")
+    t.add_column("size", justify="right")
+    t.add_column("last used")
+    for e in sorted(entries, key=lambda e: (e.kind.text, -e.size)):
+        t.add_row(e.kind.text, escape(e.name), decimal(e.size), ago(now - e.last_used))
+    console.print(t)
+    total = sum(e.size for e in entries)
+    console.print(
+        f"{len(entries)} entries, {decimal(total)}; free space with: harness cache prune",
         soft_wrap=True,
     )

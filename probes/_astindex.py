@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from probes._finder import Finder, ModuleLocation, ProbeFailure
+from probes._platform import Decider, builtin_aliases
 
 
 class Source:
@@ -98,19 +99,29 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _top_level_statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Module statements, descending into if/try blocks (TYPE_CHECKING, ImportError guards)."""
+def _top_level_statements(body: list[ast.stmt], decider: Decider | None = None) -> list[ast.stmt]:
+    """Module statements, descending into if/try blocks (TYPE_CHECKING, ImportError guards).
+
+    An ``if`` on the platform or the Python version (``sys.platform``, ``os.name``,
+    ``sys.builtin_module_names``, ``sys.version_info``) is decided as the probed interpreter
+    decides it, so only the branch that runs there is read; other tests keep both branches.
+    """
+    if decider is None:
+        decider = Decider(builtin_aliases(body))
     out: list[ast.stmt] = []
     for st in body:
         if isinstance(st, ast.If):
-            out.extend(_top_level_statements(st.body))
-            out.extend(_top_level_statements(st.orelse))
+            taken = decider.truth(st.test)
+            if taken is not False:
+                out.extend(_top_level_statements(st.body, decider))
+            if taken is not True:
+                out.extend(_top_level_statements(st.orelse, decider))
         elif isinstance(st, ast.Try):
-            out.extend(_top_level_statements(st.body))
+            out.extend(_top_level_statements(st.body, decider))
             for h in st.handlers:
-                out.extend(_top_level_statements(h.body))
-            out.extend(_top_level_statements(st.orelse))
-            out.extend(_top_level_statements(st.finalbody))
+                out.extend(_top_level_statements(h.body, decider))
+            out.extend(_top_level_statements(st.orelse, decider))
+            out.extend(_top_level_statements(st.finalbody, decider))
         else:
             out.append(st)
     return out

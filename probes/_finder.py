@@ -175,6 +175,15 @@ class Finder:
             found = cand
         return ProbeFailure("module-not-found", f"no module named {dotted!r}", {"module": dotted})
 
+    def close_dists(self, dist: str) -> list[str]:
+        """Installed dist names close to ``dist`` (a typo's likely meaning)."""
+        names = set()
+        for d in self.paths:
+            for e in self.listdir(d):
+                if e.endswith((".dist-info", ".egg-info")):
+                    names.add(e.rsplit(".", 1)[0].split("-", 1)[0].replace("_", "-").lower())
+        return difflib.get_close_matches(dist.replace("_", "-").lower(), sorted(names), n=3)
+
     def _top_levels(self) -> list[str]:
         out: set[str] = set()
         for d in self.paths:

@@ -8,6 +8,7 @@ dist (vLLM: ~1,400 files, a few seconds), so the controller caches the result by
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,11 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
         raise ProbeFailure(
             "dist-not-installed",
             f"{args['dist']} is not installed on this import path",
-            {"searched": finder.paths, "suggestions": []},
+            {
+                "searched": finder.paths,
+                "suggestions": finder.close_dists(args["dist"]),
+                "executable": sys.executable,
+            },
         )
     meta, files = found
     symbols: dict[str, Any] = {}

@@ -59,7 +59,11 @@ class Scanner:
             raise ProbeFailure(
                 "dist-not-installed",
                 f"{dist} is not installed on this import path",
-                {"searched": self.finder.paths, "suggestions": []},
+                {
+                    "searched": self.finder.paths,
+                    "suggestions": self.finder.close_dists(dist),
+                    "executable": sys.executable,
+                },
             )
         return found
 

@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,13 +51,21 @@ def record_sha(entry: str) -> str | None:
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a dropped link must not stop a transaction
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    if args.get("action") == "write":
+        # A terminal's Ctrl-C reaches a local probe too; the controller waits for the
+        # transaction and then says what it left, so the transaction must not stop halfway.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finder = Finder(args.get("paths") or default_paths())
     found = dist_files(finder, args["dist"])
     if found is None:
         raise ProbeFailure(
             "dist-not-installed",
             f"{args['dist']} is not installed on this interpreter",
-            {"searched": finder.paths, "suggestions": []},
+            {
+                "searched": finder.paths,
+                "suggestions": finder.close_dists(args["dist"]),
+                "executable": sys.executable,
+            },
         )
     meta, files = found
     root = _root_of(finder, files)
@@ -136,6 +145,7 @@ class Ops:
             "dist": meta.get("name"),
             "version": meta.get("version"),
             "record": record,
+            "owners": self._owners([r for r in wanted if r not in record], meta),
             "actual": actual,
             "files": out_files,
             "manifest": manifest,
@@ -164,14 +174,34 @@ class Ops:
             "symlink": os.path.islink(full),
         }
 
+    def _owners(self, paths: list[str], meta: dict) -> dict[str, str]:
+        """Which other dist's RECORD lists each of ``paths`` (read only when there are any)."""
+        if not paths:
+            return {}
+        mine = _norm(meta.get("name") or self.dist)
+        wanted = set(paths)
+        out: dict[str, str] = {}
+        for e in sorted(os.listdir(self.root)):
+            if not e.endswith(".dist-info") or _norm(_dist_of(e)) == mine:
+                continue
+            try:
+                with open(os.path.join(self.root, e, "RECORD"), encoding="utf-8") as f:
+                    for line in f:
+                        rel = line.rstrip("\n").rsplit(",", 2)[0]
+                        if rel in wanted and rel not in out:
+                            out[rel] = _dist_name(os.path.join(self.root, e), e)
+            except OSError:
+                pass
+        return out
+
     def _record(self, meta: dict) -> dict[str, str]:
         name = meta.get("name") or self.dist
         out: dict[str, str] = {}
         for e in os.listdir(self.root):
             if not e.endswith(".dist-info"):
                 continue
-            n = e[: -len(".dist-info")].split("-", 1)[0].replace("_", "-").lower()
-            if n != name.replace("_", "-").lower():
+            n = _norm(_dist_of(e))
+            if n != _norm(name):
                 continue
             try:
                 with open(os.path.join(self.root, e, "RECORD"), encoding="utf-8") as f:
@@ -432,6 +462,29 @@ class Ops:
         _fsync_dir(self.state)
         _rmtree(os.path.join(self.state, "txn"))
         return {"rolled_back": restored, "pid": journal.get("pid")}
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "-").replace(".", "-").lower()
+
+
+def _dist_of(info_dir: str) -> str:
+    """``vllm-0.16.0.dist-info`` -> ``vllm`` (the folder name's escaped dist name)."""
+    return info_dir[: -len(".dist-info")].split("-", 1)[0]
+
+
+def _dist_name(info_path: str, info_dir: str) -> str:
+    """The dist's own spelling of its name (METADATA ``Name:``), else the folder's."""
+    try:
+        with open(os.path.join(info_path, "METADATA"), encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("name:"):
+                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break
+    except OSError:
+        pass
+    return _dist_of(info_dir)
 
 
 def _read_text(path: str) -> str | None:

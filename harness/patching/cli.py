@@ -38,6 +38,14 @@ def _outcome(reports: list[Any]) -> str:
     )
 
 
+def again(target: str | None, patches: Path | None) -> str:
+    """The options a suggested command repeats, so it names the same target and series."""
+    from harness.targets.shell import quote
+
+    out = f" -t {quote(target)}" if target else ""
+    return out + (f" --patches {quote(str(patches))}" if patches is not None else "")
+
+
 def register(app: typer.Typer) -> None:
     from harness import cli as root
 
@@ -95,18 +103,33 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Apply the series all-or-nothing, idempotently, with backups and a journal."""
-        from harness.patching.ops import apply_patches
+        from harness.errors import Interrupted
+        from harness.patching.writing import applied_line, apply_patches
 
-        with root._target(target, accept_new_host_key) as t:
-            reports = apply_patches(t, _root(patches), dry_run=dry_run, force=force, only=dist)
-            label = t.label
-        if report is not None:
-            from harness.patching.views import markdown
+        flags = again(target, patches)
+        reports: list[Any] | None = None
+        try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
+            with root._target(target, accept_new_host_key) as t:
+                reports = apply_patches(
+                    t,
+                    _root(patches),
+                    dry_run=dry_run,
+                    force=force,
+                    only=dist,
+                    again=flags,
+                )
+                label = t.label
+            if report is not None:
+                from harness.patching.views import markdown
 
-            report.write_text(markdown(reports, label), encoding="utf-8")
-        _emit(reports, as_json, diffs=dry_run)
-        if not as_json and not dry_run:
-            root._console().print(_outcome(reports))
+                report.write_text(markdown(reports, label), encoding="utf-8")
+            _emit(reports, as_json, diffs=dry_run)
+            if not as_json and not dry_run:
+                root._console().print(_outcome(reports))
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"{applied_line(reports)}; see it with: harness patches{flags}"
+            ) from None
         if dry_run and any(r.plan is not None and not r.plan.ok for r in reports):
             raise typer.Exit(1)
 
@@ -122,7 +145,7 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Restore every file harness patched, byte-identical (sha256 checked)."""
-        from harness.patching.ops import revert_patches
+        from harness.patching.writing import revert_patches
 
         with root._target(target, accept_new_host_key) as t:
             reports = revert_patches(t, _root(patches), force=force, only=dist)

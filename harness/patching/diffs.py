@@ -56,7 +56,8 @@ def check_path(path: str, where: str) -> str:
     ):
         raise PatchError(
             f"{where}: path {path!r} leaves site-packages",
-            "patch paths must be relative, like a/speculators/module.py",
+            "patch paths must be relative, like a/speculators/module.py; what lies outside "
+            "(executables in bin/, other environments) is never patched",
         )
     return p
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.errors import PatchError, UsageError
 from harness.patching.diffs import apply, unified
 from harness.patching.ops import read_state
+from harness.patching.ownership import refusal
 from harness.patching.series import load_series, versions_with_series
 from harness.targets.base import Target
 
@@ -84,6 +85,15 @@ def make_patch(
             "name the files: harness make-patch DIST speculators/x.py",
         )
     state = read_state(target, dist, wanted)
+    own = state.ownership()
+    for path in wanted:
+        live = state.live[path]
+        refused = refusal(path, live.text is not None or live.binary, own)
+        if refused is not None:
+            raise PatchError(
+                f"{path} {refused}: not recording it in the {dist} series",
+                f"a series changes only its own dist's files: harness make-patch OTHER_DIST {path}",
+            )
     manifest_files = state.manifest.get("files") or {}
     chunks = []
     for path in wanted:

@@ -1,4 +1,6 @@
-"""Patch commands: read the target, plan (pure), write through the transactional probe.
+"""Patch commands, the reading half: read the target, plan (pure), report each patch's state.
+
+Writing is :mod:`harness.patching.writing`.
 
 Reads and writes both go through ``probes/patchops.py`` on the target's own Python, so local,
 venv and SSH targets behave identically and a dropped link cannot leave a half-applied series.
@@ -6,21 +8,19 @@ venv and SSH targets behave identically and a dropped link cannot leave a half-a
 
 from __future__ import annotations
 
-import getpass
-import os
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import PatchConflict, PatchError, TargetError, UsageError, VersionMismatch
+from harness.errors import (
+    PatchError,
+    UsageError,
+)
+from harness.patching.ownership import Ownership, foreign_hint, foreign_paths
 from harness.patching.plan import (
-    FileChange,
     LiveFile,
     Plan,
-    new_manifest,
     plan_apply,
-    plan_revert,
     sha,
 )
 from harness.patching.series import (
@@ -47,6 +47,16 @@ class TargetState:
     actual: dict[str, str | None]
     recovered: dict[str, Any] | None
     lock: dict[str, Any] | None = None  # a live writer's holder record: files may be mid-swap
+    owners: dict[str, str] = field(default_factory=dict)  # other dists' files among those read
+
+    def ownership(self) -> Ownership:
+        """What this dist owns here: its RECORD, and the files harness created for it."""
+        created = {
+            p
+            for p, e in (self.manifest.get("files") or {}).items()
+            if "pristine_sha256" in e and e["pristine_sha256"] is None
+        }
+        return Ownership(self.dist, frozenset(self.record), self.owners, frozenset(created))
 
     def hand_edited(self) -> list[str]:
         """Installed files that match neither pip's RECORD nor what harness wrote."""
@@ -123,6 +133,7 @@ def read_state(target: Target, dist: str, files: list[str]) -> TargetState:
         data.get("actual") or {},
         data.get("recovered"),
         data.get("lock"),
+        dict(data.get("owners") or {}),
     )
 
 
@@ -199,6 +210,7 @@ def status(
             continue
         files = sorted({fp.path for p in series.patches for fp in p.files})
         state = read_state(target, dist, files)
+        refuse_foreign(target, series, state)
         plan = plan_apply(series, state.live, installed, state.manifest, force=force)
         note = (
             f"being patched right now by {holder_text(state.lock)}: what follows may be mid-change"
@@ -221,6 +233,23 @@ def status(
     return out
 
 
+def refuse_foreign(target: Target, series: Series, state: TargetState) -> None:
+    """Before anything is planned or written: the series may touch only its own dist.
+
+    Raises:
+        PatchError: naming each patch file:line and path it may not write, and the way out.
+    """
+    own = state.ownership()
+    exists = {p: f.text is not None or f.binary for p, f in state.live.items()}
+    bad = foreign_paths(series, own, exists)
+    if bad:
+        raise PatchError(
+            f"{target.label}: refusing the {series.dist} {series.version} series, nothing was "
+            "written: " + "; ".join(bad),
+            foreign_hint(series, own),
+        )
+
+
 def _required_dists(root: Path, dists: list[str]) -> list[str]:
     names: set[str] = set()
     for d in dists:
@@ -229,136 +258,6 @@ def _required_dists(root: Path, dists: list[str]) -> list[str]:
             for p in s.patches if s else ():
                 names.update(n for n, _ in p.requires)
     return sorted(names)
-
-
-def _holder(command: str) -> dict[str, Any]:
-    try:
-        user = getpass.getuser()
-    except Exception:
-        user = "?"
-    return {
-        "user": user,
-        "host": socket.gethostname(),
-        "command": command,
-        "laptop_pid": os.getpid(),
-    }
-
-
-def _write(
-    target: Target, dist: str, changes: list[FileChange], manifest: dict[str, Any], command: str
-) -> list[str]:
-    if not target.writable:
-        raise TargetError(f"{target.label} is read-only", "patch a host, local or venv: target")
-    payload = [
-        {"path": c.path, "before_sha": c.before_sha256, "after_text": c.after, "mode": c.mode}
-        for c in changes
-    ]
-    env = run_probe(
-        target,
-        "patchops",
-        {
-            "action": "write",
-            "dist": dist,
-            "changes": payload,
-            "manifest": manifest,
-            "lock_holder": _holder(command),
-        },
-    )
-    return list(env.data.get("written") or [])
-
-
-def apply_patches(
-    target: Target,
-    root: Path,
-    *,
-    dry_run: bool = False,
-    force: bool = False,
-    only: str | None = None,
-) -> list[DistReport]:
-    """All-or-nothing across every dist: any conflict or refusal means nothing is written."""
-    reports = status(target, root, only=only, force=force)
-    blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
-    if dry_run:
-        return reports
-    for r in reports:
-        if r.lock is not None:  # its half-swapped files would read as conflicts or hand edits
-            raise PatchError(
-                f"{target.label}: {r.root} is being patched by another harness: "
-                f"{holder_text(r.lock)}; nothing was written",
-                "wait for it to finish, then run `harness patches`",
-            )
-    if blocked:
-        lines = []
-        for r in blocked:
-            assert r.plan is not None
-            lines += list(r.plan.problems)
-            for p in r.plan.patches:
-                for c in p.conflicts:
-                    lines.append(
-                        f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
-                        f"{c['patch_line']}) does not match"
-                    )
-        hand = any(r.plan is not None and r.plan.problems for r in blocked)
-        raise PatchConflict(
-            "nothing was written: " + "; ".join(lines),
-            "run `harness patches` for the expected vs found lines"
-            + ("; --force patches files edited by hand" if hand else ""),
-        )
-    if only and reports and reports[0].plan is None:
-        raise VersionMismatch(reports[0].note or "no series applies")
-    written_reports = []
-    for r in reports:
-        if r.plan is None or not r.plan.changes:
-            written_reports.append(r)
-            continue
-        series = load_series(root, r.dist, r.plan.series_version or "")
-        assert series is not None
-        state = read_state(target, r.dist, [c.path for c in r.plan.changes])
-        manifest = new_manifest(r.plan, series, state.manifest)
-        written = _write(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
-        written_reports.append(
-            DistReport(
-                r.dist, r.installed, r.series_versions, r.plan, r.hand_edited, r.recovered, written
-            )
-        )
-    return written_reports
-
-
-def revert_patches(
-    target: Target, root: Path, *, force: bool = False, only: str | None = None
-) -> list[DistReport]:
-    out = []
-    for dist in _dists(root, only):
-        probe = read_state(target, dist, [])
-        files = sorted(probe.manifest.get("files") or {})
-        if not files:
-            out.append(
-                DistReport(
-                    dist, probe.version, [], None, [], probe.recovered, note="nothing to revert"
-                )
-            )
-            continue
-        state = read_state(target, dist, files)
-        changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
-        if problems:
-            raise PatchError(
-                f"{target.label}: not reverting {dist}: " + "; ".join(problems),
-                "nothing was written",
-            )
-        written = _write(target, dist, changes, {"files": {}}, "revert-patches")
-        out.append(
-            DistReport(
-                dist,
-                state.version,
-                [],
-                None,
-                [],
-                probe.recovered or state.recovered,
-                written,
-                note=f"restored {len(written)} file(s) byte-identical",
-            )
-        )
-    return out
 
 
 def file_modules(paths: list[str]) -> list[str]:
@@ -373,10 +272,8 @@ def file_modules(paths: list[str]) -> list[str]:
 __all__ = [
     "DistReport",
     "TargetState",
-    "apply_patches",
     "file_modules",
     "read_state",
-    "revert_patches",
     "sha",
     "status",
 ]

@@ -6,18 +6,23 @@ of the fifth patch means nothing at all changes on the target.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.patching.diffs import ApplyResult, apply, is_applied, reverse, unified
-from harness.patching.series import Series, requirement_problem
+from harness.patching.series import PatchSpec, Series, requirement_problem
 
 APPLIED = "applied"
 APPLIES = "applies cleanly"
 CONFLICTS = "conflicts"
 SKIPPED = "skipped"
 BY_HAND = "applied by hand"
+#: The manifest says this patch was applied, but from another text than the series has now:
+#: the files hold the old change, so "applied" would be a lie and re-applying would conflict.
+STALE = "applied (an older text of this patch)"
 
 
 def sha(text: str) -> str:
@@ -44,6 +49,9 @@ class PatchState:
     detail: str = ""
     conflicts: tuple[dict[str, Any], ...] = ()  # {file, hunk, patch_line, expected, found}
     offsets: tuple[str, ...] = ()  # "file: hunk at line N (offset +k)"
+    #: STALE only: unified diff from the text that was applied to the series' text now
+    #: (empty when an older harness applied it without recording the text).
+    text_diff: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +61,7 @@ class PatchState:
             "detail": self.detail,
             "conflicts": list(self.conflicts),
             "offsets": list(self.offsets),
+            "text_diff": self.text_diff,
         }
 
 
@@ -129,7 +138,7 @@ def plan_apply(
 ) -> Plan:
     """What applying ``series`` would do to ``live`` files (every file of every patch)."""
     texts: dict[str, str | None] = {p: f.text for p, f in live.items()}
-    applied_ids = {a["id"] for a in manifest.get("applied") or []}
+    applied = {a["id"]: a for a in manifest.get("applied") or []}
     mfiles = manifest.get("files") or {}
     states: list[PatchState] = []
     problems: list[str] = []
@@ -138,11 +147,19 @@ def plan_apply(
         if why_not:
             states.append(PatchState(spec.id, spec.why, SKIPPED, why_not))
             continue
-        if spec.id in applied_ids and all(
+        record = applied.get(spec.id)
+        if record is not None and all(
             (mfiles.get(fp.path) or {}).get("after_sha256") == live[fp.path].sha256
             for fp in spec.files
         ):
-            states.append(PatchState(spec.id, spec.why, APPLIED))
+            if same_change(record, spec):
+                states.append(PatchState(spec.id, spec.why, APPLIED))
+                continue
+            states.append(stale_state(record, spec))
+            problems.append(
+                f"{spec.id} is applied from an older text of {spec.file.name}: the files hold "
+                "the old change (revert-patches, then apply-patches)"
+            )
             continue
         results = [apply(fp, texts.get(fp.path)) for fp in spec.files]
         conflicts = [c for r in results for c in _conflict_info(r)]
@@ -196,6 +213,41 @@ def plan_apply(
     )
 
 
+def same_change(record: Mapping[str, Any], spec: PatchSpec) -> bool:
+    """Pure: does the manifest's record of an applied patch describe ``spec``'s change?
+
+    Compared by what the patch does when the manifest says (``content_sha256``), so an
+    edited description is not a new patch; by the whole text for older manifests.
+    """
+    if record.get("content_sha256"):
+        return bool(record["content_sha256"] == spec.content_sha256)
+    return bool(record.get("sha256") == spec.sha256)
+
+
+def stale_state(record: Mapping[str, Any], spec: PatchSpec) -> PatchState:
+    """Pure: the STALE state of ``spec``, with the diff from the text that was applied."""
+    old = record.get("text")
+    if isinstance(old, str):
+        diff = "".join(
+            line if line.endswith("\n") else line + "\n"
+            for line in difflib.unified_diff(
+                old.splitlines(keepends=True),
+                spec.text.splitlines(keepends=True),
+                f"applied/{spec.file.name}",
+                f"series/{spec.file.name}",
+            )
+        )
+        detail = f"{spec.file.name} changed since it was applied"
+    else:
+        diff = ""
+        detail = (
+            f"{spec.file.name} changed since it was applied (sha256 "
+            f"{str(record.get('sha256'))[:12]} then, {spec.sha256[:12]} now; the applied "
+            "text was not recorded)"
+        )
+    return PatchState(spec.id, spec.why, STALE, detail, text_diff=diff)
+
+
 def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, Any]:
     """Pure: the manifest after ``plan`` is written (pristine shas kept from the first apply)."""
     files = dict(old.get("files") or {})
@@ -206,12 +258,23 @@ def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, A
         entry["after_sha256"] = sha(c.after) if c.after is not None else None
         entry["mode"] = c.mode
         files[c.path] = entry
-    applied = [a for a in old.get("applied") or []]
-    known = {a["id"] for a in applied}
+    # A patch applied now is recorded with the text it was applied from (replacing any
+    # record of an earlier text, e.g. before a reinstall put the pristine file back): when
+    # the series' copy changes later, `patches` can say so and show how.
     by_id = {s.id: s for s in series.patches}
+    now = {p.id for p in plan.patches if p.state == APPLIES}
+    applied = [a for a in old.get("applied") or [] if a["id"] not in now]
     for p in plan.patches:
-        if p.state == APPLIES and p.id not in known:
-            applied.append({"id": p.id, "sha256": by_id[p.id].sha256})
+        if p.id in now:
+            spec = by_id[p.id]
+            applied.append(
+                {
+                    "id": p.id,
+                    "sha256": spec.sha256,
+                    "content_sha256": spec.content_sha256,
+                    "text": spec.text,
+                }
+            )
     return {
         "dist": plan.dist,
         "version": plan.version,
@@ -219,6 +282,32 @@ def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, A
         "applied": applied,
         "files": files,
     }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One dist's files as read back after an interrupted apply."""
+
+    dist: str
+    applied: bool  # every planned file holds its patched text
+    untouched: bool  # every planned file holds what it held before
+    rolled_back: bool  # the read-back found a dead transaction and undid it
+
+
+def interrupted_line(outcomes: list[Outcome]) -> str:
+    """Pure: the one line an interrupted apply prints about the state it left."""
+    if all(o.applied for o in outcomes):
+        return "the series is fully applied"
+    if all(o.untouched for o in outcomes):
+        if any(o.rolled_back for o in outcomes):
+            return "rolled back: the files are as they were before"
+        return "nothing written"
+    parts = [
+        f"{o.dist} "
+        + ("fully applied" if o.applied else "as before" if o.untouched else "half-written")
+        for o in outcomes
+    ]
+    return "left " + ", ".join(parts)
 
 
 def plan_revert(
@@ -266,10 +355,13 @@ __all__ = [
     "BY_HAND",
     "CONFLICTS",
     "SKIPPED",
+    "STALE",
     "FileChange",
     "LiveFile",
+    "Outcome",
     "PatchState",
     "Plan",
+    "interrupted_line",
     "new_manifest",
     "plan_apply",
     "plan_revert",

@@ -47,6 +47,23 @@ class PatchSpec:
 
         return hashlib.sha256(self.text.encode()).hexdigest()
 
+    @property
+    def content_sha256(self) -> str:
+        """Digest of what the patch *does* (paths and hunks), not of its commentary.
+
+        An edited description or a moved ``why`` paragraph leaves the applied change as it
+        was; a changed hunk does not -- that is what makes an applied patch stale.
+        """
+        import hashlib
+        import json
+
+        body = [
+            [fp.path, fp.new_file, fp.deleted]
+            + [[h.old_start, list(h.old_lines), list(h.new_lines)] for h in fp.hunks]
+            for fp in self.files
+        ]
+        return hashlib.sha256(json.dumps(body).encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class Series:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.patching.ops import DistReport
-from harness.patching.plan import APPLIED, APPLIES, BY_HAND, CONFLICTS, SKIPPED
+from harness.patching.plan import APPLIED, APPLIES, BY_HAND, CONFLICTS, SKIPPED, STALE
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,6 +16,7 @@ COLORS = {
     CONFLICTS: "bold red",
     SKIPPED: "yellow",
     BY_HAND: "magenta",
+    STALE: "bold red",
 }
 
 
@@ -46,6 +47,9 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
                 console.print(f"  {'':16} [dim]{escape(p.why)}[/]", soft_wrap=True)
                 for o in p.offsets:
                     console.print(f"  {'':16} [dim]{escape(o)}[/]", soft_wrap=True)
+                if p.text_diff:
+                    console.print(f"  {'':16} applied text -> series text:")
+                    _diff(console, p.text_diff, indent=f"  {'':16} ")
                 for c in p.conflicts:
                     console.print(
                         f"  {'':16} [red]{escape(c['file'])}: hunk {escape(c['hunk'])}"
@@ -67,20 +71,7 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
             if diffs:
                 for ch in r.plan.changes:
                     console.print(f"\n  [bold]{escape(ch.path)}[/] (against the live file)")
-                    for line in ch.diff().splitlines():
-                        style = (
-                            "green"
-                            if line.startswith("+")
-                            else "red"
-                            if line.startswith("-")
-                            else "cyan"
-                            if line.startswith("@@")
-                            else ""
-                        )
-                        console.print(
-                            f"    [{style}]{escape(line)}[/]" if style else f"    {escape(line)}",
-                            soft_wrap=True,
-                        )
+                    _diff(console, ch.diff(), indent="    ")
         for path in r.hand_edited:
             console.print(
                 f"  [magenta]edited by hand[/] {escape(path)} (differs from RECORD and "
@@ -94,17 +85,37 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
             )
 
 
+def _diff(console: Console, diff: str, indent: str) -> None:
+    """A unified diff, coloured by line kind."""
+    from rich.markup import escape
+
+    for line in diff.splitlines():
+        style = (
+            "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else "cyan"
+            if line.startswith("@@")
+            else ""
+        )
+        text = f"{indent}{escape(line)}"
+        console.print(f"[{style}]{text}[/]" if style else text, soft_wrap=True)
+
+
 def _indent(text: str) -> str:
     return "\n".join("        " + line for line in text.rstrip("\n").splitlines()) or "        "
 
 
 def markdown(reports: list[DistReport], target: str) -> str:
-    """The patch-diff report for review in a pull request or an issue."""
-    out = [f"# Patch report for `{target}`", ""]
+    """The patch-diff report for review in a pull request or an issue (embedded text escaped)."""
+    from harness.mdtext import cell, code, fenced, text
+
+    out = [f"# Patch report for {code(target)}", ""]
     for r in reports:
-        out.append(f"## {r.dist} {r.installed or '(not installed)'}")
+        out.append(f"## {text(r.dist)} {text(r.installed or '(not installed)')}")
         if r.note:
-            out.append(f"\n{r.note}\n")
+            out.append(f"\n{text(r.note)}\n")
         if r.plan is None:
             continue
         out.append("")
@@ -112,15 +123,19 @@ def markdown(reports: list[DistReport], target: str) -> str:
         out.append("|---|---|---|")
         for p in r.plan.patches:
             detail = f" ({p.detail})" if p.detail else ""
-            out.append(f"| `{p.id}` | {p.state}{detail} | {p.why} |")
+            out.append(f"| {code(p.id)} | {cell(p.state + detail)} | {cell(p.why)} |")
+        for p in r.plan.patches:
+            if p.text_diff:
+                out += ["", f"### {code(p.id)}: applied text -> series text", ""]
+                out += fenced(p.text_diff, "diff")
         for prob in r.plan.problems:
-            out.append(f"\n**Refused:** {prob}")
+            out.append(f"\n**Refused:** {text(prob)}")
         for ch in r.plan.changes:
-            out += ["", f"### `{ch.path}`", "", "```diff", ch.diff().rstrip("\n"), "```"]
+            out += ["", f"### {code(ch.path)}", "", *fenced(ch.diff(), "diff")]
         if r.hand_edited:
             out += [
                 "",
-                "Edited by hand since install: " + ", ".join(f"`{p}`" for p in r.hand_edited),
+                "Edited by hand since install: " + ", ".join(code(p) for p in r.hand_edited),
             ]
         out.append("")
     return "\n".join(out) + "\n"

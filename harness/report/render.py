@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from harness.mdtext import cell, code, fenced, text
 from harness.report.model import BLOCKER, INFO, WARNING, Review
 
 if TYPE_CHECKING:
@@ -62,37 +63,37 @@ def _findings(check: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 # -- Markdown -------------------------------------------------------------------------------
 def markdown(r: Review) -> str:
-    out = [f"# Run review: **{r.verdict}**", "", f"`{r.target}` · {r.generated}", ""]
+    """Everything embedded is escaped (:mod:`harness.mdtext`): a ``|`` in a patch's why, a
+    backtick in a path or a fence inside a diff cannot break the document."""
+    out = [f"# Run review: **{r.verdict}**", "", f"{code(r.target)} · {text(r.generated)}", ""]
     out.append("## Verdict")
     out.append("")
     for reason in r.reasons or []:
-        hint = f" — `{reason.hint}`" if reason.hint else ""
-        out.append(f"- **{reason.severity}** {reason.text}{hint}")
+        hint = f" — {code(reason.hint)}" if reason.hint else ""
+        out.append(f"- **{reason.severity}** {text(reason.text)}{hint}")
     if not r.reasons:
         out.append("- nothing stands in the way")
     out += ["", "## Target", "", "| | |", "|---|---|"]
-    out += [f"| {k} | {v} |" for k, v in _facts_rows(r)]
+    out += [f"| {cell(k)} | {cell(v)} |" for k, v in _facts_rows(r)]
     if r.step:
-        out += ["", "## Step", "", "```", _step_text(r.step), "```"]
+        out += ["", "## Step", "", *fenced(_step_text(r.step))]
     out += ["", "## Patch series"]
     for d in _patch_rows(r):
-        out += ["", f"### {d['dist']} {d['installed'] or ''}"]
+        out += ["", f"### {text(d['dist'])} {text(d['installed'] or '')}"]
         if d["note"]:
-            out.append(f"\n{d['note']}")
+            out.append(f"\n{text(d['note'])}")
         if d["patches"]:
             out += ["", "| patch | state | why |", "|---|---|---|"]
-            out += [f"| `{p['id']}` | {p['state']} | {p['why']} |" for p in d["patches"]]
-        for c in d["changes"]:
             out += [
-                "",
-                f"#### `{c['path']}` (diff against the live file)",
-                "",
-                "```diff",
-                c["diff"].rstrip("\n"),
-                "```",
+                f"| {code(p['id'])} | {cell(p['state'])} | {cell(p['why'])} |" for p in d["patches"]
             ]
+        for c in d["changes"]:
+            out += ["", f"#### {code(c['path'])} (diff against the live file)", ""]
+            out += fenced(c["diff"], "diff")
         if d["hand_edited"]:
-            out.append("\nEdited by hand since install: " + ", ".join(d["hand_edited"]))
+            out.append(
+                "\nEdited by hand since install: " + ", ".join(code(p) for p in d["hand_edited"])
+            )
     for title, check in (
         ("Check (live environment)", r.check),
         ("Check (after the patches)", r.check_with_patches),
@@ -101,7 +102,11 @@ def markdown(r: Review) -> str:
             continue
         out += ["", f"## {title}", ""]
         fs = _findings(check)
-        out += [f"- **{f['severity']}** `{f['file']}:{f['line']}` {f['message']}" for f in fs]
+        out += [
+            f"- **{text(f['severity'])}** {code(str(f['file']) + ':' + str(f['line']))} "
+            f"{text(f['message'])}"
+            for f in fs
+        ]
         if not fs:
             out.append("- no findings")
     return "\n".join(out) + "\n"
@@ -135,13 +140,15 @@ table{border-collapse:collapse} td,th{border:1px solid #d0d7de;padding:.25em .6e
 details{margin:.6em 0;border:1px solid #d0d7de;border-radius:6px;padding:.4em .8em}
 summary{cursor:pointer;font-weight:600} code,pre{font:12px/1.4 ui-monospace,monospace}
 pre{background:#f6f8fa;padding:.6em;overflow:auto}
-.add{background:#e6ffec;color:#116329;display:block}
-.del{background:#ffebe9;color:#82071e;display:block}
-.hunk{color:#3451b2;display:block} .state-conflicts{color:#c0262d} .state-applied{color:#0a7d32}
+pre.diff span{display:block} .add{background:#e6ffec;color:#116329}
+.del{background:#ffebe9;color:#82071e}
+.hunk{color:#3451b2} .state-conflicts{color:#c0262d} .state-applied{color:#0a7d32}
 """
 
 
 def _diff_html(diff: str) -> str:
+    """One block per line and nothing between them: a newline between blocks inside a
+    ``<pre>`` is a line of its own, which drew every diff double-spaced."""
     rows = []
     for line in diff.splitlines():
         cls = (
@@ -151,11 +158,10 @@ def _diff_html(diff: str) -> str:
             if line.startswith("-") and not line.startswith("---")
             else "hunk"
             if line.startswith("@@")
-            else ""
+            else "ctx"
         )
-        text = html.escape(line) or " "
-        rows.append(f'<span class="{cls}">{text}</span>' if cls else text)
-    return "<pre>" + "\n".join(rows) + "</pre>"
+        rows.append(f'<span class="{cls}">{html.escape(line) or " "}</span>')
+    return "<pre class='diff'>" + "".join(rows) + "</pre>"
 
 
 def html_page(r: Review) -> str:
@@ -245,6 +251,10 @@ def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
         return
     for k, v in _facts_rows(r):
         console.print(f"  [dim]{k:18}[/] {escape(str(v))}", soft_wrap=True)
+    if r.step:  # the step that would run, as md/html/json show it
+        console.print("  [bold]step[/]")
+        for line in _step_text(r.step).splitlines():
+            console.print(f"    {escape(line)}", soft_wrap=True)
     for d in _patch_rows(r):
         for p in d["patches"]:
             console.print(

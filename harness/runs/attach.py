@@ -52,9 +52,13 @@ def follow_run(
     notes = shown.err if isinstance(shown, view.PlainView) else view.console()
     pending_tail = [tail] if tail is not None else []
 
-    def landed(offset: int = -1, data: bytes = b"") -> None:
-        if pending_tail and copy.size >= initial:
-            shown.start_at(tail_offset(copy.read, initial, pending_tail.pop()))
+    def landed(offset: int = -1, data: bytes = b"", final: bool = False) -> None:
+        # --follow: the last N lines as of the attach, then everything after them.
+        # Without it: the last N lines as of the end of the read -- a live run's log grew
+        # since it was listed, and N lines is what was asked for.
+        if pending_tail and copy.size >= initial and (follow or final):
+            end = initial if follow else copy.size
+            shown.start_at(tail_offset(copy.read, end, pending_tail.pop()))
         shown.pump(offset, data)
 
     def link(what: str, why: str) -> None:
@@ -117,7 +121,7 @@ def follow_run(
                 f"reattach with: harness logs {info.id}{ctx.flag} --follow "
                 f"--offset {shown.resume_offset}",
             ) from None
-        landed()
+        landed(final=True)
         shown.flush()
         shown.close()
         final = RunInfo.from_facts(end.facts, None) if end.facts else info

@@ -8,6 +8,7 @@ code. ``harness run`` is :mod:`harness.runs.launch`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -59,6 +60,12 @@ def show_logs(
 def stop_run(ctx: Context, run: str, *, grace: float | None = None, as_json: bool = False) -> int:
     from harness.runs import view
 
+    if grace is not None and not (math.isfinite(grace) and grace >= 0):
+        # before anything is signalled: "nan" would never SIGKILL, "inf" never return
+        raise UsageError(
+            f"--grace {grace}: give the seconds between SIGTERM and SIGKILL, a number >= 0",
+            "e.g. --grace 30; 0 sends SIGKILL right after SIGTERM",
+        )
     with ctx.open() as target:
         workdir = workdir_for(target, ctx.workdir, absolute=False)
         listing = remote.list_runs(target, workdir)

@@ -4,9 +4,9 @@ No decisions here: states, labels, phases, failure summaries and verdicts arrive
 
 Two live views. On a terminal, :class:`LiveView` prints log lines above a status row
 (elapsed time, phase, a progress bar for ``29/64``-style phases, the current ``\\r`` line).
-Anywhere else (a pipe, a file, CI), :class:`PlainView` writes the log text to stdout as it
-comes -- decoded, invalid bytes as U+FFFD -- and its own messages to stderr, so
-``harness logs RUN > file`` holds only the log.
+Anywhere else (a pipe, a file, CI), :class:`PlainView` writes the log's bytes to stdout as
+they come, unchanged (invalid UTF-8, ``\r`` and a missing last newline included), and its
+own messages to stderr, so ``harness logs RUN > file`` is the log byte for byte.
 """
 
 from __future__ import annotations
@@ -209,6 +209,7 @@ class StreamView:
         if self._resume is None:
             self._resume = self.pos
         self.pos += len(data)
+        self.show_bytes(data)
         text = self.decoder.feed(data)
         if text:
             changed = self.tracker.update(text)
@@ -228,6 +229,7 @@ class StreamView:
         self.end_of_text()
 
     # Hooks for the two views.
+    def show_bytes(self, data: bytes) -> None: ...
     def show(self, text: str) -> None: ...
     def phase_changed(self, phase: Phase) -> None: ...
     def end_of_text(self) -> None: ...
@@ -237,26 +239,25 @@ class StreamView:
 
 
 class PlainView(StreamView):
-    """Log text to stdout as it arrives; harness's own lines to stderr."""
+    """The log's bytes to stdout, unchanged, as they arrive; harness's own lines to stderr.
+
+    Decoding still happens (phases are recognised from the text), but only for the messages:
+    what a pipe or a file receives is the step's output byte for byte.
+    """
 
     def __init__(self, info: RunInfo, copy: LocalCopy, start: int | None, err: Console) -> None:
         super().__init__(info, copy, start)
         self.err = err
         self._out = sys.stdout.buffer
-        self._last_char = "\n"
 
-    def show(self, text: str) -> None:
-        self._out.write(text.encode("utf-8", "surrogateescape"))
+    def show_bytes(self, data: bytes) -> None:
+        self._out.write(data)
         self._out.flush()
-        self._last_char = text[-1]
 
     def phase_changed(self, phase: Phase) -> None:
         self.message(f"[dim]phase: {esc(_phase_text(phase))}[/]")
 
     def end_of_text(self) -> None:
-        if self._last_char not in "\n":
-            self._out.write(b"\n")  # the log's last line had no newline: end ours cleanly
-            self._last_char = "\n"
         self._out.flush()
 
     def message(self, markup: str) -> None:

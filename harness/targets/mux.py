@@ -20,10 +20,12 @@ How the pieces fit:
   :mod:`harness.errors` class: the user sees the same one line as on a direct connection.
 * **Socket path.** ``$XDG_RUNTIME_DIR/harness-mux/`` else ``~/.cache/harness/mux/``; the folder
   must be ours and ``0700`` or the mux is silently not used. The name is a short sha256 of
-  every field that decides *where* the connection goes and *how it is verified* (address,
-  user, port, identity, known_hosts, the ssh config used and its mtime, HOME, harness
-  version), so an edited hosts.toml or ~/.ssh/config never reuses a connection to another
-  endpoint.
+  the connection's identity (:mod:`harness.targets.identity`): every field that decides
+  *where* it goes, *how it is verified* and *what it runs* (address, user, port, identity,
+  known_hosts, the ssh config files and their mtimes, python, env, workdir, HOME, harness
+  version). The server repeats that identity in its hello and the client compares it, and a
+  probe request names its interpreter: an edited hosts.toml or ~/.ssh/config, or a second
+  inventory naming the box the same, never reaches the old endpoint or the old interpreter.
 * **Races.** Binding, stale-socket removal and the server's own unlink all happen under an
   ``flock`` on ``NAME.lock`` next to the socket. A server that finds the name taken checks it:
   a live server there means it lost the race and exits quietly; a refused connect means the
@@ -45,7 +47,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import hashlib
 import json
 import os
 import socket
@@ -63,6 +64,7 @@ from harness import __version__, errors
 from harness.config import HostConfig
 from harness.errors import ConfigError, ConnectError, HarnessError, TargetError
 from harness.targets.base import CommandResult, FileStat
+from harness.targets.identity import ConnectionIdentity, connection_identity
 
 if TYPE_CHECKING:
     from harness.targets.ssh import SshTarget
@@ -73,7 +75,8 @@ DEFAULT_PERSIST_S = 600.0
 #: Set to 1 to have the client say on stderr whether it went through the mux.
 DEBUG_ENV = "HARNESS_MUX_DEBUG"
 #: Bumped when the framing or the request set changes (it is part of the socket name too).
-PROTOCOL = 1
+#: 2: the hello carries the server's identity; a probe request names its interpreter.
+PROTOCOL = 2
 #: The kernel's limit for a Unix socket path (108 bytes with the NUL).
 MAX_SOCKET_PATH = 107
 #: A header is JSON with an argv and an env in it; anything bigger is a broken peer.
@@ -160,45 +163,19 @@ def _abs(path: str | None) -> str | None:
     return None if path is None else os.path.abspath(os.path.expanduser(path))
 
 
-def _file_id(path: str) -> list[int] | None:
-    """Identity of a config file's current contents (cheap: one stat, no read)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
+def identity_of(host: HostConfig, ssh_config_path: str | None) -> ConnectionIdentity:
+    """This process's identity for a connection to ``host`` (see :mod:`.identity`)."""
+    return connection_identity(host, ssh_config_path, protocol=PROTOCOL)
 
 
 def socket_key(host: HostConfig, ssh_config_path: str | None) -> str:
-    """Short hash of everything that decides where a connection goes and how it is checked.
+    """Short hash of everything that decides what a kept connection's commands touch.
 
-    The host's name is in it because the server's messages carry its label. The ssh config
-    files are identified by inode, size and mtime: an edited ``~/.ssh/config`` (a new
-    HostName for an alias) then means a new server, as OpenSSH's ``%C`` would after
-    resolving the alias.
+    Address, port, user, identity file, known_hosts, the ssh config files (ProxyJump and
+    HostName live there) and the interpreter and run environment: a mismatch in any of them
+    means another server, never the old one.
     """
-    home = os.path.expanduser("~")
-    configs = (
-        [_abs(ssh_config_path)]
-        if ssh_config_path
-        else [os.path.join(home, ".ssh", "config"), "/etc/ssh/ssh_config"]
-    )
-    fields = {
-        "harness": __version__,
-        "protocol": PROTOCOL,
-        "name": host.name,
-        "address": host.address,
-        "user": host.user,
-        "port": host.port,
-        "identity": _abs(host.identity),
-        "known_hosts": _abs(host.known_hosts),
-        "ssh_config": _abs(ssh_config_path),
-        "config_files": [[p, _file_id(p)] for p in configs if p],
-        "home": home,
-        "uid": os.geteuid(),
-    }
-    blob = json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
+    return identity_of(host, ssh_config_path).key
 
 
 def socket_path(
@@ -357,8 +334,10 @@ def _remove_stale(path: str) -> None:
 # -- client --------------------------------------------------------------------------------
 
 
-def _open(path: str, wait: float) -> tuple[socket.socket, dict[str, Any]]:
-    """Connect and read the server's hello.
+def _open(
+    path: str, wait: float, expect: Mapping[str, Any] | None = None
+) -> tuple[socket.socket, dict[str, Any]]:
+    """Connect and read the server's hello; with ``expect``, its identity must equal that.
 
     Raises:
         MuxUnavailable: no (usable) server; nothing was sent, so nothing ran.
@@ -388,6 +367,8 @@ def _open(path: str, wait: float) -> tuple[socket.socket, dict[str, Any]]:
             or head.get("version") != __version__
         ):
             raise MuxUnavailable("server speaks another protocol")
+        if expect is not None and head.get("identity") != dict(expect):
+            raise MuxUnavailable("server was started for another host entry")
         return sock, head
     except BaseException:
         sock.close()
@@ -404,27 +385,39 @@ class MuxClient:
         path: the server's socket.
         hello: its hello header (label, pid).
         wait: seconds to wait for a hello (a server that is still connecting sends it late).
+        expect: the identity (:meth:`ConnectionIdentity.to_dict`) every hello must carry;
+            ``None`` for housekeeping (ping, stop) that serves no command.
     """
 
-    def __init__(self, path: str, hello: Mapping[str, Any], wait: float) -> None:
+    def __init__(
+        self,
+        path: str,
+        hello: Mapping[str, Any],
+        wait: float,
+        expect: Mapping[str, Any] | None = None,
+    ) -> None:
         self.path = path
         self.label = str(hello.get("label", "?"))
         self.pid = int(hello.get("pid", 0))
         self.wait = wait
+        self.expect = None if expect is None else dict(expect)
 
     @classmethod
-    def attach(cls, path: str, wait: float) -> MuxClient | None:
+    def attach(
+        cls, path: str, wait: float, expect: Mapping[str, Any] | None = None
+    ) -> MuxClient | None:
         """A client for the live server at ``path``; ``None`` when there is none.
 
-        A stale socket file (its server died without removing it) is removed on the way.
+        A stale socket file (its server died without removing it) is removed on the way; a
+        server whose identity is not ``expect`` is left alone and not used.
         """
         try:
-            sock, hello = _open(path, wait)
+            sock, hello = _open(path, wait, expect)
         except MuxUnavailable as e:
             debug(f"no server at {path}: {e}")
             return None
         sock.close()
-        return cls(path, hello, wait)
+        return cls(path, hello, wait, expect)
 
     def run(
         self,
@@ -454,12 +447,18 @@ class MuxClient:
             float(head.get("duration", 0.0)),
         )
 
-    def run_python(self, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
-        """A probe through the server's warm worker (or its plain exec when there is none)."""
+    def run_python(
+        self, code: str, stdin: bytes, timeout: float | None, python: str
+    ) -> CommandResult:
+        """A probe run by ``python`` through the server's warm worker (or a plain exec).
+
+        The interpreter travels with the request, so the server can only ever run the one
+        this client's host entry names.
+        """
         wait = None if timeout is None else timeout + REPLY_MARGIN_S
         head, body = self._call(
             "python",
-            {"code": code, "timeout": timeout},
+            {"code": code, "timeout": timeout, "python": python},
             [("stdin", stdin)],
             wait,
             "running a probe",
@@ -496,7 +495,7 @@ class MuxClient:
         reply_wait: float | None,
         what: str,
     ) -> tuple[dict[str, Any], dict[str, bytes]]:
-        sock, _ = _open(self.path, self.wait)
+        sock, _ = _open(self.path, self.wait, self.expect)
         with sock:
             try:
                 sock.settimeout(REPLY_SEND_S)
@@ -541,13 +540,22 @@ def stop_all(directory: str | Path | None = None, timeout: float = 5.0) -> int:
     base = Path(directory) if directory is not None else mux_dir()
     if base is None or not base.is_dir():
         return 0
+    return _stop([str(p) for p in sorted(base.glob("*.sock"))], timeout)
+
+
+def stop_one(path: str, timeout: float = 5.0) -> int:
+    """Shut down the mux server at ``path`` if one answers; 1 if it did, else 0."""
+    return _stop([path], timeout)
+
+
+def _stop(paths: list[str], timeout: float) -> int:
     pids: list[int] = []
-    for sock_path in sorted(base.glob("*.sock")):
-        hello = ping(str(sock_path))
+    for sock_path in paths:
+        hello = ping(sock_path)
         if hello is None:
             continue
         with contextlib.suppress(HarnessError, MuxUnavailable):
-            MuxClient(str(sock_path), hello, 2.0).shutdown()
+            MuxClient(sock_path, hello, 2.0).shutdown()
         pids.append(int(hello.get("pid", 0)))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(_pid_alive(p) for p in pids):
@@ -607,6 +615,7 @@ def spawn(
 
     config = {
         "host": host_to_json(host),
+        "identity": identity_of(host, ssh_config_path).to_dict(),
         "socket": path,
         "ssh_config_path": _abs(ssh_config_path),
         "connect_timeout": connect_timeout,
@@ -691,8 +700,16 @@ class MuxServer:
         idle: seconds without requests before exiting.
     """
 
-    def __init__(self, target: SshTarget, path: str, listener: socket.socket, idle: float) -> None:
+    def __init__(
+        self,
+        target: SshTarget,
+        path: str,
+        listener: socket.socket,
+        idle: float,
+        identity: Mapping[str, Any] | None = None,
+    ) -> None:
         self.target = target
+        self.identity = dict(identity or {})
         self.path = path
         self.listener = listener
         self.idle = idle
@@ -703,7 +720,8 @@ class MuxServer:
         self._active = 0
         self._last = time.monotonic()
         self._retired = False
-        self._worker: Any = None  # harness.targets.zygote.ProbeWorker, made on first probe
+        #: harness.targets.zygote.ProbeWorker per interpreter, made on its first probe
+        self._workers: dict[str, Any] = {}
 
     def serve_forever(self) -> None:
         """Accept in a thread; watch the link and the idle clock here; clean up on the way out."""
@@ -786,6 +804,7 @@ class MuxServer:
             "label": self.target.label,
             "pid": os.getpid(),
             "idle": self.idle,
+            "identity": self.identity,
         }
 
     def _dispatch(
@@ -815,21 +834,22 @@ class MuxServer:
             )
             return {"ok": False, "error": _error_to_wire(err)}, []
 
-    def _python(self, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
-        """Through the warm worker; a broken or busy one means the plain exec, same result."""
+    def _python(self, python: str, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
+        """``python`` runs ``code``: through its warm worker, or the plain exec, same result."""
         from harness.targets.zygote import ProbeWorker, WorkerBroken
 
-        if self._worker is None:
-            self._worker = ProbeWorker(self.target.transport(), self.target.python_argv()[0])
+        with self._state:
+            worker = self._workers.get(python)
+            if worker is None:
+                worker = self._workers[python] = ProbeWorker(self.target.transport(), python)
         try:
-            r: CommandResult = self._worker.call(code, stdin, timeout)
+            r: CommandResult = worker.call(code, stdin, timeout)
         except WorkerBroken as e:
             debug(f"probe worker: {e}; plain exec")
-            return self.target.run_python(code, stdin, timeout)
+            return self.target.run([python, "-B", "-c", code], stdin=stdin, timeout=timeout)
         if r.exit_code == -9 and timeout is not None:
             raise TargetError(
-                f"{self.target.python_argv()[0]} on {self.target.label} timed out after "
-                f"{timeout:g}s",
+                f"{python} on {self.target.label} timed out after {timeout:g}s",
                 hint="it was killed (with its children); allow more time if it is just slow",
             )
         return r
@@ -855,17 +875,19 @@ class MuxServer:
             reply = {"ok": True, "exit_code": r.exit_code, "duration": r.duration}
             return reply, [("stdout", r.stdout), ("stderr", r.stderr)]
         if op == "python":
-            code, timeout = head.get("code"), head.get("timeout")
+            code, timeout, python = head.get("code"), head.get("timeout"), head.get("python")
             if not isinstance(code, str):
                 raise TargetError("harness mux: bad code in request")
             if timeout is not None and not isinstance(timeout, (int, float)):
                 raise TargetError("harness mux: bad timeout in request")
-            r = self._python(code, parts.get("stdin") or b"", timeout)
+            if not (isinstance(python, str) and python):
+                raise TargetError("harness mux: bad python in request")
+            r = self._python(python, code, parts.get("stdin") or b"", timeout)
             answer: dict[str, Any] = {
                 "ok": True,
                 "exit_code": r.exit_code,
                 "duration": r.duration,
-                "python": self.target.python_argv()[0],
+                "python": python,
             }
             return answer, [("stdout", r.stdout), ("stderr", r.stderr)]
         path = head.get("path")
@@ -921,7 +943,13 @@ def serve(config: Mapping[str, Any]) -> int:
     except BaseException:
         release()
         raise
-    server = MuxServer(target, path, listener, float(config.get("idle", DEFAULT_PERSIST_S)))
+    server = MuxServer(
+        target,
+        path,
+        listener,
+        float(config.get("idle", DEFAULT_PERSIST_S)),
+        identity=config.get("identity"),
+    )
 
     def on_signal(signum: int, _frame: Any) -> None:
         server.retire(f"signal {signum}")
@@ -934,7 +962,11 @@ def serve(config: Mapping[str, Any]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m harness.targets.mux serve JSON`` (what :func:`spawn` runs) or ``stop``."""
+    """``python -m harness.targets.mux serve JSON`` (what :func:`spawn` runs) or ``stop``.
+
+    Users stop kept connections with ``harness hosts --disconnect``; ``stop`` stays for
+    scripts that used it.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["stop"]:
         print(f"stopped {stop_all()} harness mux server(s)")

@@ -7,6 +7,7 @@ cache, make them read-only, and the probes read them with this machine's Python.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import IndexUnreachable, TargetError, UsageError
+from harness.errors import IndexUnreachable, Interrupted, TargetError, UsageError
 from harness.targets.local import LocalTarget
 
 KEEP_SUFFIXES = (".py", ".pyi")
@@ -122,17 +123,19 @@ class PypiTarget(LocalTarget):
 
     # -- cache ----------------------------------------------------------------------------
     def _unpacked(self, pin: Pin) -> Path:
+        if not pin.version:
+            raise _needs_version(pin)
         base = self.cache / "pypi"
         if pin.version:
             done = base / f"{normalize(pin.name)}-{pin.version}"
             if (done / ".complete").exists():
-                return done
+                return _used(done)
         wheel = self._download(pin)
         version = wheel.name.split("-")[1]
         done = base / f"{normalize(pin.name)}-{version}"
         if not (done / ".complete").exists():
             _unpack(wheel, done)
-        return done
+        return _used(done)
 
     def _download(self, pin: Pin) -> Path:
         dest = self.cache / "wheels"
@@ -145,6 +148,15 @@ class PypiTarget(LocalTarget):
                         return w
         if _unreachable:
             raise _unreachable[0]
+        try:
+            return self._fetch(pin, dest)
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"nothing written: the partial download of {pin.requirement} was removed; "
+                "see the cache with: harness cache list"
+            ) from None
+
+    def _fetch(self, pin: Pin, dest: Path) -> Path:
         with tempfile.TemporaryDirectory(dir=dest, prefix=".dl-") as tmp:
             base = [
                 sys.executable,
@@ -159,12 +171,13 @@ class PypiTarget(LocalTarget):
                 "1",
                 "--timeout",
                 "15",
-                "-q",
+                "--progress-bar",
+                "off",
                 "-d",
                 tmp,
                 pin.requirement,
             ]
-            cp = _pip(base)
+            cp = _pip(base, Path(tmp), pin.requirement)
             if cp.returncode != 0 and _UNREACHABLE.search(cp.stderr):
                 _unreachable.append(
                     IndexUnreachable(
@@ -177,8 +190,11 @@ class PypiTarget(LocalTarget):
                 raise _unreachable[0]
             if cp.returncode != 0 and "No matching distribution" in cp.stderr:
                 tags = [a for t in LINUX_TAGS for a in ("--platform", t)]
-                cp = _pip([*base, *tags, "--python-version", "3.12"])
+                cp = _pip([*base, *tags, "--python-version", "3.12"], Path(tmp), pin.requirement)
             if cp.returncode != 0:
+                missing = _no_such_version(pin, cp.stderr)
+                if missing is not None:
+                    raise missing
                 tail = " ".join(cp.stderr.strip().splitlines()[-2:]) or "no output"
                 raise TargetError(
                     f"pypi: could not download {pin.requirement}: {tail}",
@@ -196,11 +212,65 @@ class PypiTarget(LocalTarget):
             return final
 
 
-def _pip(argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _used(done: Path) -> Path:
+    """Mark an unpacked pin as used now: ``harness cache list`` and ``prune`` go by it."""
+    with contextlib.suppress(OSError):
+        os.utime(done / ".complete")
+    return done
+
+
+def _pip(argv: list[str], workdir: Path, what: str) -> subprocess.CompletedProcess[str]:
+    """pip, with a progress bar (size, rate, time left) when stderr is a terminal."""
+    from harness.targets.download import run_pip
+
+    return run_pip(argv, workdir, what)
+
+
+def _no_such_version(pin: Pin, stderr: str) -> TargetError | None:
+    """One line for a version the index does not have: the nearest ones, not all of them."""
+    from packaging.version import InvalidVersion, Version
+
+    from harness.targets.pipout import latest, nearest, versions_from_error
+
+    versions = versions_from_error(stderr)
+    if not versions or pin.version is None:
+        return None
     try:
-        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=1800)
-    except subprocess.TimeoutExpired:
-        raise TargetError("pypi: pip download took longer than 30 minutes") from None
+        if any(Version(v) == Version(pin.version) for v in versions):
+            return None  # it exists; something else failed
+    except InvalidVersion:
+        pass
+    near = ", ".join(nearest(pin.version, versions))
+    return TargetError(
+        f"pypi: {pin.name} {pin.version} does not exist on the index; nearest: {near}",
+        f"pin one of them, e.g. pypi:{pin.name}=={latest(versions)} (the latest)",
+    )
+
+
+def _needs_version(pin: Pin) -> UsageError:
+    """A pin without ``==VERSION``: say which version is the latest, so it can be pinned.
+
+    A pypi: target must be exact -- "the latest" changes under a cached result.
+    """
+    from harness.targets.pipout import latest, versions_from_index
+
+    argv = [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check"]
+    try:
+        cp = subprocess.run(
+            [*argv, pin.name], capture_output=True, text=True, check=False, timeout=120
+        )
+        newest = latest(versions_from_index(cp.stdout) or [])
+    except (OSError, subprocess.TimeoutExpired):
+        newest = None
+    if newest is None:
+        return UsageError(
+            f"pypi:{pin.name} needs a version: pypi:{pin.name}==VERSION",
+            f"`pip index versions {pin.name}` lists them (the index could not be asked here)",
+        )
+    return UsageError(
+        f"pypi:{pin.name} needs a version; the latest is {newest}: pypi:{pin.name}=={newest}",
+        "a pypi: target pins exact versions, so what it reads cannot change under you",
+    )
 
 
 def _unpack(wheel: Path, done: Path) -> None:
@@ -232,6 +302,12 @@ def _unpack(wheel: Path, done: Path) -> None:
         _rmtree(tmp)
         raise TargetError(
             f"pypi: cannot unpack {wheel.name}: {exc}", f"delete {wheel} and retry"
+        ) from None
+    except KeyboardInterrupt:
+        _rmtree(tmp)
+        raise Interrupted(
+            f"nothing unpacked: {wheel.name} is in the cache, its half-unpacked copy was "
+            "removed; see the cache with: harness cache list"
         ) from None
 
 

@@ -149,7 +149,8 @@ class SshTarget(Target):
 
     def run_python(self, code: str, stdin: bytes, timeout: float | None = None) -> CommandResult:
         """Probes: through the kept connection's warm worker when there is one."""
-        shared = self._via_mux(lambda mux: mux.run_python(code, stdin, timeout))
+        python = self.host.python
+        shared = self._via_mux(lambda mux: mux.run_python(code, stdin, timeout, python))
         if not isinstance(shared, _NoMux):
             return shared
         return super().run_python(code, stdin, timeout)
@@ -374,14 +375,27 @@ class SshTarget(Target):
             raise ConfigError(f"{where}: bad address {self.host.address!r}: {e}") from e
 
         identity = self.host.identity
-        if identity is not None and not os.path.isfile(os.path.expanduser(identity)):
+        if identity is not None:
+            self._check_identity(identity, self.host.where.get("identity") or where)
+        for hop in _chain(conn):
+            self._harden(hop, identity if hop is conn else None)
+        return conn
+
+    @staticmethod
+    def _check_identity(identity: str, where: str) -> None:
+        """The ``identity =`` file must be a private key file; say which line if not."""
+        path = os.path.expanduser(identity)
+        if os.path.isdir(path):
+            raise ConfigError(
+                f"{where}: identity = {identity!r} is a directory, not a private key file",
+                hint=f"name the key file in it, e.g. identity = "
+                f'"{os.path.join(identity, "id_ed25519")}"',
+            )
+        if not os.path.isfile(path):
             raise ConfigError(
                 f"{where}: identity file {identity} does not exist",
                 hint="fix 'identity' in hosts.toml or remove it to use ~/.ssh/config / ssh-agent",
             )
-        for hop in _chain(conn):
-            self._harden(hop, identity if hop is conn else None)
-        return conn
 
     def _harden(self, conn: Any, identity: str | None) -> None:
         """Put our host-key policy, known_hosts, keys and timeouts on one (hop) Connection."""
@@ -498,7 +512,8 @@ class SshTarget(Target):
         if path is None:
             mux.debug(f"{self.host.name}: no private socket folder; connecting directly")
             return None
-        client = mux.MuxClient.attach(path, wait=self.connect_timeout + 5.0)
+        expect = mux.identity_of(self.host, self.ssh_config_path).to_dict()
+        client = mux.MuxClient.attach(path, wait=self.connect_timeout + 5.0, expect=expect)
         if client is None:
             self._spawn_path = path
             mux.debug(f"{self.host.name}: connecting directly")

@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -501,12 +502,15 @@ def test_racing_servers_leave_exactly_one(
     assert _logs(runtime).count("another server already serves this host") == 2
 
 
-def test_socket_name_tracks_every_endpoint_field(sshd: SshServer, isolated_home: Path) -> None:
+def test_socket_name_tracks_every_field_that_decides_what_runs(
+    sshd: SshServer, isolated_home: Path
+) -> None:
+    """Item 1 of issue 10: python and env are part of the identity (they were not)."""
     from dataclasses import replace
 
     base = _host(sshd)
     key = mux.socket_key(base, None)
-    assert key == mux.socket_key(replace(base, python="/other/python"), None)  # not a field
+    assert key == mux.socket_key(replace(base), None)  # stable
     for change in (
         {"address": "localhost"},
         {"port": 1},
@@ -514,12 +518,103 @@ def test_socket_name_tracks_every_endpoint_field(sshd: SshServer, isolated_home:
         {"identity": "/k"},
         {"known_hosts": "/kh"},
         {"name": "other"},
+        {"python": "/other/python"},
+        {"env": {"CUDA_VISIBLE_DEVICES": "1"}},
+        {"workdir": "/elsewhere"},
     ):
         assert mux.socket_key(replace(base, **change), None) != key, change
     assert mux.socket_key(base, "/etc/ssh/ssh_config") != key
     config = isolated_home / ".ssh" / "config"
     config.write_text("Host x\n  Port 2\n")
-    assert mux.socket_key(base, None) != key  # an edited ~/.ssh/config: a new server
+    edited = mux.socket_key(base, None)
+    assert edited != key  # an edited ~/.ssh/config: a new server
+    # a ProxyJump in a file that ~/.ssh/config includes changes the route too
+    (isolated_home / ".ssh" / "conf.d").mkdir()
+    config.write_text("Include conf.d/*.conf\nHost x\n  Port 2\n")
+    included = mux.socket_key(base, None)
+    (isolated_home / ".ssh" / "conf.d" / "jump.conf").write_text("Host *\n  ProxyJump j\n")
+    assert mux.socket_key(base, None) != included
+
+
+def test_changed_python_never_reaches_the_old_interpreter(
+    box: Path, env: dict[str, str], runtime: Path, tmp_path: Path, sshd: SshServer
+) -> None:
+    """Item 1 of issue 10: ``python =`` edited while a connection is kept."""
+    first = _cli(box, env, "hosts", "--check", "--json", "-t", "box")
+    assert first.code == 0, first.err
+    old_python = json.loads(first.out)[0]["python"]["executable"]
+    _ready_server(runtime)
+    assert "via mux" in _cli(box, env, "hosts", "--check", "-t", "box").err
+
+    other = sys.executable  # another interpreter on the same box (this test's venv)
+    edited = _write_hosts(tmp_path, sshd.host_entry("box", python=other))
+    direct = _cli(edited, env, "hosts", "--check", "--json", "-t", "box", HARNESS_SSH_PERSIST="0")
+    want = json.loads(direct.out)[0]["python"]["executable"]
+    assert want != old_python
+    for _ in range(3):  # connecting directly, then through its own kept connection
+        r = _cli(edited, env, "hosts", "--check", "--json", "-t", "box")
+        assert r.code == 0, r.err
+        assert json.loads(r.out)[0]["python"]["executable"] == want
+    assert "via mux" in r.err
+    assert _wait(lambda: len(_sockets(runtime)) == 2)
+
+
+def test_two_inventories_naming_a_box_the_same_keep_their_interpreters(
+    sshd: SshServer, seed_venv: SeedVenv, env: dict[str, str], runtime: Path, tmp_path: Path
+) -> None:
+    """Item 1 of issue 10: same name, same address, different ``python``: never crossed."""
+    a_dir, b_dir = tmp_path / "a", tmp_path / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    a = _write_hosts(a_dir, sshd.host_entry("box", python=str(seed_venv.python)))
+    b = _write_hosts(b_dir, sshd.host_entry("box", python=sys.executable))
+
+    def python_of(hosts: Path) -> str:
+        r = _cli(hosts, env, "hosts", "--check", "--json", "-t", "box")
+        assert r.code == 0, r.err
+        return str(json.loads(r.out)[0]["python"]["executable"])
+
+    want_a, want_b = python_of(a), python_of(b)
+    assert want_a != want_b
+    assert _wait(lambda: len(_sockets(runtime)) == 2)
+    for _ in range(2):
+        assert python_of(a) == want_a
+        assert python_of(b) == want_b
+
+
+def test_a_server_for_another_entry_is_never_used(
+    sshd: SshServer, isolated_home: Path, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 1 of issue 10: even at the same socket path, a different identity is refused.
+
+    The server was started for ``python3``; a client whose entry names another interpreter
+    finds it at the path its own key gives (a collision forced here) and must go direct.
+    """
+    from dataclasses import replace
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("HARNESS_SSH_PERSIST", "600")
+    host = _host(sshd)
+    with SshTarget(host) as first:
+        assert first.run(["true"]).ok
+    _ready_server(runtime)
+    (sock,) = _sockets(runtime)
+    other = replace(host, python=sys.executable)
+    monkeypatch.setattr(mux, "socket_path", lambda *_a, **_k: str(sock))
+    t = SshTarget(other)
+    try:
+        r = t.run_python("import sys; print(sys.executable)", b"")
+        assert r.stdout.decode().strip() == sys.executable
+        assert t._mux is None and t._conn is not None  # it connected directly
+    finally:
+        t._spawn_path = None  # the path is the other server's: start nothing there
+        t.close()
+    # and the request itself names the interpreter: the server runs the one asked for
+    hello = mux.ping(str(sock))
+    assert hello is not None
+    client = mux.MuxClient(str(sock), hello, 10.0)
+    r = client.run_python("import sys; print(sys.executable)", b"", 30.0, sys.executable)
+    assert r.stdout.decode().strip() == sys.executable
 
 
 # -- the warm probe worker behind the kept connection ---------------------------------------
@@ -571,3 +666,21 @@ def test_worker_keeps_errors_as_they_were(
     second = _cli(hosts, env, "probe", "vllm")
     assert second.code == 2
     assert "python interpreter '/opt/nowhere/bin/python' not found" in second.err
+
+
+def test_hosts_disconnect_closes_kept_connections(
+    box: Path, env: dict[str, str], runtime: Path
+) -> None:
+    """Stopping kept connections is ``harness hosts --disconnect``, not a ``python -m`` line."""
+    assert _cli(box, env, "probe", REF).code == 0
+    pid = _ready_server(runtime)
+    r = _cli(box, env, "hosts", "--disconnect", "-t", "box")
+    assert (r.code, r.out.strip()) == (0, "closed 1 kept connection(s) to box"), r.err
+    assert _wait(lambda: not _running(pid)) and _sockets(runtime) == []
+    assert "connecting directly" in _cli(box, env, "probe", REF).err
+    pid = _ready_server(runtime)
+    r = _cli(box, env, "hosts", "--disconnect")
+    assert (r.code, r.out.strip()) == (0, "closed 1 kept connection(s)"), r.err
+    assert _wait(lambda: not _running(pid))
+    r = _cli(box, env, "hosts", "--disconnect", "-t", "nosuch")
+    assert r.code == 2 and "not a host in" in r.err

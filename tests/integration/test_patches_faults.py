@@ -173,11 +173,15 @@ class Harness:
     def __call__(self, *args: str, target: str = "box", **env: str) -> CliResult:
         return run_cli(*args, *self._common(target), env={**self.env, **env})
 
-    def spawn(self, *args: str, target: str = "box", **env: str) -> subprocess.Popen[str]:
+    def spawn(
+        self, *args: str, target: str = "box", session: bool = False, **env: str
+    ) -> subprocess.Popen[str]:
+        """``session``: its own process group, which a test can Ctrl-C as a terminal does."""
         full = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **self.env, **env}
         return subprocess.Popen(
             [sys.executable, "-m", "harness", *args, *self._common(target)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full,
+            start_new_session=session,
         )  # fmt: skip
 
     def _common(self, target: str) -> list[str]:
@@ -667,3 +671,243 @@ def test_make_patch_is_based_on_what_was_applied_not_on_skipped_patches(
     r = h("apply-patches", target="venv")
     assert r.code == 0, r.err
     assert alpha.read_bytes() == edited
+
+
+def test_applied_patch_whose_text_changed_is_not_applied(
+    cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    """Item 2 of issue 10: the manifest's text is compared, shown, and apply refuses."""
+    patches = series("good")
+    h = Harness({**cli_env}, tiny, patches)
+    assert h("apply-patches", target="venv").code == 0
+    patch = patches / "tinypkg" / "1.0" / "0002-beta-limit.patch"
+    # a comment-only edit is the same change: still applied
+    patch.write_text("Raise the limit (reworded).\n" + patch.read_text().split("\n", 1)[1])
+    states, _ = h.states(target="venv")
+    assert states == ["applied"] * 3
+    # a changed hunk is another change: the files hold the old one
+    patch.write_text(patch.read_text().replace("+LIMIT = 100", "+LIMIT = 1000"))
+    applied_files = installed(tiny.site)
+    states, report = h.states(target="venv")
+    assert states == ["applied", "applied (an older text of this patch)", "applied"]
+    stale = report["plan"]["patches"][1]
+    assert "-+LIMIT = 100\n" in stale["text_diff"] and "++LIMIT = 1000\n" in stale["text_diff"]
+    r = h("patches", target="venv")
+    assert r.code == 1, r.out
+    assert "applied (an older text of this patch) 0002-beta-limit" in r.out
+    assert "-+LIMIT = 100" in r.out and "++LIMIT = 1000" in r.out
+    for cmd in (("apply-patches",), ("apply-patches", "--force")):
+        r = h(*cmd, target="venv")
+        assert r.code == 1, (r.out, r.err)
+        assert "nothing was written: tinypkg 0002-beta-limit is applied from an older text" in r.err
+        assert "already applied" not in r.out + r.err
+        assert f"harness revert-patches -t venv:{tiny.root} --patches {patches}" in r.err
+        assert "Traceback" not in r.err
+    assert installed(tiny.site) == applied_files
+    # the way out works: revert, then apply the new text
+    assert h("revert-patches", target="venv").code == 0
+    r = h("apply-patches", target="venv")
+    assert r.code == 0, r.err
+    assert b"LIMIT = 1000\n" in tiny.read("tinypkg/beta.py")
+    states, _ = h.states(target="venv")
+    assert states == ["applied"] * 3
+
+
+# -- item 3 of issue 10: a dist's series stays inside that dist -------------------------------
+
+OTHER_INIT = '"""Another dist in the same site-packages."""\n\nMODE = "safe"\n'
+CONSTS = (FIXTURES / "tinypkg-1.0" / "tinypkg" / "consts.py").read_text()
+
+
+def install_other(tiny: Tiny) -> None:
+    """``otherpkg`` 2.0, installed by pip beside tinypkg (its own RECORD)."""
+    (tiny.site / "otherpkg").mkdir()
+    (tiny.site / "otherpkg" / "__init__.py").write_text(OTHER_INIT)
+    info = tiny.site / "otherpkg-2.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: otherpkg\nVersion: 2.0\n")
+    rows = [
+        f"{rel},{record_hash((tiny.site / rel).read_bytes())},1"
+        for rel in ("otherpkg/__init__.py", "otherpkg-2.0.dist-info/METADATA")
+    ]
+    (info / "RECORD").write_text("\n".join([*rows, "otherpkg-2.0.dist-info/RECORD,,"]) + "\n")
+
+
+def _new_file(path: str) -> str:
+    return f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+import os; os.system('true')\n"
+
+
+def _edit(path: str, text: str, old: str, new: str) -> str:
+    import difflib
+
+    return "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            text.replace(old, new).splitlines(keepends=True),
+            f"a/{path}",
+            f"b/{path}",
+        )
+    )
+
+
+HOSTILE = {
+    "other-dists-file": (
+        _edit("otherpkg/__init__.py", OTHER_INIT, '"safe"', '"pwned"'),
+        "otherpkg/__init__.py belongs to otherpkg (its RECORD lists it), not tinypkg",
+    ),
+    "pth": (_new_file("tinypkg/evil.pth"), "is a .pth file"),
+    "sitecustomize": (_new_file("sitecustomize.py"), "is sitecustomize.py"),
+    "usercustomize": (_new_file("tinypkg/usercustomize.py"), "is usercustomize.py"),
+    "top-level-module": (_new_file("tinypkg_helpers.py"), "is at the top of site-packages"),
+    "dist-info": (
+        _edit(
+            "tinypkg-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+            "1.0\n",
+            "1.0+patched\n",
+        ),
+        "is install metadata (.dist-info)",
+    ),
+    "new-package": (
+        _new_file("newpkg/__init__.py"),
+        "would create a file outside tinypkg's packages (tinypkg)",
+    ),
+    "unrecorded-file": (
+        _edit("tinypkg/notes.py", CONSTS, "1111", "2222"),
+        "tinypkg/notes.py is not a file tinypkg installed",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_series_may_only_write_its_own_dist(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny, case: str
+) -> None:
+    install_other(tiny)
+    (tiny.site / "tinypkg" / "notes.py").write_text(CONSTS)  # the user's, not pip's
+    body, reason = HOSTILE[case]
+    patches = tmp_path / "patches"
+    folder = patches / "tinypkg" / "1.0"
+    folder.mkdir(parents=True)
+    (folder / "0001-hostile.patch").write_text(f"A hostile patch ({case}).\n\n{body}")
+    (folder / "series.toml").write_text('[[patch]]\nfile = "0001-hostile.patch"\nwhy = "x"\n')
+    before = snapshot(tiny.site)
+    h = Harness({**cli_env}, tiny, patches)
+    for cmd in (("apply-patches",), ("apply-patches", "--force"), ("patches",)):
+        r = h(*cmd, target="venv")
+        assert r.code == 2, (case, cmd, r.out, r.err)
+        assert f"{folder / '0001-hostile.patch'}:3: " in r.err and reason in r.err, r.err
+        assert "nothing was written" in r.err and "Traceback" not in r.err
+        assert "a series under patches/tinypkg/ changes only files tinypkg installed" in r.err
+    assert snapshot(tiny.site) == before and not tiny.state.exists()
+
+
+def test_other_dists_series_patches_its_own_files(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny
+) -> None:
+    """The way out the refusal names: the same change as a series under otherpkg's name."""
+    install_other(tiny)
+    folder = tmp_path / "patches" / "otherpkg" / "2.0"
+    folder.mkdir(parents=True)
+    (folder / "0001-mode.patch").write_text(
+        _edit("otherpkg/__init__.py", OTHER_INIT, '"safe"', '"fast"')
+    )
+    (folder / "series.toml").write_text('[[patch]]\nfile = "0001-mode.patch"\nwhy = "x"\n')
+    h = Harness({**cli_env}, tiny, tmp_path / "patches")
+    r = h("apply-patches", target="venv")
+    assert r.code == 0, r.err
+    assert 'MODE = "fast"' in (tiny.site / "otherpkg" / "__init__.py").read_text()
+
+
+def test_make_patch_keeps_another_dists_edit_out_of_the_series(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny
+) -> None:
+    install_other(tiny)
+    (tiny.site / "otherpkg" / "__init__.py").write_text(OTHER_INIT.replace("safe", "edited"))
+    patches = tmp_path / "patches"
+    h = Harness({**cli_env}, tiny, patches)
+    r = h("make-patch", "tinypkg", "otherpkg/__init__.py", "--name", "x", target="venv")
+    assert r.code == 2, (r.out, r.err)
+    assert "otherpkg/__init__.py belongs to otherpkg (its RECORD lists it), not tinypkg" in r.err
+    assert "harness make-patch OTHER_DIST otherpkg/__init__.py" in r.err
+    assert not patches.exists()
+
+
+# -- item 5 of issue 10: Ctrl-C says what state it left ----------------------------------------
+
+
+def ctrl_c(proc: subprocess.Popen[str]) -> None:
+    """What a terminal does on Ctrl-C: SIGINT to the whole foreground process group."""
+    os.killpg(proc.pid, signal.SIGINT)
+
+
+def test_ctrl_c_mid_write_finishes_the_series_and_says_so(
+    cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    patches = series("good")
+    h = Harness({**cli_env}, tiny, patches)
+    proc = h.spawn(
+        "apply-patches", target="venv", session=True, HARNESS_TEST_SWAP_DELAY=str(DELAY_S)
+    )
+    with reaped(proc):
+        after_first_swap(tiny, proc)
+        ctrl_c(proc)  # the probe gets it too, as from a terminal
+        code = proc.wait(60)
+        _out, err = proc.communicate()
+    assert code == 130, err
+    assert err.splitlines() == [
+        "interrupted: the series is fully applied (3 file(s) written); see it with: "
+        f"harness patches -t venv:{tiny.root} --patches {patches}"
+    ]
+    for rel in SERIES_FILES:
+        assert tiny.read(rel) == (PATCHED / rel).read_bytes()
+    assert leftovers(tiny.site) == []
+    states, _ = h.states(target="venv")
+    assert states == ["applied"] * 3
+
+
+def test_ctrl_c_before_the_write_leaves_nothing_written(
+    tmp_path: Path, cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    calls = tmp_path / "calls"
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\necho "$$" >> {calls}\nsleep 5\nexec {tiny.python} "$@"\n')
+    slow.chmod(0o755)
+    patches = series("good")
+    h = Harness({**cli_env}, tiny, patches)
+    before = snapshot(tiny.site)
+    proc = h.spawn("apply-patches", target=f"local:{slow}", session=True)
+    with reaped(proc):
+        wait_for(calls.exists, "the first probe (reading the target)")
+        ctrl_c(proc)
+        code = proc.wait(60)
+        _out, err = proc.communicate()
+    assert code == 130, err
+    assert err.splitlines() == [
+        f"interrupted: nothing written; see it with: harness patches -t local:{slow} "
+        f"--patches {patches}"
+    ]
+    assert snapshot(tiny.site) == before
+
+
+def test_ctrl_c_then_the_write_dies_reads_back_rolled_back(
+    cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    """The transaction dies after the Ctrl-C (a crash, an OOM kill): harness reads it back."""
+    h = Harness({**cli_env}, tiny, series("good"))
+    everything = installed(tiny.site)
+    proc = h.spawn(
+        "apply-patches", target="venv", session=True, HARNESS_TEST_SWAP_DELAY=str(DELAY_S)
+    )
+    with reaped(proc):
+        pid = after_first_swap(tiny, proc)
+        ctrl_c(proc)
+        time.sleep(0.3)  # harness has taken the Ctrl-C and keeps waiting for the write
+        our_probe(pid, tiny.python)
+        os.kill(pid, signal.SIGKILL)
+        code = proc.wait(60)
+        _out, err = proc.communicate()
+    assert code == 130, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("interrupted: rolled back: the files are as they were before; see it")
+    assert installed(tiny.site) == everything and leftovers(tiny.site) == []

@@ -53,6 +53,13 @@ while not os.path.exists(sys.argv[2]):
 os._exit(0)  # the parent dies: the holder is re-parented to init
 """
 
+RAW = r"""
+import sys
+out = sys.stdout.buffer
+out.write(b"caf\xc3\xa9 \xff\xfe bad\r\nprogress 1\rprogress 2\nno newline at the end")
+"""
+RAW_BYTES = b"caf\xc3\xa9 \xff\xfe bad\r\nprogress 1\rprogress 2\nno newline at the end"
+
 PIPELINE = f"""
 [params]
 gpu = "gpu0"
@@ -66,6 +73,9 @@ command = ["{{python}}", "-c", {toml_str(LEAVE_BEHIND)},
 
 [steps.hello]
 command = ["{{python}}", "-c", "print('hello')"]
+
+[steps.raw]
+command = ["{{python}}", "-c", {toml_str(RAW)}]
 
 [steps.missing]
 command = ["no-such-program-here", "--x"]
@@ -185,7 +195,7 @@ def test_run_without_a_step_lists_the_pipeline(local: Harness) -> None:
     r = local("run")
     assert r.code == 0 and "hold" in r.out and "parameters: gpu" in r.out
     as_json = json.loads(local("run", "--json").out)
-    assert list(as_json["steps"]) == ["hold", "leave", "hello", "missing", "noscript"]
+    assert list(as_json["steps"]) == ["hold", "leave", "hello", "raw", "missing", "noscript"]
 
 
 def test_local_run_streams_and_logs_replays(local: Harness) -> None:
@@ -206,3 +216,19 @@ def test_stale_holders_hook_for_the_report(local: Harness, monkeypatch: pytest.M
     monkeypatch.setenv("HARNESS_RUN_GPU_DEVICES", local.env["HARNESS_RUN_GPU_DEVICES"])
     found = stale_gpu_holders(LocalTarget())
     assert [h["pid"] for h in found] == [pid] and "python" in str(found[0]["cmd"])
+
+
+def test_run_and_logs_write_the_steps_bytes_unchanged(local: Harness) -> None:
+    """Issue 10: invalid UTF-8, a \\r and a missing last newline reach stdout as they were."""
+
+    def stdout_of(*args: str) -> bytes:
+        cp = subprocess.run(
+            local.argv(*args), cwd=local.cwd, env=local.env, capture_output=True, timeout=60,
+            check=False,
+        )  # fmt: skip
+        assert cp.returncode == 0, cp.stderr
+        return cp.stdout
+
+    assert stdout_of("run", "raw", "-t", "local") == RAW_BYTES
+    assert stdout_of("logs", "raw", "-t", "local") == RAW_BYTES
+    assert stdout_of("logs", "raw", "-t", "local", "--tail", "1") == b"no newline at the end"

@@ -401,8 +401,43 @@ def test_huge_line_invalid_utf8_and_cr_storm_stream_in_bounded_memory(box: Harne
     assert sha(box.copy(big)) == sha(remote)  # byte-exact, invalid bytes included
     shown = (box.cwd / f"{big}.out").read_bytes()
     assert len(shown) > 50 * (1 << 20)
-    assert "bad bytes: \ufffd\ufffd\ufffd(".encode() in shown  # replaced on screen only
-    assert shown.endswith("fin \U0001f916\n".encode())
+    assert shown == remote.read_bytes()  # stdout is the step's bytes, unchanged (issue 10)
+    assert b"bad bytes: \xff\xfe\xc3(" in shown and shown.endswith("fin \U0001f916\n".encode())
     grown_mb = (heavy.maxrss_kb - baseline.maxrss_kb) / 1024
     print(f"peak RSS: {baseline.maxrss_kb // 1024} MB small log, {heavy.maxrss_kb // 1024} MB big")
     assert grown_mb < 40, f"peak RSS grew {grown_mb:.0f} MB for a 50 MB line"
+
+
+@pytest.mark.parametrize("follow", [False, True])
+def test_tail_n_on_a_live_run_prints_the_last_n_lines(box: Harness, follow: bool) -> None:
+    """Issue 10: ``logs --tail N`` on a running step, with and without --follow."""
+    run_id = box.launch("count", "n=400", "delay=0.05", "code=0")
+    log = box.run_dir(run_id) / "log"
+    wait_for(lambda: log.exists() and log.read_bytes().count(b"\n") >= 20, what="20 lines")
+    args = ["logs", run_id, "-t", "box", "--tail", "3"] + (["--follow"] if follow else [])
+    r = box(*args, timeout=90)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    if not follow:
+        assert len(lines) == 3, r.out
+        first = int(lines[0].split()[1])
+        assert first >= 17 and [int(x.split()[1]) for x in lines] == [first, first + 1, first + 2]
+        assert "still running" in r.err
+    else:  # the last 3 lines at attach time, then everything to the end
+        numbers = [int(x.split()[1]) for x in lines]
+        assert numbers == list(range(numbers[0], 400)) and numbers[0] >= 17, numbers[:5]
+
+
+def test_stop_grace_must_be_a_finite_number_before_any_signal(box: Harness) -> None:
+    """Issue 10: ``--grace nan`` would never SIGKILL, ``inf`` never return, ``-1`` is nonsense."""
+    run_id = box.launch("sleep")
+    wait_for(lambda: (box.run_dir(run_id) / "log").exists(), what="the step")
+    for bad in ("nan", "inf", "-1"):
+        r = box("stop", run_id, "-t", "box", "--grace", bad)
+        assert r.code == 2, (bad, r.out, r.err)
+        assert "--grace" in r.err and "a number >= 0" in r.err and "Traceback" not in r.err
+        assert "SIGTERM to" not in r.out
+    assert box.state_of(run_id) == "running"  # nothing was signalled
+    r = box("stop", run_id, "-t", "box", "--grace", "0")
+    assert r.code == 0, r.err
+    assert box.state_of(run_id) != "running"

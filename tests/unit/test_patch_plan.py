@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.patching.diffs import parse, unified
 from harness.patching.plan import (
     APPLIED,
@@ -11,6 +13,7 @@ from harness.patching.plan import (
     BY_HAND,
     CONFLICTS,
     SKIPPED,
+    STALE,
     LiveFile,
     new_manifest,
     plan_apply,
@@ -113,3 +116,78 @@ def test_revert_restores_backups_and_refuses_changed_files() -> None:
     assert problems == [] and {c.path: c.after for c in changes} == {"pkg/a.py": A0, "pkg/b.py": B0}
     changes, problems = plan_revert(manifest, live(A1, B1 + "x\n"), backups)
     assert len(problems) == 1 and "changed since harness patched it" in problems[0]
+
+
+# -- item 2 of issue 10: an applied patch whose text changed -------------------------------
+
+A2 = A0.replace("a3\n", "A3!\n")
+EDITED = Series("pkg", "1.0", Path("."), (spec("0001-a", unified("pkg/a.py", A0, A2)),))
+REWORDED = Series(
+    "pkg", "1.0", Path("."), (spec("0001-a", "Reworded why.\n" + unified("pkg/a.py", A0, A1)),)
+)
+ONLY_A = Series("pkg", "1.0", Path("."), SERIES.patches[:1])
+
+
+def _applied_manifest(record: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
+    manifest = new_manifest(plan_apply(ONLY_A, live(A0, B0), {"pkg": "1.0"}, {}), ONLY_A, {})
+    if record is not None:
+        manifest["applied"] = [record]
+    return manifest
+
+
+@pytest.mark.parametrize(
+    ("series", "record", "want", "diff_has"),
+    [
+        (ONLY_A, None, APPLIED, None),  # the text that was applied
+        (REWORDED, None, APPLIED, None),  # commentary only: the same change
+        (EDITED, None, STALE, "-+A3\n"),  # a changed hunk: the files hold the old change
+        # an older harness recorded the text's sha256 only: compared by text, no diff
+        (EDITED, {"id": "0001-a", "sha256": "0" * 64}, STALE, ""),
+        (ONLY_A, {"id": "0001-a", "sha256": ONLY_A.patches[0].sha256}, APPLIED, None),
+    ],
+)
+def test_applied_patch_is_compared_with_the_text_that_was_applied(
+    series: Series, record: dict[str, str] | None, want: str, diff_has: str | None
+) -> None:
+    plan = plan_apply(series, live(A1, B0), {"pkg": "1.0"}, _applied_manifest(record))
+    (state,) = plan.patches
+    assert state.state == want
+    assert plan.ok is (want == APPLIED) and plan.changes == ()
+    if want == STALE:
+        assert "revert-patches, then apply-patches" in plan.problems[0]
+        assert diff_has is not None and diff_has in state.text_diff
+        if not diff_has:
+            assert state.text_diff == "" and "was not recorded" in state.detail
+
+
+def test_reapplied_patch_records_its_new_text() -> None:
+    """Reinstalled (pristine again) with an edited series: the manifest must not keep v1."""
+    manifest = _applied_manifest()
+    plan = plan_apply(EDITED, live(A0, B0), {"pkg": "1.0"}, manifest)
+    assert states(plan) == [APPLIES]
+    again = new_manifest(plan, EDITED, manifest)
+    (record,) = again["applied"]
+    assert record["text"] == EDITED.patches[0].text
+    assert states(plan_apply(EDITED, live(A2, B0), {"pkg": "1.0"}, again)) == [APPLIED]
+
+
+# -- item 5 of issue 10: the one line an interrupted apply prints -------------------------
+
+from harness.patching.plan import Outcome, interrupted_line  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "line"),
+    [
+        ([Outcome("a", True, False, False)], "the series is fully applied"),
+        ([Outcome("a", True, False, False), Outcome("b", True, False, True)],
+         "the series is fully applied"),
+        ([Outcome("a", False, True, False)], "nothing written"),
+        ([Outcome("a", False, True, True)], "rolled back: the files are as they were before"),
+        ([Outcome("a", True, False, False), Outcome("b", False, True, True)],
+         "left a fully applied, b as before"),
+        ([Outcome("a", False, False, False)], "left a half-written"),
+    ],
+)  # fmt: skip
+def test_interrupted_apply_names_the_state_it_left(outcomes: list[Outcome], line: str) -> None:
+    assert interrupted_line(outcomes) == line

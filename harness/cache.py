@@ -1,0 +1,82 @@
+"""``harness cache``: what this machine keeps, and which of it a prune removes. Pure.
+
+The cache (``$HARNESS_CACHE``, else ``~/.cache/harness``) holds wheels and their unpacked
+sources for ``pypi:`` targets (hundreds of MB per vLLM version), probe results, and the local
+copies of run logs. Entries carry their last use; :func:`to_prune` decides from that alone, so
+the choice is tested by tables and the deleting is :mod:`harness.targets.cache`'s job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+#: A partial download younger than this may belong to a download running right now.
+PARTIAL_GRACE_S = 3600.0
+
+
+class Kind(Enum):
+    """What an entry is; each member says whether a default prune may remove it."""
+
+    PYPI = ("pypi", "a wheel and its unpacked sources (pypi: targets)", True)
+    RESULTS = ("results", "cached probe results (recomputed on demand)", True)
+    PARTIAL = ("partial", "left by an interrupted download or unpack", True)
+    RUNS = ("runs", "local copies of run logs (removed only with --runs)", False)
+
+    def __init__(self, text: str, meaning: str, default_prune: bool) -> None:
+        self.text = text
+        self.meaning = meaning
+        self.default_prune = default_prune
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    kind: Kind
+    name: str  # "vllm 0.16.0", "probe results", "box/count-20250101-..."
+    paths: tuple[str, ...]
+    size: int  # bytes
+    last_used: float  # epoch seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.text,
+            "name": self.name,
+            "paths": list(self.paths),
+            "size": self.size,
+            "last_used": self.last_used,
+        }
+
+
+def to_prune(
+    entries: list[CacheEntry],
+    now: float,
+    older_than_days: float,
+    *,
+    everything: bool = False,
+    runs: bool = False,
+) -> list[CacheEntry]:
+    """Entries unused for ``older_than_days`` (all with ``everything``); run logs only with
+    ``runs``; what an interrupted download left once it is an hour old (a younger one may be
+    a download in progress)."""
+    cutoff = now - older_than_days * 86400
+    out = []
+    for e in entries:
+        if e.kind is Kind.PARTIAL:
+            if e.last_used < now - PARTIAL_GRACE_S:
+                out.append(e)
+            continue
+        allowed = e.kind.default_prune or (runs and e.kind is Kind.RUNS)
+        if allowed and (everything or e.last_used < cutoff):
+            out.append(e)
+    return out
+
+
+def ago(seconds: float) -> str:
+    """``3 days ago``: the last use, as a person reads it."""
+    s = max(0.0, seconds)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if s >= size:
+            n = int(s // size)
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"

@@ -1,0 +1,247 @@
+"""Writing a series to the target: all-or-nothing, through the transactional probe.
+
+Everything is read and planned first (:mod:`harness.patching.ops`); any conflict or refusal
+means nothing is written. A Ctrl-C before the writes leaves nothing written; once they have
+begun they finish (stopping between two dists would leave a half-applied series) and the
+command then says in one line what it left.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from harness.errors import (
+    HarnessError,
+    Interrupted,
+    PatchConflict,
+    PatchError,
+    StalePatch,
+    TargetError,
+    VersionMismatch,
+)
+from harness.interrupts import DeferInterrupts
+from harness.patching.ops import DistReport, _dists, holder_text, read_state, status
+from harness.patching.plan import (
+    STALE,
+    FileChange,
+    Outcome,
+    interrupted_line,
+    new_manifest,
+    plan_revert,
+    sha,
+)
+from harness.patching.series import load_series
+from harness.probing import run_probe
+from harness.targets.base import Target
+
+
+def _holder(command: str) -> dict[str, Any]:
+    try:
+        user = getpass.getuser()
+    except Exception:
+        user = "?"
+    return {
+        "user": user,
+        "host": socket.gethostname(),
+        "command": command,
+        "laptop_pid": os.getpid(),
+    }
+
+
+def _write(
+    target: Target, dist: str, changes: list[FileChange], manifest: dict[str, Any], command: str
+) -> list[str]:
+    if not target.writable:
+        raise TargetError(f"{target.label} is read-only", "patch a host, local or venv: target")
+    payload = [
+        {"path": c.path, "before_sha": c.before_sha256, "after_text": c.after, "mode": c.mode}
+        for c in changes
+    ]
+    env = run_probe(
+        target,
+        "patchops",
+        {
+            "action": "write",
+            "dist": dist,
+            "changes": payload,
+            "manifest": manifest,
+            "lock_holder": _holder(command),
+        },
+    )
+    return list(env.data.get("written") or [])
+
+
+def apply_patches(
+    target: Target,
+    root: Path,
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    only: str | None = None,
+    again: str = "",
+) -> list[DistReport]:
+    """All-or-nothing across every dist: any conflict or refusal means nothing is written.
+
+    ``again``: the options that name this target and series on the command line
+    (`` -t gpu``), for the commands that hints suggest.
+    """
+    try:
+        reports = status(target, root, only=only, force=force)
+    except KeyboardInterrupt:
+        raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
+    blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
+    if dry_run:
+        return reports
+    for r in reports:
+        if r.lock is not None:  # its half-swapped files would read as conflicts or hand edits
+            raise PatchError(
+                f"{target.label}: {r.root} is being patched by another harness: "
+                f"{holder_text(r.lock)}; nothing was written",
+                "wait for it to finish, then run `harness patches`",
+            )
+    stale = [
+        (r.dist, p.id)
+        for r in reports
+        if r.plan is not None
+        for p in r.plan.patches
+        if p.state == STALE
+    ]
+    if stale:  # --force cannot help: the files hold the old change; the new text conflicts
+        names = ", ".join(f"{d} {pid}" for d, pid in stale)
+        raise StalePatch(
+            f"nothing was written: {names} is applied from an older text of the patch "
+            "(the patch file changed since it was applied)",
+            f"`harness patches{again}` shows the change; to apply the new text run "
+            f"`harness revert-patches{again}`, then `harness apply-patches{again}`",
+        )
+    if blocked:
+        lines = []
+        for r in blocked:
+            assert r.plan is not None
+            lines += list(r.plan.problems)
+            for p in r.plan.patches:
+                for c in p.conflicts:
+                    lines.append(
+                        f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
+                        f"{c['patch_line']}) does not match"
+                    )
+        hand = any(r.plan is not None and r.plan.problems for r in blocked)
+        raise PatchConflict(
+            "nothing was written: " + "; ".join(lines),
+            "run `harness patches` for the expected vs found lines"
+            + ("; --force patches files edited by hand" if hand else ""),
+        )
+    if only and reports and reports[0].plan is None:
+        raise VersionMismatch(reports[0].note or "no series applies")
+    # From here on a Ctrl-C waits for the writes: stopping between two dists (or while a
+    # transaction is in flight) would leave the user not knowing what is applied.
+    with DeferInterrupts() as ctrl_c:
+        try:
+            written_reports: list[DistReport] | None = _write_all(target, root, reports)
+        except HarnessError:
+            if not ctrl_c.asked:
+                raise
+            written_reports = None  # it failed after the Ctrl-C: read back what it left
+    if ctrl_c.asked:
+        if written_reports is not None:
+            left = applied_line(written_reports)
+        else:
+            left = _settle(target, [r for r in reports if r.plan is not None and r.plan.changes])
+        raise Interrupted(f"{left}; see it with: harness patches{again}")
+    assert written_reports is not None
+    return written_reports
+
+
+def applied_line(reports: list[DistReport] | None) -> str:
+    """What an apply run has left once its writes returned (``None``: none started)."""
+    files = sum(len(r.written) for r in reports or [])
+    if not files:
+        return "nothing written"
+    return f"the series is fully applied ({files} file(s) written)"
+
+
+def _write_all(target: Target, root: Path, reports: list[DistReport]) -> list[DistReport]:
+    written_reports = []
+    for r in reports:
+        if r.plan is None or not r.plan.changes:
+            written_reports.append(r)
+            continue
+        series = load_series(root, r.dist, r.plan.series_version or "")
+        assert series is not None
+        state = read_state(target, r.dist, [c.path for c in r.plan.changes])
+        manifest = new_manifest(r.plan, series, state.manifest)
+        written = _write(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
+        written_reports.append(
+            DistReport(
+                r.dist, r.installed, r.series_versions, r.plan, r.hand_edited, r.recovered, written
+            )
+        )
+    return written_reports
+
+
+def _settle(target: Target, todo: list[DistReport]) -> str:
+    """After a write failed following a Ctrl-C: read each dist back (which rolls back a
+    transaction that died mid-swap) and say what is there."""
+    outcomes = []
+    for r in todo:
+        assert r.plan is not None
+        try:
+            state = read_state(target, r.dist, [c.path for c in r.plan.changes])
+        except HarnessError as e:
+            return f"the writes were cut short and could not be read back ({e.message})"
+        outcomes.append(
+            Outcome(
+                r.dist,
+                applied=all(
+                    state.live[c.path].sha256 == (None if c.after is None else sha(c.after))
+                    for c in r.plan.changes
+                ),
+                untouched=all(state.live[c.path].sha256 == c.before_sha256 for c in r.plan.changes),
+                rolled_back=bool(state.recovered and state.recovered.get("rolled_back")),
+            )
+        )
+    return interrupted_line(outcomes)
+
+
+def revert_patches(
+    target: Target, root: Path, *, force: bool = False, only: str | None = None
+) -> list[DistReport]:
+    out = []
+    for dist in _dists(root, only):
+        probe = read_state(target, dist, [])
+        files = sorted(probe.manifest.get("files") or {})
+        if not files:
+            out.append(
+                DistReport(
+                    dist, probe.version, [], None, [], probe.recovered, note="nothing to revert"
+                )
+            )
+            continue
+        state = read_state(target, dist, files)
+        changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
+        if problems:
+            raise PatchError(
+                f"{target.label}: not reverting {dist}: " + "; ".join(problems),
+                "nothing was written",
+            )
+        written = _write(target, dist, changes, {"files": {}}, "revert-patches")
+        out.append(
+            DistReport(
+                dist,
+                state.version,
+                [],
+                None,
+                [],
+                probe.recovered or state.recovered,
+                written,
+                note=f"restored {len(written)} file(s) byte-identical",
+            )
+        )
+    return out
+
+
+__all__ = ["applied_line", "apply_patches", "revert_patches"]

@@ -1,0 +1,93 @@
+"""Global options, --version, completion: the CLI details of issue 10 a user feels first."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_cli
+
+#: Every subcommand, and whether it takes a target (diff has --from/--to; cache is local).
+COMMANDS = {
+    "probe": True, "check": True, "diff": False, "hosts": True, "run": True, "runs": True,
+    "logs": True, "stop": True, "patches": True, "apply-patches": True,
+    "revert-patches": True, "make-patch": True, "report": True, "cache": False,
+}  # fmt: skip
+
+
+def test_version() -> None:
+    r = run_cli("--version")
+    assert (r.code, r.out) == (0, "harness 0.1.0\n")
+
+
+def test_completion_is_installable() -> None:
+    r = run_cli("--help")
+    assert r.code == 0
+    assert "--install-completion" in r.out and "--show-completion" in r.out
+    script = Path(sys.executable).parent / "harness"  # the installed entry point
+    if not script.exists():
+        pytest.skip("harness is not installed as a script in this environment")
+    shown = subprocess.run(
+        [str(script), "--show-completion", "bash"],
+        capture_output=True, text=True, env={**os.environ, "SHELL": "/bin/bash"}, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "_HARNESS_COMPLETE=complete_bash" in shown.stdout
+
+
+def test_every_subcommand_lists_the_global_options() -> None:
+    listed = run_cli("--help").out
+    for name, takes_target in COMMANDS.items():
+        assert name in listed
+        r = run_cli(name, "--help")
+        assert r.code == 0, (name, r.err)
+        if name == "cache":
+            continue  # this machine's cache: no inventory, no target to name
+        assert "--hosts" in r.out, name
+        if takes_target:
+            assert "--target" in r.out and "-t" in r.out, name
+
+
+@pytest.fixture
+def hosts_file(tmp_path: Path) -> Path:
+    """A default host that refuses connections: using it by mistake is seen at once."""
+    path = tmp_path / "inventory.toml"
+    path.write_text('default = "box"\n[hosts.box]\naddress = "127.0.0.1"\nport = 1\n')
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--hosts", "{hosts}", "-t", "local", "probe", "json", "--json"],
+        ["probe", "json", "--json", "--hosts", "{hosts}", "-t", "local"],
+        ["--hosts", "{hosts}", "probe", "json", "--json", "-t", "local"],
+        ["-t", "local", "probe", "json", "--json", "--hosts", "{hosts}"],
+    ],
+)
+def test_global_options_before_or_after_the_subcommand(
+    cli_env: dict[str, str], hosts_file: Path, args: list[str]
+) -> None:
+    r = run_cli(*[a.replace("{hosts}", str(hosts_file)) for a in args], env=cli_env)
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["target"] == "local"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_hosts_before_or_after_picks_that_inventory(
+    cli_env: dict[str, str], hosts_file: Path, where: str
+) -> None:
+    args = ["probe", "json"]
+    args = (
+        ["--hosts", str(hosts_file), *args]
+        if where == "before"
+        else [*args, "--hosts", str(hosts_file)]
+    )
+    r = run_cli(*args, env=cli_env)
+    assert r.code == 2
+    assert "connection refused by 127.0.0.1:1" in r.err  # its default host, box

@@ -1,0 +1,151 @@
+"""A real package index on loopback: a PEP 503 simple index over HTTP, serving handwritten wheels.
+
+pip talks to it exactly as to PyPI (it is a real ``http.server``, not a mock), but it holds
+only ``tinyidx`` in a few versions, answers in milliseconds, can be slowed down to make a
+download take seconds (progress bars, Ctrl-C mid-download), and needs no network. The
+environment from :meth:`Index.pip_env` makes pip ignore the machine's own pip config.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import os
+import threading
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+NAME = "tinyidx"
+VERSIONS = ("0.9.0", "1.0.0", "1.1.0", "2.0.0", "2.1.0", "3.0.0", "3.1.0rc1")
+PAYLOAD = 2_000_000  # bytes of incompressible data per wheel: a download worth a progress bar
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest}"
+
+
+def build_wheel(folder: Path, version: str) -> Path:
+    """``tinyidx-VERSION-py3-none-any.whl`` with a module, a data blob and its metadata."""
+    info = f"{NAME}-{version}.dist-info"
+    files = {
+        f"{NAME}/__init__.py": f'"""tinyidx {version}."""\n\n\ndef hello(name):\n    return name\n',
+        f"{NAME}/blob.bin": os.urandom(PAYLOAD),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n",
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    path = folder / f"{NAME}-{version}-py3-none-any.whl"
+    rows = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for name, body in files.items():
+            data = body if isinstance(body, bytes) else body.encode()
+            zf.writestr(name, data)
+            rows.append(f"{name},{_record_hash(data)},{len(data)}")
+        rows.append(f"{info}/RECORD,,")
+        zf.writestr(f"{info}/RECORD", "\n".join(rows) + "\n")
+    return path
+
+
+@dataclass
+class Index:
+    root: Path
+    url: str
+    rate: float | None = None  # bytes per second for wheel downloads; None: full speed
+    requests: int = 0
+
+    def pip_env(self, tmp: Path) -> dict[str, str]:
+        """pip against this index only: no config files, no find-links, a private cache."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+        env.update(
+            {
+                "PIP_CONFIG_FILE": os.devnull,
+                "PIP_INDEX_URL": f"{self.url}/simple/",
+                "PIP_CACHE_DIR": str(tmp / "pip-cache"),
+                "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                "PIP_RETRIES": "0",
+                "PIP_TIMEOUT": "30",
+            }
+        )
+        return env
+
+
+def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def do_GET(self) -> None:
+            index.requests += 1
+            path = self.path.split("?", 1)[0].split("#", 1)[0]
+            if path.rstrip("/") == f"/simple/{NAME}":
+                self._page()
+            elif path.startswith("/files/"):
+                self._file(index.root / Path(path).name)
+            else:
+                self.send_error(404)
+
+        def _page(self) -> None:
+            links = []
+            for whl in sorted(index.root.glob("*.whl")):
+                digest = hashlib.sha256(whl.read_bytes()).hexdigest()
+                href = html.escape(f"/files/{whl.name}#sha256={digest}")
+                links.append(f'<a href="{href}">{html.escape(whl.name)}</a><br/>')
+            body = ("<!DOCTYPE html><html><body>" + "".join(links) + "</body></html>").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _file(self, path: Path) -> None:
+            if not path.is_file():
+                self.send_error(404)
+                return
+            data = path.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            step = 64 * 1024
+            try:
+                for i in range(0, len(data), step):
+                    self.wfile.write(data[i : i + step])
+                    if index.rate:
+                        time.sleep(step / index.rate)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client went away (Ctrl-C): fine
+
+    return Handler
+
+
+@pytest.fixture(scope="session")
+def index_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tinyidx-wheels")
+    for v in VERSIONS:
+        build_wheel(folder, v)
+    return folder
+
+
+@pytest.fixture
+def index(index_wheels: Path) -> Iterator[Index]:
+    """A running index; set ``index.rate`` to slow downloads down."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    idx = Index(index_wheels, f"http://127.0.0.1:{server.server_address[1]}")
+    server.RequestHandlerClass = _handler(idx)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield idx
+    finally:
+        server.shutdown()
+        server.server_close()
