@@ -322,6 +322,7 @@ class _Checker:
 
     def step(self, name: str, table: Any) -> Step:
         here = ("steps", name)
+        self.line(here)  # later messages about the step (--smoke, --set) name its own line
         if not _STEP_NAME.match(name):
             raise self.fail(here, f"step name {name!r} is not valid", "use letters, digits, _ . -")
         self.table(table, here)
