@@ -68,6 +68,20 @@ def used_refs(scan: dict[str, Any]) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
 
 
+def baseline_args(scan: dict[str, Any]) -> dict[str, Any]:
+    """Pure: what the baseline probe reads -- the used symbols, and the files of the classes a
+    patched-in method fits now (to see whether they fitted it in the baseline)."""
+    args: dict[str, Any] = {"refs": used_refs(scan)}
+    fits = []
+    for key, got in sorted((scan.get("fits") or {}).items()):
+        files = sorted({c["file"] for c in got.get("near") or []})
+        if files:
+            fits.append({"attrs": key.split(","), "files": files})
+    if fits:
+        args["fits"] = fits
+    return args
+
+
 def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
     """Pure: absolute path -> text of every file the series would change (``harness patches``'
     DistReports), and notes for what could not be overlaid."""
@@ -140,6 +154,7 @@ def check(
         )
     )
     base_symbols: dict[str, Any] | None = None
+    base_fits: dict[str, Any] | None = None
     installed = {
         info.get("dist", top).lower(): info.get("version")
         for top, info in (scan.get("callees") or {}).items()
@@ -150,9 +165,10 @@ def check(
 
         spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
         with PypiTarget(spec) as bt:
-            base_env = run_probe(bt, "callsites", {"refs": used_refs(scan)}, cache=True)
+            base_env = run_probe(bt, "callsites", baseline_args(scan), cache=True)
         base_symbols = base_env.data["symbols"]
-    findings = Checker(scan, versions, base_symbols).run()
+        base_fits = base_env.data.get("fits") or {}
+    findings = Checker(scan, versions, base_symbols, base_fits).run()
     return CheckReport(
         target=target.label,
         caller=scan["caller"]["dist"],

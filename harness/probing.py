@@ -23,7 +23,15 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "signatures": ("_finder", "_astindex", "_describe", "signatures"),
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
-    "callsites": ("_finder", "_astindex", "_describe", "signatures", "callsites"),
+    "callsites": (
+        "_finder",
+        "_astindex",
+        "_describe",
+        "signatures",
+        "_returns",
+        "_fits",
+        "callsites",
+    ),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)

@@ -37,9 +37,32 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
     index = Index(finder)
     lookup = Lookup(index, warn)
+    lookup.with_returns = True
     if not args.get("caller"):
-        return {"symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}}
+        out: dict[str, Any] = {
+            "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
+        }
+        if args.get("fits"):  # the classes a patched-in method fitted, read in this version
+            out["fits"] = _fits_in(finder, args["fits"])
+        return out
     return Scanner(index, lookup, warn).scan(args["caller"], args.get("callees"))
+
+
+def _fits_in(finder: Finder, asks: list[dict[str, Any]]) -> dict[str, Any]:
+    """``[{"attrs", "files"}]`` -> scan_fits over just those files (relative to the roots)."""
+    from probes._fits import scan_fits
+
+    out: dict[str, Any] = {}
+    for ask in asks:
+        files = []
+        for rel in ask.get("files") or []:
+            for root in finder.paths:
+                path = os.path.join(root, rel)
+                if os.path.isfile(path):
+                    files.append((path, rel))
+                    break
+        out.update(scan_fits(files, [ask["attrs"]]))
+    return out
 
 
 class Scanner:
@@ -121,6 +144,7 @@ class Scanner:
             "calls": [],
             "attributes": [],
             "subclasses": [],
+            "installs": [],
         }
         for mod, rel, tree, lines in parsed:
             FileVisitor(self, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
@@ -140,7 +164,22 @@ class Scanner:
                 for m in s["methods"]
             }
         )
+        refs = sorted(
+            set(refs)
+            | {(i["target"][1], i["target"][2]) for i in self.uses["installs"] if i["target"]}
+        )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
+        queries = [i["attrs"] for i in self.uses["installs"] if not i["target"] and i["attrs"]]
+        fits = {}
+        if queries:
+            from probes._fits import package_files, scan_fits
+
+            folders = []
+            for top in tops:
+                loc = self.finder.find(top)
+                if loc is not None and loc.file and loc.is_package:
+                    folders.append(os.path.dirname(loc.file))
+            fits = scan_fits(package_files(folders), [sorted(q) for q in queries])
         callee_info = {}
         for top in tops:
             loc = self.finder.find(top)
@@ -160,6 +199,7 @@ class Scanner:
             "absent": absent,
             **self.uses,
             "symbols": symbols,
+            "fits": fits,
         }
 
     # -- reference helpers ----------------------------------------------------------------
@@ -204,6 +244,7 @@ class FileVisitor:
         self.is_pkg = is_pkg
         self.lines = lines
         self.bindings: dict[str, Ref] = {}  # file-wide: imports (any scope)
+        self.results: dict[int, list[dict[str, Any]]] = {}  # id(call) -> what uses its result
 
     def src(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -220,6 +261,11 @@ class FileVisitor:
 
     # -- imports --------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
+        self.functions = {
+            st.name: st
+            for st in tree.body
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
         for node, guarded in _walk_imports(tree):
             self._import(node, guarded)
         for st in tree.body:
@@ -389,8 +435,70 @@ class FileVisitor:
                 if isinstance(node, ast.Call):
                     self._call(node, scope, {}, cls)
         local = self._params_types(fn)
+        self.results.update(result_uses(fn))
         for st in fn.body:
             self._stmt(st, qual, local, cls)
+        self._installs(fn, qual, local, cls)
+
+    # -- functions installed as methods of callee objects -------------------------------
+    def _installs(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, scope: str, local: dict, cls: dict | None
+    ) -> None:
+        """``obj.name = types.MethodType(f, obj)`` / ``Cls.name = f`` with ``f`` ours.
+
+        The function then runs with a callee object as ``self``: record every attribute it
+        reads there (less those it or this scope sets on the object), and the object's class
+        when the source says it (a callee class patched directly, or a known instance).
+        """
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0]
+            if not isinstance(target, ast.Attribute):
+                continue
+            value = node.value
+            func_name = None
+            if isinstance(value, ast.Call) and dotted(value.func).split(".")[-1] == "MethodType":
+                if len(value.args) == 2 and isinstance(value.args[0], ast.Name):
+                    func_name = value.args[0].id
+            elif isinstance(value, ast.Name):
+                func_name = value.id
+            func = self.functions.get(func_name or "")
+            if func is None or not (func.args.posonlyargs or func.args.args):
+                continue
+            owner = self.ref(target.value, local, cls)
+            exact = None
+            if (
+                owner
+                and owner[0] in ("symbol", "instance")
+                and self.s.is_callee(owner[1])
+                and self.s.is_class(owner[1], owner[2])
+            ):
+                exact = ("symbol", owner[1], owner[2])
+            if exact is None and isinstance(value, ast.Name):
+                continue  # a plain function stored on an instance gets no ``self``
+            obj = ast.unparse(target.value)
+            set_here = {
+                t.attr
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Assign)
+                for t in n.targets
+                if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
+            }
+            used = self_attributes(func)
+            attrs = sorted(a for a in used if a not in set_here)
+            self.s.uses["installs"].append(
+                {
+                    **self.site(node, scope),
+                    "function": func.name,
+                    "function_line": func.lineno,
+                    "attrs": attrs,
+                    "attr_lines": {a: used[a] for a in attrs},
+                    "replaces": target.attr,
+                    "object": obj,
+                    "target": exact,
+                }
+            )
 
     # -- expressions ----------------------------------------------------------------------
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
@@ -426,6 +534,21 @@ class FileVisitor:
             "keywords": [k.arg for k in node.keywords if k.arg],
             "double_star": any(k.arg is None for k in node.keywords),
         }
+        result = self.results.get(id(node), [])
+        passed_to = None
+        for u in result:
+            if u["how"] == "passed":
+                got = self.ref(u["call"].func, local, cls)
+                if got and got[0] == "symbol" and self.s.is_callee(got[1]) and passed_to is None:
+                    passed_to = {"symbol": f"{got[1]}:{got[2]}", "keyword": u["keyword"]}
+        extra = {
+            "values": {
+                "args": [_literal(a) for a in node.args if not isinstance(a, ast.Starred)],
+                "kwargs": {k.arg: _literal(k.value) for k in node.keywords if k.arg},
+            },
+            "result": [u for u in result if u["how"] != "passed"],
+            "passed_to": passed_to,
+        }
         if r[0] == "member":  # a method called on a known instance
             ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
             self.s.uses["calls"].append(
@@ -435,6 +558,7 @@ class FileVisitor:
                     "shape": shape,
                     "on_instance": True,
                     "instance_of": f"{r[1]}:{r[2]}",
+                    **extra,
                 }
             )
             return
@@ -445,6 +569,7 @@ class FileVisitor:
                 "shape": shape,
                 "on_instance": False,
                 "instance_of": None,
+                **extra,
             }
         )
 
@@ -568,3 +693,99 @@ def _is_stdlib(root: str) -> bool:
 
     std = sysconfig.get_paths().get("stdlib", "")
     return bool(std) and os.path.abspath(root) == os.path.abspath(std)
+
+
+def _literal(node: ast.expr) -> str | None:
+    """Source text of a literal argument (``0``, ``None``, ``"x"``, ``(1, 2)``), else None."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return ast.unparse(node)
+
+
+def result_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, list[dict[str, Any]]]:
+    """id(call) -> how the function uses that call's result: ``x = f(); x[0]``, ``f()[0]``.
+
+    Behaviour drift is noticeable only where the result is used; saying how (indexed,
+    iterated, ``len``, an attribute, unpacked, tested) tells the reader what breaks.
+    """
+    parent: dict[int, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+    out: dict[int, list[dict[str, Any]]] = {}
+    stores: dict[str, list[int]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores.setdefault(node.id, []).append(node.lineno)
+    loads: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.setdefault(node.id, []).append(node)
+    for node in ast.walk(fn):
+        call = node.value if isinstance(node, ast.Await) else node
+        if not isinstance(call, ast.Call):
+            continue
+        up = parent.get(id(node))
+        if isinstance(up, ast.Subscript) and up.value is node:
+            out.setdefault(id(call), []).append(_use("subscript", up))
+        if isinstance(up, ast.keyword) and up.arg and isinstance(parent.get(id(up)), ast.Call):
+            out.setdefault(id(call), []).append(_passed(up, parent[id(up)]))
+        if (
+            isinstance(up, ast.Assign)
+            and len(up.targets) == 1
+            and isinstance(up.targets[0], ast.Name)
+        ):
+            name, line = up.targets[0].id, up.lineno
+            until = min([ln for ln in stores.get(name, []) if ln > line], default=10**9)
+            for n in sorted(loads.get(name, []), key=lambda n: (n.lineno, n.col_offset)):
+                if line < n.lineno <= until:
+                    got = _classify(n, parent)
+                    if got is not None:
+                        out.setdefault(id(call), []).append(got)
+    return out
+
+
+def _use(how: str, node: ast.AST) -> dict[str, Any]:
+    return {"how": how, "line": getattr(node, "lineno", 0), "text": ast.unparse(node)[:120]}
+
+
+def _passed(kw: ast.keyword, call: ast.AST) -> dict[str, Any]:
+    """The result handed on as ``keyword=`` to another call (resolved by the visitor)."""
+    return {"how": "passed", "line": kw.value.lineno, "keyword": kw.arg, "call": call}
+
+
+def _classify(name: ast.Name, parent: dict[int, ast.AST]) -> dict[str, Any] | None:
+    up = parent.get(id(name))
+    if isinstance(up, ast.keyword) and up.arg and isinstance(parent.get(id(up)), ast.Call):
+        return _passed(up, parent[id(up)])
+    if isinstance(up, ast.Subscript) and up.value is name:
+        return _use("subscript", up)
+    if isinstance(up, ast.Attribute):
+        return _use("attribute", up)
+    if isinstance(up, (ast.For, ast.AsyncFor, ast.comprehension)) and up.iter is name:
+        return _use("iterate", up.iter if isinstance(up, ast.comprehension) else name)
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "len":
+        return _use("len", up)
+    if isinstance(up, (ast.If, ast.While, ast.IfExp)) and up.test is name:
+        return _use("truth", name)
+    if isinstance(up, ast.UnaryOp) and isinstance(up.op, ast.Not):
+        return _use("truth", up)
+    if isinstance(up, ast.Assign) and isinstance(up.targets[0], (ast.Tuple, ast.List)):
+        return _use("unpack", up)
+    return None
+
+
+def self_attributes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """Attributes a function reads on its first parameter and never sets itself -> first line."""
+    first = (fn.args.posonlyargs or fn.args.args)[0].arg
+    loads: dict[str, int] = {}
+    stores: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first:
+            if isinstance(n.ctx, ast.Load):
+                loads.setdefault(n.attr, n.lineno)
+            else:
+                stores.add(n.attr)
+    return {a: ln for a, ln in loads.items() if a not in stores and not a.startswith("__")}

@@ -267,6 +267,9 @@ def _python() -> dict[str, Any]:
 class Lookup(Probe):
     """Resolve many ``module:qualname`` references in one run (``harness check``/``diff``)."""
 
+    #: ``harness check`` also wants each function's return paths (behaviour drift).
+    with_returns = False
+
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
         mod = self.index.module(module)
@@ -293,6 +296,12 @@ class Lookup(Probe):
                 "chain": chain,
             }
         sym = self._symbol(owner_mod, node, final_qual)
+        if self.with_returns and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            from probes._returns import return_paths  # shipped with the callsites probe
+
+            sym["return_paths"] = return_paths(node)
+        if self.with_returns and isinstance(node, ast.ClassDef):
+            sym["resolutions"] = resolutions(node)
         if isinstance(node, ast.ClassDef):
             names, complete = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)
@@ -328,3 +337,46 @@ class Lookup(Probe):
             names |= more
             complete = complete and ok
         return names, complete
+
+
+VALIDATORS = ("model_validator", "field_validator", "validator", "root_validator")
+
+
+def resolutions(cls: ast.ClassDef) -> list[dict[str, Any]]:
+    """Literals that ``__post_init__`` and validators assign to ``self.x`` / ``self.a.x``.
+
+    A field whose default became ``None`` is often resolved there (vLLM's ``VllmConfig``
+    sets ``self.scheduler_config.async_scheduling = True``): the default the caller really
+    gets.
+    """
+    out: list[dict[str, Any]] = []
+    for st in cls.body:
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        decos = {(d.func if isinstance(d, ast.Call) else d) for d in st.decorator_list}
+        named = {getattr(d, "attr", getattr(d, "id", "")) for d in decos}
+        if st.name != "__post_init__" and not named & set(VALIDATORS):
+            continue
+        for n in ast.walk(st):
+            if not isinstance(n, ast.Assign) or len(n.targets) != 1:
+                continue
+            path = []
+            t = n.targets[0]
+            while isinstance(t, ast.Attribute):
+                path.append(t.attr)
+                t = t.value
+            if not (isinstance(t, ast.Name) and t.id == "self" and 0 < len(path) <= 2):
+                continue
+            try:
+                ast.literal_eval(n.value)
+            except (ValueError, TypeError, SyntaxError):
+                continue
+            out.append(
+                {
+                    "target": ".".join(reversed(path)),
+                    "value": ast.unparse(n.value),
+                    "line": n.lineno,
+                    "method": st.name,
+                }
+            )
+    return out

@@ -6,11 +6,13 @@ we cannot be sure of is at most a warning or info, so the list stays trustworthy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.analysis.apidiff import Change, compare_symbols
 from harness.analysis.bind import CallShape, bind_any
 from harness.analysis.findings import ERROR, INFO, WARNING, Finding
+from harness.analysis.rules import defaults, installs, returns
 from harness.models import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
@@ -38,17 +40,24 @@ class Checker:
         scan: Json,
         callee_versions: dict[str, str | None],
         baseline: dict[str, Json] | None = None,
+        baseline_fits: dict[str, Json] | None = None,
     ) -> None:
         self.scan = scan
         self.symbols: dict[str, Json] = scan.get("symbols") or {}
         self.versions = callee_versions
         self.baseline = baseline
+        self.baseline_fits = baseline_fits
         self.findings: list[Finding] = []
         self._failed_imports: set[tuple[str, str]] = set()  # (file, local symbol key)
 
     # -- helpers --------------------------------------------------------------------------
     def _sym(self, key: str) -> Json | None:
         got = self.symbols.get(key) or {}
+        return got.get("symbol") if got.get("found") else None
+
+    def base_sym(self, key: str) -> Json | None:
+        """The symbol as the baseline version defines it (None: no baseline, or absent)."""
+        got = (self.baseline or {}).get(key) or {}
         return got.get("symbol") if got.get("found") else None
 
     def _version(self, module: str) -> str:
@@ -323,13 +332,24 @@ class Checker:
             )
 
     def run(self) -> list[Finding]:
-        self.imports()
-        self.calls()
-        self.attributes()
-        self.overrides()
-        self.drift()
+        for rule in RULES:
+            rule(self)
         order = {ERROR: 0, WARNING: 1, INFO: 2}
         return sorted(self.findings, key=lambda f: (f.file, f.line, order[f.severity]))
+
+
+#: Every rule, in order (later ones may read what earlier ones found, e.g. drift skips erred
+#: parameters). A rule is a function of the Checker that adds findings.
+RULES: tuple[Callable[[Checker], None], ...] = (
+    Checker.imports,
+    Checker.calls,
+    Checker.attributes,
+    Checker.overrides,
+    Checker.drift,
+    returns.run,
+    defaults.run,
+    installs.run,
+)
 
 
 def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:

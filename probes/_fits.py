@@ -1,0 +1,137 @@
+"""Which classes of a package define a set of attributes: the classes a patched-in method fits.
+
+A caller that installs its own function as a method on a callee object
+(``obj.forward = types.MethodType(_patched_forward, obj)``) relies on every attribute the
+function reads on ``self``; the object's class is rarely known statically, but the classes it
+can be are those that define all of them. Parsing a whole package to find them would cost
+seconds, so this reads each file once as bytes, keeps only files and top-level class blocks
+that contain every name, and decides on the block's text: a ``def NAME`` at class-body level,
+a ``self.NAME = ...`` store (tuple targets too), or a class-level ``NAME = ``/``NAME:``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from probes._finder import touch
+
+_CLASS = re.compile(rb"^class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
+_DEF = re.compile(rb"^(?: {4}|\t)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
+TRIVIAL_BASES = {"", "object", "nn.Module", "torch.nn.Module", "Module", "ABC", "abc.ABC"}
+
+
+def _defines(block: bytes, name: bytes) -> bool:
+    n = re.escape(name)
+    pats = (
+        rb"^(?: {4}|\t)(?:async[ \t]+)?def[ \t]+" + n + rb"\b",
+        rb"self\." + n + rb"\b(?:\s*,\s*[\w.\[\]]+)*\s*(?::[^=\n]+)?=(?!=)",
+        rb"^(?: {4}|\t)" + n + rb"[ \t]*(?::|=(?!=))",
+    )
+    return any(re.search(p, block, re.M) for p in pats)
+
+
+def _misses(data: bytes, needles: list[bytes]) -> int:
+    """How many names the text lacks, stopping at two (needles come longest, i.e. rarest, first)."""
+    misses = 0
+    for x in needles:
+        if x not in data:
+            misses += 1
+            if misses > 1:
+                break
+    return misses
+
+
+def _blocks(data: bytes) -> list[tuple[re.Match[bytes], bytes]]:
+    """(header match, text up to the next top-level class) for each top-level class."""
+    marks = list(_CLASS.finditer(data))
+    return [
+        (m, data[m.start() : marks[i + 1].start() if i + 1 < len(marks) else len(data)])
+        for i, m in enumerate(marks)
+    ]
+
+
+def _trim(m: re.Match[bytes], block: bytes) -> bytes:
+    """Cut the block at the first top-level statement after the class body."""
+    head = m.end() - m.start()
+    cut = re.search(rb"^[^\s#)\]}'\"]", block[head:], re.M)
+    return block if cut is None else block[: head + cut.start()]
+
+
+def _methods(block: bytes) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for m in _DEF.finditer(block):
+        params = re.sub(rb"\s+", b"", m.group(2)).rstrip(b",").decode("utf-8", "replace")
+        out[m.group(1).decode()] = params
+    return out
+
+
+def package_files(folders: list[str]) -> list[tuple[str, str]]:
+    """(absolute path, path relative to the import root) of every ``.py`` under the folders."""
+    out = []
+    for folder in folders:
+        base = os.path.dirname(folder)
+        for d, dirs, files in os.walk(folder):
+            dirs.sort()
+            touch(d)
+            for f in sorted(files):
+                if f.endswith(".py"):
+                    path = os.path.join(d, f)
+                    out.append((path, os.path.relpath(path, base)))
+    return out
+
+
+def scan_fits(
+    files: list[tuple[str, str]], queries: list[list[str]]
+) -> dict[str, dict[str, list[dict]]]:
+    """For each attribute set: classes defining all (``full``) or all but one (``near``).
+
+    ``files`` are (absolute path, path relative to its root). Returns ``{",".join(attrs):
+    {"full": [...], "near": [...]}}``, each class as ``{"module", "qualname", "file", "line",
+    "bases", "missing", "methods"}`` (methods: name -> parameter text, for rename hints).
+    """
+    wanted = []
+    for q in queries:
+        attrs = sorted(q, key=len, reverse=True)
+        if attrs:
+            wanted.append((",".join(q), attrs, [a.encode() for a in attrs]))
+    out: dict[str, dict[str, list[dict]]] = {k: {"full": [], "near": []} for k, _, _ in wanted}
+    if not wanted:
+        return out
+    for path, rel in files:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        touch(path)
+        hits = [w for w in wanted if _misses(data, w[2]) <= 1]
+        if not hits:
+            continue
+        module = rel[:-3].replace(os.sep, ".")
+        if module.endswith(".__init__"):
+            module = module[: -len(".__init__")]
+        for m, raw in _blocks(data):
+            for key, attrs, needles in hits:
+                if _misses(raw, needles) > 1:
+                    continue
+                block = _trim(m, raw)
+                missing = [
+                    a
+                    for a, x in zip(attrs, needles, strict=True)
+                    if x not in block or not _defines(block, x)
+                ]
+                if len(missing) > 1:
+                    continue
+                out[key]["near" if missing else "full"].append(
+                    {
+                        "module": module,
+                        "qualname": m.group(1).decode(),
+                        "file": rel,
+                        "line": data.count(b"\n", 0, m.start()) + 1,
+                        "bases": " ".join((m.group(2) or b"").decode("utf-8", "replace").split()),
+                        "missing": missing,
+                        "methods": _methods(block),
+                    }
+                )
+    return out
