@@ -68,10 +68,22 @@ def used_refs(scan: dict[str, Any]) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
 
 
+def behaviour_refs(scan: dict[str, Any], field: str) -> list[str]:
+    """The symbols the installed scan read ``field`` of (return paths, resolutions): the
+    baseline reads the same."""
+    return sorted(
+        k for k, got in (scan.get("symbols") or {}).items() if field in (got.get("symbol") or {})
+    )
+
+
 def baseline_args(scan: dict[str, Any]) -> dict[str, Any]:
     """Pure: what the baseline probe reads -- the used symbols, and the files of the classes a
     patched-in method fits now (to see whether they fitted it in the baseline)."""
-    args: dict[str, Any] = {"refs": used_refs(scan)}
+    args: dict[str, Any] = {
+        "refs": used_refs(scan),
+        "returns_for": behaviour_refs(scan, "return_paths"),
+        "resolve_for": behaviour_refs(scan, "resolutions"),
+    }
     fits = []
     for key, got in sorted((scan.get("fits") or {}).items()):
         files = sorted({c["file"] for c in got.get("near") or []})

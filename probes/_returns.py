@@ -70,6 +70,11 @@ class _Subst(ast.NodeTransformer):
 
 
 def _subst(node: ast.expr, env: Env) -> ast.expr:
+    """A copy with bound names replaced; the node itself when nothing is bound (no copy)."""
+    if not any(
+        isinstance(n, ast.Name) and isinstance(env.get(n.id), ast.expr) for n in ast.walk(node)
+    ):
+        return node
     return _Subst(env).visit(copy.deepcopy(node))  # type: ignore[no-any-return]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -37,7 +38,8 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
     index = Index(finder)
     lookup = Lookup(index, warn)
-    lookup.with_returns = True
+    lookup.returns_for = frozenset(args.get("returns_for") or ())
+    lookup.resolve_for = frozenset(args.get("resolve_for") or ())
     if not args.get("caller"):
         out: dict[str, Any] = {
             "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
@@ -46,6 +48,24 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             out["fits"] = _fits_in(finder, args["fits"])
         return out
     return Scanner(index, lookup, warn).scan(args["caller"], args.get("callees"))
+
+
+def behaviour_keys(calls: list[dict[str, Any]]) -> tuple[frozenset[str], frozenset[str]]:
+    """Symbols whose behaviour a call can notice, as (return paths wanted, resolutions wanted):
+    functions whose result it uses with arguments given; what it calls (the classes among
+    them) and what receives the result as ``keyword=``."""
+    returns: set[str] = set()
+    resolve: set[str] = set()
+    for c in calls:
+        key = f"{c['ref'][1]}:{c['ref'][2]}"
+        shape = c["shape"]
+        if c.get("result") and (shape["positional"] or shape["keywords"]):
+            returns.add(key)
+        if not c.get("on_instance"):
+            resolve.add(key)
+        if c.get("passed_to"):
+            resolve.add(c["passed_to"]["symbol"])
+    return frozenset(returns), frozenset(resolve)
 
 
 def _fits_in(finder: Finder, asks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -168,18 +188,20 @@ class Scanner:
             set(refs)
             | {(i["target"][1], i["target"][2]) for i in self.uses["installs"] if i["target"]}
         )
-        symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         queries = [i["attrs"] for i in self.uses["installs"] if not i["target"] and i["attrs"]]
-        fits = {}
+        background = None
         if queries:
-            from probes._fits import package_files, scan_fits
+            from probes._fits import Background
 
             folders = []
             for top in tops:
                 loc = self.finder.find(top)
                 if loc is not None and loc.file and loc.is_package:
                     folders.append(os.path.dirname(loc.file))
-            fits = scan_fits(package_files(folders), [sorted(q) for q in queries])
+            background = Background(folders, [sorted(q) for q in queries])
+        self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
+        symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
+        fits = background.join() if background is not None else {}
         callee_info = {}
         for top in tops:
             loc = self.finder.find(top)
@@ -244,7 +266,10 @@ class FileVisitor:
         self.is_pkg = is_pkg
         self.lines = lines
         self.bindings: dict[str, Ref] = {}  # file-wide: imports (any scope)
-        self.results: dict[int, list[dict[str, Any]]] = {}  # id(call) -> what uses its result
+        # id(call) -> what uses its result; filled per function on its first callee call
+        self.results: dict[int, list[dict[str, Any]]] = {}
+        self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        self._fn_done: set[int] = set()
 
     def src(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -266,6 +291,9 @@ class FileVisitor:
             for st in tree.body
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
+        # ``X.attr = one_of_our_functions``: the text test that spares most functions a walk
+        names = "|".join(map(re.escape, self.functions))
+        self._stores_fn = re.compile(rf"\.\w+\s*=\s*(?:{names})\b(?!\s*\()") if names else None
         for node, guarded in _walk_imports(tree):
             self._import(node, guarded)
         for st in tree.body:
@@ -435,10 +463,15 @@ class FileVisitor:
                 if isinstance(node, ast.Call):
                     self._call(node, scope, {}, cls)
         local = self._params_types(fn)
-        self.results.update(result_uses(fn))
-        for st in fn.body:
-            self._stmt(st, qual, local, cls)
-        self._installs(fn, qual, local, cls)
+        outer, self._fn = self._fn, fn
+        try:
+            for st in fn.body:
+                self._stmt(st, qual, local, cls)
+        finally:
+            self._fn = outer
+        text = "\n".join(self.lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
+        if "MethodType" in text or (self._stores_fn and self._stores_fn.search(text)):
+            self._installs(fn, qual, local, cls)
 
     # -- functions installed as methods of callee objects -------------------------------
     def _installs(
@@ -534,6 +567,10 @@ class FileVisitor:
             "keywords": [k.arg for k in node.keywords if k.arg],
             "double_star": any(k.arg is None for k in node.keywords),
         }
+        fn = self._fn
+        if fn is not None and id(fn) not in self._fn_done:
+            self._fn_done.add(id(fn))  # only functions that call a callee pay for this walk
+            self.results.update(result_uses(fn))
         result = self.results.get(id(node), [])
         passed_to = None
         for u in result:

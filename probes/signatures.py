@@ -267,8 +267,10 @@ def _python() -> dict[str, Any]:
 class Lookup(Probe):
     """Resolve many ``module:qualname`` references in one run (``harness check``/``diff``)."""
 
-    #: ``harness check`` also wants each function's return paths (behaviour drift).
-    with_returns = False
+    #: ``harness check`` also wants, for these ``module:qualname`` keys only (they cost a
+    #: walk each), a function's return paths and a class's ``__post_init__`` resolutions.
+    returns_for: frozenset[str] = frozenset()
+    resolve_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -296,11 +298,12 @@ class Lookup(Probe):
                 "chain": chain,
             }
         sym = self._symbol(owner_mod, node, final_qual)
-        if self.with_returns and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        key = f"{module}:{qualname}"
+        if key in self.returns_for and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             from probes._returns import return_paths  # shipped with the callsites probe
 
             sym["return_paths"] = return_paths(node)
-        if self.with_returns and isinstance(node, ast.ClassDef):
+        if key in self.resolve_for and isinstance(node, ast.ClassDef):
             sym["resolutions"] = resolutions(node)
         if isinstance(node, ast.ClassDef):
             names, complete = self.mro_names(owner_mod, node)
