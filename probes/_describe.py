@@ -43,6 +43,7 @@ FIELD_BASES = {
     "typing_extensions.TypedDict": "typeddict",
 }
 TRANSFORM = {"typing.dataclass_transform", "typing_extensions.dataclass_transform"}
+HF_STRICT = {"huggingface_hub.dataclasses.strict"}
 IGNORED_BASES = {
     "object",
     "typing.Generic",
@@ -202,8 +203,12 @@ class ClassDescriber:
             return self._flavour_cache[key]
         self._flavour_cache[key] = None  # cycles
         found: tuple[str, dict] | None = None
+        weak: tuple[str, dict] | None = None  # huggingface_hub's @strict: fields, if nothing else
         for d in cls.decorator_list:
             full = self.index.resolve_dotted(mod.name, dotted(d))
+            if full in HF_STRICT:
+                weak = ("hf-strict", _call_kwargs(d))
+                continue
             if full in DATACLASS_DECORATORS:
                 found = (DATACLASS_DECORATORS[full], _call_kwargs(d))
                 break
@@ -224,30 +229,53 @@ class ClassDescriber:
                     )
                     break
                 base = self._resolve_class(mod.name, dotted(b))
-                if base is not None:
-                    inherited = self.flavour(*base)
-                    if inherited is not None and not inherited[0].startswith(
-                        ("dataclass", "attrs")
-                    ):
-                        found = inherited  # model/struct/transform-by-base rules inherit
-                        break
-                    if inherited is None and self._base_transform(base[0], base[1]):
-                        found = ("dataclass_transform:" + full, {})
-                        break
+                if base is None:
+                    continue
+                transform = self._base_transform(base[0], base[1])
+                if transform is not None:  # PEP 681: a transform base makes its subclasses
+                    kw = {"inherit": "True"}
+                    if transform.get("kw_only_default") == "True":
+                        kw["kw_only"] = "True"
+                    found = ("dataclass_transform:" + full, kw)
+                    break
+                inherited = self.flavour(*base)
+                if inherited is not None and (
+                    inherited[1].get("inherit") == "True"
+                    or not inherited[0].startswith(("dataclass", "attrs", "hf-strict"))
+                ):
+                    found = inherited  # model/struct/transform-by-base rules inherit
+                    break
+        if found is None:
+            found = weak
         self._flavour_cache[key] = found
         return found
 
-    def _base_transform(self, mod: ModuleSummary, cls: ast.ClassDef) -> bool:
+    def _base_transform(self, mod: ModuleSummary, cls: ast.ClassDef) -> dict | None:
+        """The ``dataclass_transform(...)`` options when the class (or its metaclass) is
+        decorated with it: PEP 681 then makes every subclass dataclass-like."""
         for d in cls.decorator_list:
             if self.index.resolve_dotted(mod.name, dotted(d)) in TRANSFORM:
-                return True
+                return _call_kwargs(d)
         for k in cls.keywords:
             if k.arg == "metaclass":
                 meta = self._resolve_class(mod.name, dotted(k.value))
-                if meta and any(
-                    self.index.resolve_dotted(meta[0].name, dotted(d)) in TRANSFORM
-                    for d in meta[1].decorator_list
-                ):
+                for d in meta[1].decorator_list if meta else []:
+                    if self.index.resolve_dotted(meta[0].name, dotted(d)) in TRANSFORM:  # type: ignore[index]
+                        return _call_kwargs(d)
+        return None
+
+    def accepts_kwargs(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """huggingface_hub's ``@strict(accept_kwargs=True)`` here or on a base: unknown
+        keywords are kept as attributes, not rejected (transformers 5 configs)."""
+        for d in cls.decorator_list:
+            if self.index.resolve_dotted(mod.name, dotted(d)) in HF_STRICT and (
+                _call_kwargs(d).get("accept_kwargs") == "True"
+            ):
+                return True
+        if depth < 8:
+            for b in cls.bases:
+                base = self._resolve_class(mod.name, dotted(b))
+                if base is not None and self.accepts_kwargs(base[0], base[1], depth + 1):
                     return True
         return False
 
@@ -337,6 +365,8 @@ class ClassDescriber:
                 extra = "forbid"
                 if kind in ("pydantic-model", "pydantic-dataclass"):
                     extra = _pydantic_extra(cls, opts)
+                elif self.accepts_kwargs(mod, cls):
+                    extra = "allow"
                 return {
                     "via": kind,
                     "from": qual,

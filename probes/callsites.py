@@ -201,6 +201,11 @@ class Scanner:
             background = Background(folders, [sorted(q) for q in queries])
         self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
+        for key in [k for k, got in symbols.items() if not got.get("found")]:
+            module, _, qual = key.partition(":")
+            owner = qual.rpartition(".")[0]
+            if owner and f"{module}:{owner}" not in symbols:  # is the class opaque?
+                symbols[f"{module}:{owner}"] = self.lookup.ref(module, owner)
         fits = background.join() if background is not None else {}
         callee_info = {}
         for top in tops:
@@ -586,6 +591,8 @@ class FileVisitor:
             "result": [u for u in result if u["how"] != "passed"],
             "passed_to": passed_to,
         }
+        if r[0] == "instance":  # calling the object itself: its class's __call__
+            r = ("member", r[1], r[2], "__call__")
         if r[0] == "member":  # a method called on a known instance
             ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
             self.s.uses["calls"].append(

@@ -282,6 +282,10 @@ class Lookup(Probe):
         try:
             node, owner_mod, final_qual = self._resolve_qualname(mod, qualname)
         except ProbeFailure as exc:
+            if qualname.endswith((".__init__", ".__new__")):
+                got = self._synthesised_init(mod, qualname)
+                if got is not None:
+                    return got
             return {
                 "found": False,
                 "reason": str(exc),
@@ -306,25 +310,66 @@ class Lookup(Probe):
         if key in self.resolve_for and isinstance(node, ast.ClassDef):
             sym["resolutions"] = resolutions(node)
         if isinstance(node, ast.ClassDef):
-            names, complete = self.mro_names(owner_mod, node)
+            names, opaque = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)
-            sym["mro_complete"] = complete
+            sym["mro_complete"] = not opaque
+            sym["mro_opaque"] = opaque
         return {"found": True, "symbol": sym, "chain": chain}
+
+    def _synthesised_init(self, mod: ModuleSummary, qualname: str) -> dict[str, Any] | None:
+        """``Cls.__init__`` of a class that writes none (a dataclass, or object's): its
+        constructor's parameters after ``self`` -- every class has an ``__init__``."""
+        owner, _, dunder = qualname.rpartition(".")
+        try:
+            node, owner_mod, final_qual = self._resolve_qualname(mod, owner)
+        except ProbeFailure:
+            return None
+        if not isinstance(node, ast.ClassDef):
+            return None
+        cls = self._symbol(owner_mod, node, final_qual, attributes=False)
+        if cls.get("parameters") is None:
+            return None
+        this = {
+            "name": "self",
+            "kind": "positional-or-keyword",
+            "default": None,
+            "annotation": None,
+        }
+        sym = {
+            **{k: cls.get(k) for k in ("module", "file", "line", "end_line", "dist", "version")},
+            "qualname": f"{final_qual}.{dunder}",
+            "kind": "method",
+            "is_async": False,
+            "decorators": [],
+            "parameters": [this, *cls["parameters"]],
+            "returns": None,
+            "overloads": [],
+            "doc": f"synthesised: constructor via {(cls.get('constructor') or {}).get('via')}",
+        }
+        return {"found": True, "symbol": sym, "chain": [h.to_dict() for h in self._chain]}
 
     def mro_names(
         self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
-    ) -> tuple[set[str], bool]:
-        """Every member/attribute name on the class and its bases; False if a base is opaque."""
+    ) -> tuple[set[str], list[dict[str, str]]]:
+        """Every member/attribute name on the class and its bases, and why that list may be
+        incomplete: ``{"why": "base", "name": "torch.nn.Module"}`` (a base we cannot read),
+        ``{"why": "getattr" | "open", "name": "pkg.Cls"}`` (attributes made at run time:
+        ``__getattr__``, or ``setattr(self, key, ...)`` over the constructor's kwargs)."""
         from probes._astindex import dotted
         from probes._describe import IGNORED_BASES, class_attributes
 
         names = set(class_attributes(cls))
-        complete = True
+        opaque: list[dict[str, str]] = []
+        where = f"{mod.name}.{cls.name}"
         for st in cls.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(st.name)
-                if st.name == "__getattr__":
-                    complete = False
+                if st.name in ("__getattr__", "__getattribute__"):
+                    opaque.append({"why": "getattr", "name": where})
+                elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _sets_any(
+                    st, mod.lines
+                ):
+                    opaque.append({"why": "open", "name": f"{where}.{st.name}"})
         flav = self.classes.flavour(mod, cls)
         if flav is not None and flav[0] in ("pydantic-model", "msgspec", "namedtuple"):
             names.update(("model_dump", "model_copy", "_asdict", "_replace", "_fields"))
@@ -334,12 +379,43 @@ class Lookup(Probe):
                 continue
             base = self.classes._resolve_class(mod.name, dotted(b))
             if base is None or depth > 12:
-                complete = False
+                top = (full or dotted(b)).split(".")[0]
+                missing = "" if self.index.finder.find(top) is not None else top
+                opaque.append({"why": "base", "name": full or dotted(b), "missing": missing})
                 continue
-            more, ok = self.mro_names(base[0], base[1], depth + 1)
+            more, why = self.mro_names(base[0], base[1], depth + 1)
             names |= more
-            complete = complete and ok
-        return names, complete
+            opaque += [w for w in why if w not in opaque]
+        return names, opaque
+
+
+def _sets_any(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
+    """``setattr(self, name, ...)`` with a computed name, or ``self.__dict__.update(...)``:
+    the instance takes attributes from data (transformers' ``PretrainedConfig(**kwargs)``)."""
+    text = "\n".join(lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
+    if "setattr" not in text and "__dict__" not in text:
+        return False
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if (
+            isinstance(f, ast.Name)
+            and f.id == "setattr"
+            and len(n.args) >= 2
+            and isinstance(n.args[0], ast.Name)
+            and n.args[0].id == "self"
+            and not isinstance(n.args[1], ast.Constant)
+        ):
+            return True
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "update"
+            and isinstance(f.value, ast.Attribute)
+            and f.value.attr == "__dict__"
+        ):
+            return True
+    return False
 
 
 VALIDATORS = ("model_validator", "field_validator", "validator", "root_validator")

@@ -209,8 +209,42 @@ class Checker:
                     sym,
                 )
 
+    def _opaque(self, use: Json, symbol: str, cls: Json, on_class: bool) -> None:
+        """A name not found on a class whose attributes we cannot all see: never an error.
+
+        Classes that make attributes at run time (``__getattr__``, ``setattr`` over kwargs)
+        take any name: nothing to say. A base outside the import path (``torch.nn.Module``
+        when torch is not on a pypi: target) may define it: say so, naming what is missing.
+        """
+        why = _opaque_for(cls, on_class=on_class)
+        if not why or any(w.get("why") in ("getattr", "open") for w in why):
+            return
+        attr = symbol.rsplit(".", 1)[-1]
+        bases = ", ".join(dict.fromkeys(w["name"] for w in why))
+        gone = sorted({w["missing"] for w in why if w.get("missing")})
+        where = (
+            f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} not installed here"
+            if gone
+            else "it cannot be read statically"
+        )
+        self._add(
+            WARNING,
+            "unverifiable",
+            use,
+            symbol,
+            f"'{cls['qualname']}' and the bases we can read define no '{attr}'; it may come "
+            f"from {bases} ({where})",
+            "Install the missing dists on the target (for pypi:, add them to the spec) or "
+            "confirm with `harness probe --live`.",
+            cls,
+        )
+
     def _missing(self, use: Json, key: str, entry: Json) -> None:
         module, _, qual = key.partition(":")
+        owner = self._sym(f"{module}:{qual.rpartition('.')[0]}") if "." in qual else None
+        if owner is not None and owner.get("kind") == "class" and _opaque_for(owner, on_class=True):
+            self._opaque(use, key, owner, True)
+            return
         sugg = entry.get("suggestions") or []
         hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""
         if entry.get("dynamic"):
@@ -247,9 +281,12 @@ class Checker:
                 continue
             key = _key(use["ref"])
             cls = self._sym(key)
-            if cls is None or not cls.get("mro_complete"):
+            if cls is None:
                 continue
             if use["attr"] in (cls.get("mro_members") or []) or use["attr"].startswith("__"):
+                continue
+            if _opaque_for(cls, on_class=use.get("on") == "class"):
+                self._opaque(use, f"{key}.{use['attr']}", cls, use.get("on") == "class")
                 continue
             name = cls["qualname"]
             on = "object" if use.get("on") == "instance" else "class"
@@ -335,7 +372,12 @@ class Checker:
         for rule in RULES:
             rule(self)
         order = {ERROR: 0, WARNING: 1, INFO: 2}
-        return sorted(self.findings, key=lambda f: (f.file, f.line, order[f.severity]))
+        # a use seen by two rules (``Cls.meth(...)`` is a call and a class attribute) says once
+        unique: dict[tuple[str, ...], Finding] = {}
+        for f in self.findings:
+            key = (f.file, str(f.line), f.category, f.symbol)
+            unique.setdefault(key + ((f.message,) if f.category == "drift" else ()), f)
+        return sorted(unique.values(), key=lambda f: (f.file, f.line, order[f.severity]))
 
 
 #: Every rule, in order (later ones may read what earlier ones found, e.g. drift skips erred
@@ -350,6 +392,16 @@ RULES: tuple[Callable[[Checker], None], ...] = (
     defaults.run,
     installs.run,
 )
+
+
+def _opaque_for(cls: Json, *, on_class: bool) -> list[Json]:
+    """Pure: why ``cls``'s member list may be incomplete for this kind of access. Attributes
+    made on instances at run time (``setattr(self, ...)``, ``__getattr__``) do not appear on
+    the class itself, so for ``Cls.name`` only unreadable bases count."""
+    why: list[Json] = list(cls.get("mro_opaque") or [])
+    if not why and not cls.get("mro_complete", True):
+        why = [{"why": "base", "name": "?", "missing": ""}]  # an older payload
+    return [w for w in why if w.get("why") == "base"] if on_class else why
 
 
 def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:

@@ -1,13 +1,12 @@
 """`harness check` rules on a handwritten caller: each error line is marked in the fixture.
 
-The fixture `tests/fixtures/site/callerpkg/uses.py` ends every line that must be reported as an
-error with ``# E: <category>``; this test reads those markers as the specification, so adding a
-case to the fixture adds it here.
+The fixture `tests/fixtures/site/callerpkg/uses.py` ends every line that must be reported with
+``# E: <category>`` (error) or ``# W: <category>`` (warning); this test reads those markers as the
+specification, so adding a case to the fixture adds it here.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,10 @@ import pytest
 from harness.analysis.check import Checker, override_issues
 from harness.analysis.findings import CheckReport, Finding
 from probes import callsites
+from tests.support import markers
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 USES = SITE / "callerpkg" / "uses.py"
-MARK = re.compile(r"#\s*E:\s*([a-z-]+)")
 
 
 def scan() -> dict[str, Any]:
@@ -28,13 +27,8 @@ def scan() -> dict[str, Any]:
     )
 
 
-def expected() -> set[tuple[int, str]]:
-    out = set()
-    for i, line in enumerate(USES.read_text().splitlines(), 1):
-        m = MARK.search(line)
-        if m and not line.lstrip().startswith('"""'):
-            out.add((i, m.group(1)))
-    return out
+def expected() -> set[tuple[str, int, str, str]]:
+    return markers.expected(USES, "callerpkg/uses.py")
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +36,8 @@ def findings() -> list[Finding]:
     return Checker(scan(), {"calleepkg": "1.2.3"}).run()
 
 
-def test_every_marked_error_and_nothing_else(findings: list[Finding]) -> None:
-    got = {(f.line, f.category) for f in findings if f.severity == "error"}
+def test_every_marked_finding_and_nothing_else(findings: list[Finding]) -> None:
+    got = {(f.file, f.line, f.severity, f.category) for f in findings if f.severity != "info"}
     assert got == expected()
 
 

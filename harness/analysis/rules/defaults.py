@@ -95,7 +95,7 @@ def run(ck: Checker) -> None:
             site.raw,
             site.symbol,
             f"{name}() leaves {', '.join(p.name for _, p in found)} to defaults that changed "
-            f"since {old_v} ({ck._version(site.symbol)}): {'; '.join(parts)}",
+            f"since {old_v} ({ck._version(site.symbol.split(':')[0])}): {'; '.join(parts)}",
             f"Pass {', '.join(f'{p.name}={q.default}' for q, p in found)} to keep the "
             f"behaviour the caller was written for, or confirm the new default is wanted.",
             new,

@@ -75,7 +75,7 @@ def _exact(ck: Checker, ins: Install) -> None:
             f"{ins.target}.{attr}",
             f"{ins.function}() (line {ins.function_line}) is installed on {cls['qualname']} "
             f"and reads self.{attr} (line {ins.attr_lines.get(attr)}), which "
-            f"{cls['qualname']} and its bases do not define ({ck._version(ins.target or '')})",
+            f"{cls['qualname']} and its bases do not define ({ck._version(cls['module'])})",
             f"Find what replaced {attr} on {cls['qualname']} (`harness diff`) and use it.",
             cls,
         )

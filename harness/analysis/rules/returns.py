@@ -103,7 +103,10 @@ def run(ck: Checker) -> None:
             f"{k}={site.kwarg_values.get(k) or '...'}" for k in sorted(chosen & set(site.keywords))
         ) or ", ".join(sorted(chosen))
         uses = "; ".join(f"{u.text} (line {u.line})" for u in site.result[:3])
-        new_v, old_v = ck._version(site.symbol), f"{old.get('dist')} {old.get('version')}"
+        new_v, old_v = (
+            ck._version(site.symbol.split(":")[0]),
+            f"{old.get('dist')} {old.get('version')}",
+        )
         ck._add(
             WARNING,
             "drift",
