@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.analysis.apidiff import Change, compare_symbols
-from harness.analysis.bind import CallShape, bind_any
+from harness.analysis.bind import CallShape, bind, bind_any
 from harness.analysis.findings import ERROR, INFO, WARNING, Finding
 from harness.analysis.rules import defaults, installs, returns
 from harness.models import (
@@ -197,6 +197,9 @@ class Checker:
                 use["shape"]["double_star"],
             )
             problems = bind_any(shape, variants, ignore_unknown_kwargs=lenient)
+            init = (sym.get("constructor") or {}).get("init_parameters")
+            if not problems and init is not None:  # ``__new__(cls, *a, **k)`` + ``__init__``
+                problems = bind(shape, tuple(Parameter.from_dict(p) for p in init))
             name = sym["qualname"]
             for p in problems:
                 self._add(

@@ -94,6 +94,9 @@ def _eval(n: ast.AST, v: Mapping[str, Any]) -> Any:
         return n.value
     if isinstance(n, ast.Name):
         return v.get(n.id, UNKNOWN)
+    if isinstance(n, (ast.Tuple, ast.List)):
+        items = [_eval(e, v) for e in n.elts]
+        return UNKNOWN if any(x is UNKNOWN for x in items) else tuple(items)
     if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
         x = _eval(n.operand, v)
         return UNKNOWN if x is UNKNOWN else not x
