@@ -115,6 +115,16 @@ class Scanner:
                 out.append(top)
         return out
 
+    def import_names(self, name: str) -> list[str]:
+        """``--against`` takes what a user types: an import name (``huggingface_hub``) or a
+        dist name (``huggingface-hub``, ``PyYAML``), mapped through the dist's top_level.txt
+        or RECORD to the packages it installs."""
+        top = name.split(".")[0]
+        if self.finder.find(top) is not None:
+            return [top]
+        got = self.dists.top_levels(name)
+        return [t for t in got if self.finder.find(t) is not None] or [top]
+
     # -- scan -----------------------------------------------------------------------------
     def scan(self, caller: str, callees: list[str] | None) -> dict[str, Any]:
         meta, files = self.caller_files(caller)
@@ -136,7 +146,7 @@ class Scanner:
             imported |= _imported_tops(mod, rel.endswith("__init__.py"), tree)
         caller_tops = {m.split(".")[0] for m, _, _ in files}
         tops = (
-            [c.split(".")[0] for c in callees]
+            [t for c in callees for t in self.import_names(c)]
             if callees
             else self.default_callees(imported, caller_tops)
         )

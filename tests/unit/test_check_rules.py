@@ -33,7 +33,7 @@ def expected() -> set[tuple[str, int, str, str]]:
 
 @pytest.fixture(scope="module")
 def findings() -> list[Finding]:
-    return Checker(scan(), {"calleepkg": "1.2.3"}).run()
+    return Checker(scan(), {"calleepkg": "1.2.3", "hyphen_pkg": "2.0"}).run()
 
 
 def test_every_marked_finding_and_nothing_else(findings: list[Finding]) -> None:
@@ -48,7 +48,7 @@ def test_guarded_import_is_info(findings: list[Finding]) -> None:
 
 def test_default_callees_are_the_imported_source_packages() -> None:
     data = scan()
-    assert set(data["callees"]) == {"calleepkg"}
+    assert set(data["callees"]) == {"calleepkg", "hyphen_pkg"}
     assert data["callees"]["calleepkg"] == {"dist": "calleepkg", "version": "1.2.3"}
     assert data["caller"]["requires"] == ["calleepkg==1.0.0"]
 
@@ -99,3 +99,16 @@ def test_override_compatibility(base: list[str], override: list[str], ok: bool) 
         {"kind": "method", "parameters": params(override)},
     )
     assert (issues == []) is ok
+
+
+@pytest.mark.parametrize("against", ["hyphen-dist", "Hyphen_Dist", "hyphen_pkg"])
+def test_against_takes_the_dist_name_or_the_import_name(against: str) -> None:
+    data = callsites.run(
+        {"caller": "callerpkg", "callees": [against], "paths": [str(SITE)]}, lambda m: None
+    )
+    assert set(data["callees"]) == {"hyphen_pkg"}
+    assert data["callees"]["hyphen_pkg"]["dist"] == "hyphen-dist"
+    found = Checker(data, {"hyphen_pkg": "2.0"}).run()
+    assert [(f.category, f.symbol) for f in found if f.severity == "error"] == [
+        ("unexpected-kwarg", "hyphen_pkg.api:upload"),
+    ]
