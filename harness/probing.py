@@ -30,6 +30,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
         "signatures",
         "_returns",
         "_fits",
+        "_guards",
         "callsites",
     ),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),

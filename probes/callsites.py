@@ -309,12 +309,14 @@ class FileVisitor:
         # ``X.attr = one_of_our_functions``: the text test that spares most functions a walk
         names = "|".join(map(re.escape, self.functions))
         self._stores_fn = re.compile(rf"\.\w+\s*=\s*(?:{names})\b(?!\s*\()") if names else None
-        for node, guarded in _walk_imports(tree):
-            self._import(node, guarded)
+        self.tree = tree
+        for node, guard in _walk_imports(tree):
+            self._import(node, guard)
         for st in tree.body:
             self._stmt(st, "<module>", {}, None)
 
-    def _import(self, node: ast.Import | ast.ImportFrom, guarded: bool) -> None:
+    def _import(self, node: ast.Import | ast.ImportFrom, guard: ast.Try | None) -> None:
+        guarded = guard is not None
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -347,17 +349,37 @@ class FileVisitor:
                 self.bindings[local] = ("symbol", mod, a.name)
             if self.s.is_callee(mod):
                 res = self.s.module_exists_or_attr(mod, a.name)
+                extra: dict[str, Any] = {}
+                if guard is not None and not res.get("ok"):
+                    extra = self._without(guard, local)
                 self.s.uses["imports"].append(
                     {
                         **self.site(node, "<module>"),
                         "kind": "from",
                         "module": mod,
                         "name": a.name,
-                        "guarded": guarded,
+                        "local": local,
+                        "guarded": guarded and not extra.get("reraises"),
                         **res,
+                        **extra,
                         "ref": self.bindings[local],
                     }
                 )
+
+    def _without(self, guard: ast.Try, local: str) -> dict[str, Any]:
+        """The module once this guarded import failed: is ``local`` bound, and where is it
+        used unguarded (each a NameError when reached)?"""
+        from probes._guards import fallback, unguarded_uses
+
+        fb = fallback(self.tree, guard, local)
+        out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
+        if not fb["bound"] and not fb["reraises"]:
+            scopes = _scopes(self.tree)
+            out["unbound_uses"] = [
+                {**self.site(n, scopes.get(n.lineno, "<module>")), "name": local}
+                for n in unguarded_uses(self.tree, guard, local, fb["flags"])
+            ]
+        return out
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
@@ -687,18 +709,20 @@ def _child_bodies(st: ast.stmt) -> list[list[ast.stmt]]:
     return bodies
 
 
-def _walk_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
-    """All imports with whether a ``try/except ImportError`` guards them."""
-    out: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+def _walk_imports(
+    tree: ast.Module,
+) -> list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]:
+    """All imports with the ``try/except ImportError`` that guards each (None: unguarded)."""
+    out: list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]] = []
 
-    def visit(node: ast.AST, guarded: bool) -> None:
+    def visit(node: ast.AST, guarded: ast.Try | None) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((node, guarded))
             return
         if isinstance(node, ast.Try):
             catches = any(_catches_import_error(h) for h in node.handlers)
             for c in node.body:
-                visit(c, guarded or catches)
+                visit(c, node if catches else guarded)
             for h in node.handlers:
                 for c in h.body:
                     visit(c, guarded)
@@ -712,7 +736,7 @@ def _walk_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, b
         for c in ast.iter_child_nodes(node):
             visit(c, guarded)
 
-    visit(tree, False)
+    visit(tree, None)
     return out
 
 
@@ -843,3 +867,21 @@ def self_attributes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int
             else:
                 stores.add(n.attr)
     return {a: ln for a, ln in loads.items() if a not in stores and not a.startswith("__")}
+
+
+def _scopes(tree: ast.Module) -> dict[int, str]:
+    """Line -> innermost enclosing def/class qualname (for findings' ``scope``)."""
+    out: dict[int, str] = {}
+
+    def visit(node: ast.AST, qual: str) -> None:
+        for c in ast.iter_child_nodes(node):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = c.name if qual == "<module>" else f"{qual}.{c.name}"
+                for ln in range(c.lineno, (c.end_lineno or c.lineno) + 1):
+                    out[ln] = inner
+                visit(c, inner)
+            else:
+                visit(c, qual)
+
+    visit(tree, "<module>")
+    return out

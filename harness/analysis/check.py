@@ -120,6 +120,8 @@ class Checker:
                     "fallback branch runs",
                     "Check the fallback still does what you need." + hint,
                 )
+                self._unbound(use, what, where)
+                self._fallback_shape(use, what)
                 continue
             if use.get("dynamic"):
                 self._add(
@@ -144,6 +146,51 @@ class Checker:
                 msg,
                 f"Import it from where {where} defines it now, or drop the use." + hint,
             )
+
+    def _unbound(self, use: Json, what: str, where: str) -> None:
+        """Uses of a name the failed guarded import left unbound: NameError when reached."""
+        for site in use.get("unbound_uses") or []:
+            self._add(
+                ERROR,
+                "unbound-name",
+                site,
+                what,
+                f"name '{site['name']}' is not defined: `from {use['module']} import "
+                f"{use['name']}` (line {use['line']}) fails on {where} and the except branch "
+                "binds nothing",
+                f"Bind a fallback in the except branch (e.g. {site['name']} = None) and guard "
+                f"this use, or import {use['name']} from where {where} defines it now.",
+            )
+
+    def _fallback_shape(self, use: Json, what: str) -> None:
+        """A ``def`` fallback must take the calls written for the callee's function."""
+        fb = use.get("fallback") or {}
+        if fb.get("kind") != "def":
+            return
+        params = tuple(Parameter.from_dict(p) for p in fb.get("parameters") or ())
+        for call in self.scan.get("calls") or []:
+            if call["file"] != use["file"] or _key(call["ref"]) != what:
+                continue
+            shape = call["shape"]
+            got = bind(
+                CallShape(
+                    shape["positional"],
+                    tuple(shape["keywords"]),
+                    shape["star"],
+                    shape["double_star"],
+                ),
+                params,
+            )
+            for p in got:
+                self._add(
+                    WARNING,
+                    "import-guarded",
+                    call,
+                    what,
+                    f"the fallback {use['local']}() (line {fb.get('line')}) runs instead of "
+                    f"{what}, and this call does not fit it: {use['local']}() {p.detail}",
+                    "Give the fallback the parameters of the function it stands in for.",
+                )
 
     def _variants(self, sym: Json, use: Json) -> tuple[list[tuple[Parameter, ...]], bool] | None:
         """Parameter lists a call can bind to (self/cls removed), and whether extras pass."""

@@ -43,7 +43,12 @@ def test_every_marked_finding_and_nothing_else(findings: list[Finding]) -> None:
 
 def test_guarded_import_is_info(findings: list[Finding]) -> None:
     infos = [(f.category, f.symbol) for f in findings if f.severity == "info"]
-    assert infos == [("import-guarded", "calleepkg.core:Optional_thing")]
+    assert infos == [
+        ("import-guarded", "calleepkg.core:Optional_thing"),  # fallback binds None
+        ("import-guarded", "calleepkg.core:gone_helper"),  # and its unguarded uses are errors
+        ("import-guarded", "calleepkg.core:gone_flagged"),  # uses behind the flag: fine
+        ("import-guarded", "calleepkg.core:gone_def"),  # a def fallback: calls bind to it
+    ]
 
 
 def test_default_callees_are_the_imported_source_packages() -> None:
