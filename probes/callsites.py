@@ -93,6 +93,7 @@ class Scanner:
         self.dists = Dists(index.finder)
         self.warn = warn
         self._is_class: dict[tuple[str, str], bool] = {}
+        self._returns: dict[tuple[str, str], Ref | None] = {}
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -246,6 +247,31 @@ class Scanner:
     def is_module(self, name: str) -> bool:
         return self.finder.find(name) is not None
 
+    def returns_class(self, module: str, qualname: str) -> Ref | None:
+        """The callee class a function's return annotation names, if exactly one."""
+        key = (module, qualname)
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = None
+        sym = self.lookup.ref(module, qualname).get("symbol") or {}
+        text = sym.get("returns")
+        if sym.get("kind") not in ("function", "method", "classmethod", "staticmethod") or not text:
+            return None
+        try:
+            node = ast.parse(text.strip().strip("'\""), mode="eval").body
+        except SyntaxError:
+            return None
+        names = [n for n in _union(node) if not (isinstance(n, ast.Constant) and n.value is None)]
+        if len(names) != 1 or dotted(names[0]).split(".")[-1] in ("Self", "Any"):
+            return None
+        full = self.index.resolve_dotted(sym.get("module") or module, dotted(names[0]))
+        owner, _, leaf = full.rpartition(".")
+        got = None
+        if owner and self.is_callee(owner) and self.is_class(owner, leaf):
+            got = ("instance", owner, leaf)
+        self._returns[key] = got
+        return got
+
     def is_class(self, module: str, qualname: str) -> bool:
         key = (module, qualname)
         if key not in self._is_class:
@@ -397,9 +423,25 @@ class FileVisitor:
                 self._attr(node, scope, local, cls)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             self._learn(st, local, cls)
-        for child in _child_bodies(st):
+        narrowed = self._narrowed(st, local, cls)
+        for i, child in enumerate(_child_bodies(st)):
             for sub in child:
-                self._stmt(sub, scope, local, cls)
+                self._stmt(sub, scope, narrowed if i == 0 and narrowed else local, cls)
+
+    def _narrowed(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> dict | None:
+        """``if isinstance(x, Cls):``: in that body, ``x`` is a ``Cls``."""
+        test = getattr(st, "test", None) if isinstance(st, ast.If) else None
+        if not (
+            isinstance(test, ast.Call)
+            and dotted(test.func) == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+        ):
+            return None
+        r = self.ref(test.args[1], local, cls)
+        if not (r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2])):
+            return None
+        return {**local, test.args[0].id: ("instance", r[1], r[2])}
 
     def _learn(
         self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
@@ -424,10 +466,22 @@ class FileVisitor:
                 cls["attrs"][t.attr] = typ
 
     def _value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
+        """What a value is an instance of: a callee class constructed, the class a callee
+        function's return annotation names (``-> Thing``, ``Optional[Thing]``), or a name
+        whose type is known (``self.cfg = cfg`` with ``cfg: Config``)."""
+        if isinstance(value, ast.Name):
+            got = local.get(value.id)
+            return got if got and got[0] == "instance" else None
+        if isinstance(value, ast.Await):
+            value = value.value
         if isinstance(value, ast.Call):
             r = self.ref(value.func, local, cls)
-            if r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2]):
-                return ("instance", r[1], r[2])
+            if r and r[0] == "member":
+                r = ("symbol", r[1], f"{r[2]}.{r[3]}")
+            if r and r[0] == "symbol" and self.s.is_callee(r[1]):
+                if self.s.is_class(r[1], r[2]):
+                    return ("instance", r[1], r[2])
+                return self.s.returns_class(r[1], r[2])
         return None
 
     def _annotation_type(self, ann: ast.expr | None) -> Ref | None:
@@ -885,3 +939,22 @@ def _scopes(tree: ast.Module) -> dict[int, str]:
 
     visit(tree, "<module>")
     return out
+
+
+def _union(node: ast.expr) -> list[ast.expr]:
+    """Members of ``A | B``, ``Optional[A]``, ``Union[A, B]`` (else the node itself)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union(node.left) + _union(node.right)
+    if isinstance(node, ast.Subscript):
+        head = dotted(node.value).split(".")[-1]
+        inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if head == "Optional":
+            return [*inner, ast.Constant(None)]
+        if head == "Union":
+            return [m for e in inner for m in _union(e)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _union(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return [node]
+    return [node]
