@@ -31,6 +31,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
         "_returns",
         "_fits",
         "_guards",
+        "_dicts",
         "callsites",
     ),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),

@@ -311,6 +311,7 @@ class FileVisitor:
         self.results: dict[int, list[dict[str, Any]]] = {}
         self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self._fn_done: set[int] = set()
+        self._dict_facts: dict[int, Any] = {}  # id(function) -> its DictFacts, when needed
 
     def src(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -503,7 +504,11 @@ class FileVisitor:
 
     def _class(self, node: ast.ClassDef, scope: str) -> None:
         qual = node.name if scope == "<module>" else f"{scope}.{node.name}"
-        cls: dict[str, Any] = {"name": qual, "attrs": {}}
+        cls: dict[str, Any] = {"name": qual, "attrs": {}, "dicts": None}
+        if "**self." in "\n".join(self.lines[node.lineno - 1 : node.end_lineno or node.lineno]):
+            from probes._dicts import class_dicts
+
+            cls["dicts"] = class_dicts(node)
         # learn self.x types from every method first, so use order does not matter
         for st in node.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -669,6 +674,11 @@ class FileVisitor:
                 got = self.ref(u["call"].func, local, cls)
                 if got and got[0] == "symbol" and self.s.is_callee(got[1]) and passed_to is None:
                     passed_to = {"symbol": f"{got[1]}:{got[2]}", "keyword": u["keyword"]}
+        spread = [k.value for k in node.keywords if k.arg is None]
+        if spread:
+            keys = self._spread_keys(spread, node.lineno, cls)
+            if keys is not None:
+                shape = {**shape, "double_star": False, "spread_keys": keys}
         extra = {
             "values": {
                 "args": [_literal(a) for a in node.args if not isinstance(a, ast.Starred)],
@@ -702,6 +712,31 @@ class FileVisitor:
                 **extra,
             }
         )
+
+    def _spread_keys(self, spread: list[ast.expr], line: int, cls: dict | None) -> list | None:
+        """Keys of every ``**d`` in a call when each ``d`` is a dict we can read, else None."""
+        from probes._dicts import function_dicts
+
+        out: list[dict[str, Any]] = []
+        for value in spread:
+            keys = None
+            if isinstance(value, ast.Name) and self._fn is not None:
+                facts = self._dict_facts.get(id(self._fn))
+                if facts is None:
+                    facts = self._dict_facts[id(self._fn)] = function_dicts(self._fn)
+                keys = facts.keys_at(value.id, line)
+            elif (
+                isinstance(value, ast.Attribute)
+                and isinstance(value.value, ast.Name)
+                and value.value.id == "self"
+                and cls is not None
+                and cls.get("dicts") is not None
+            ):
+                keys = cls["dicts"].keys_at(value.attr, line)
+            if keys is None:
+                return None
+            out += keys
+        return out
 
     def _attr(
         self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.analysis.apidiff import Change, compare_symbols
-from harness.analysis.bind import CallShape, bind, bind_any
+from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import ERROR, INFO, WARNING, Finding
 from harness.analysis.rules import defaults, installs, returns
 from harness.models import (
@@ -237,24 +237,50 @@ class Checker:
             if got is None:
                 continue
             variants, lenient = got
-            shape = CallShape(
-                use["shape"]["positional"],
-                tuple(use["shape"]["keywords"]),
-                use["shape"]["star"],
-                use["shape"]["double_star"],
-            )
-            problems = bind_any(shape, variants, ignore_unknown_kwargs=lenient)
             init = (sym.get("constructor") or {}).get("init_parameters")
-            if not problems and init is not None:  # ``__new__(cls, *a, **k)`` + ``__init__``
-                problems = bind(shape, tuple(Parameter.from_dict(p) for p in init))
+            init_params = None if init is None else tuple(Parameter.from_dict(p) for p in init)
+            spread = use["shape"].get("spread_keys")
+            keywords = tuple(use["shape"]["keywords"])
+
+            def problems_for(kws: tuple[str, ...]) -> list[BindProblem]:
+                shape = CallShape(
+                    use["shape"]["positional"],
+                    kws,
+                    use["shape"]["star"],
+                    use["shape"]["double_star"],
+                )
+                found = bind_any(shape, variants, ignore_unknown_kwargs=lenient)
+                if not found and init_params is not None:  # ``__new__(cls, *a, **k)``
+                    found = bind(shape, init_params)
+                return found
+
+            when: dict[str, str] = {}
+            if spread is None:
+                problems = problems_for(keywords)
+            else:  # ``f(**opts)`` with opts' keys known: every key, and each branch's
+                when = {k["key"]: k["when"] for k in spread if k.get("when")}
+                every = keywords + tuple(k["key"] for k in spread)
+                always = keywords + tuple(k["key"] for k in spread if not k.get("when"))
+                problems = [p for p in problems_for(every) if p.category != "missing-required-arg"]
+                problems += [
+                    p for p in problems_for(always) if p.category == "missing-required-arg"
+                ]
             name = sym["qualname"]
             for p in problems:
+                cond = [when[n] for n in p.names if n in when]
+                note = ""
+                if cond and p.category == "missing-required-arg":
+                    note = f" (unless `{cond[0]}`: only then does the dict carry it)"
+                elif cond:
+                    note = f" (the dict gets it when `{cond[0]}`)"
+                elif spread is not None and any(n in {k["key"] for k in spread} for n in p.names):
+                    note = " (a key of the dict spread with **)"
                 self._add(
                     ERROR,
                     p.category,
                     use,
                     key,
-                    f"{name}() {p.detail}",
+                    f"{name}() {p.detail}{note}",
                     _fix(p.category, p.names, name, sym),
                     sym,
                 )
