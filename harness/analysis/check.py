@@ -243,16 +243,7 @@ class Checker:
             keywords = tuple(use["shape"]["keywords"])
 
             def problems_for(kws: tuple[str, ...]) -> list[BindProblem]:
-                shape = CallShape(
-                    use["shape"]["positional"],
-                    kws,
-                    use["shape"]["star"],
-                    use["shape"]["double_star"],
-                )
-                found = bind_any(shape, variants, ignore_unknown_kwargs=lenient)
-                if not found and init_params is not None:  # ``__new__(cls, *a, **k)``
-                    found = bind(shape, init_params)
-                return found
+                return _bind_call(use["shape"], kws, variants, lenient, init_params)  # noqa: B023
 
             when: dict[str, str] = {}
             if spread is None:
@@ -468,6 +459,22 @@ RULES: tuple[Callable[[Checker], None], ...] = (
     defaults.run,
     installs.run,
 )
+
+
+def _bind_call(
+    shape: Json,
+    keywords: tuple[str, ...],
+    variants: list[tuple[Parameter, ...]],
+    lenient: bool,
+    init: tuple[Parameter, ...] | None,
+) -> list[BindProblem]:
+    """Pure: problems binding a call (with these keywords) to any variant, and to the
+    ``__init__`` a ``__new__(cls, *a, **k)`` hands everything on to."""
+    call = CallShape(shape["positional"], keywords, shape["star"], shape["double_star"])
+    found = bind_any(call, variants, ignore_unknown_kwargs=lenient)
+    if not found and init is not None:
+        found = bind(call, init)
+    return found
 
 
 def _opaque_for(cls: Json, *, on_class: bool) -> list[Json]:
