@@ -32,6 +32,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
         "_fits",
         "_guards",
         "_dicts",
+        "_forwards",
         "callsites",
     ),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),

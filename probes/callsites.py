@@ -211,6 +211,11 @@ class Scanner:
                     folders.append(os.path.dirname(loc.file))
             background = Background(folders, [sorted(q) for q in queries])
         self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
+        self.lookup.forwards_for = frozenset(
+            f"{c['ref'][1]}:{c['ref'][2]}"
+            for c in self.uses["calls"]
+            if c["shape"]["keywords"] or c["shape"].get("spread_keys")
+        )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         for key in [k for k, got in symbols.items() if not got.get("found")]:
             module, _, qual = key.partition(":")

@@ -271,6 +271,7 @@ class Lookup(Probe):
     #: walk each), a function's return paths and a class's ``__post_init__`` resolutions.
     returns_for: frozenset[str] = frozenset()
     resolve_for: frozenset[str] = frozenset()
+    forwards_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -309,12 +310,33 @@ class Lookup(Probe):
             sym["return_paths"] = return_paths(node)
         if key in self.resolve_for and isinstance(node, ast.ClassDef):
             sym["resolutions"] = resolutions(node)
+        if key in self.forwards_for:
+            fw = self._forwards_of(owner_mod, node, final_qual)
+            if fw is not None:
+                sym["forwards"] = fw
         if isinstance(node, ast.ClassDef):
             names, opaque = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)
             sym["mro_complete"] = not opaque
             sym["mro_opaque"] = opaque
         return {"found": True, "symbol": sym, "chain": chain}
+
+    def _forwards_of(self, mod: ModuleSummary, node: ast.AST, qual: str) -> dict[str, Any] | None:
+        """Where a called function or constructor passes its ``**kwargs`` on (see _forwards)."""
+        from probes._forwards import Forwards
+
+        fw = Forwards(self)
+        if isinstance(node, ast.ClassDef):
+            init = fw._init_of(self.classes.constructor(mod, node))
+            return None if init is None else fw.of_function(*init)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = None
+        if "." in qual:
+            got = self.index.resolve(mod.name, qual.split(".")[0])
+            if got is not None and isinstance(got.node, ast.ClassDef):
+                owner = got.node
+        return fw.of_function(mod, node, owner)
 
     def _synthesised_init(self, mod: ModuleSummary, qualname: str) -> dict[str, Any] | None:
         """``Cls.__init__`` of a class that writes none (a dataclass, or object's): its

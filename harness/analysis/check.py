@@ -12,7 +12,7 @@ from typing import Any
 from harness.analysis.apidiff import Change, compare_symbols
 from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import ERROR, INFO, WARNING, Finding
-from harness.analysis.rules import defaults, installs, returns
+from harness.analysis.rules import defaults, forwards, installs, returns
 from harness.models import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
@@ -452,6 +452,7 @@ class Checker:
 RULES: tuple[Callable[[Checker], None], ...] = (
     Checker.imports,
     Checker.calls,
+    forwards.run,
     Checker.attributes,
     Checker.overrides,
     Checker.drift,

@@ -148,3 +148,48 @@ def test_lost_and_renamed() -> None:
     got = lost(new, old)
     assert [c.qualname for c, _ in got["get_emb"]] == ["A", "B"]
     assert renames("get_emb", got["get_emb"]) == [("embed_ids", 2)]
+
+
+def _site_fw(
+    target: str, params: list[tuple[str, str]], keywords: list[str] = (), **kw: Any
+) -> dict:
+    return {
+        "target": target,
+        "file": "pkg/m.py",
+        "line": 1,
+        "keywords": list(keywords),
+        "parameters": [{"name": n, "kind": k, "default": "0"} for n, k in params],
+        "extra": kw.get("extra", "forbid"),
+        "forwards": kw.get("forwards"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("fw", "extras", "want"),
+    [
+        ({"sites": [_site_fw("Args", [("seed", P)])]}, ["seed", "x"], ["x"]),
+        ({"removed": ["x"], "sites": [_site_fw("Args", [("seed", P)])]}, ["x"], []),
+        ({"sites": [_site_fw("Args", [("kw", "var-keyword")])]}, ["x"], []),  # takes any
+        ({"sites": [_site_fw("Model", [], extra="ignore")]}, ["x"], []),  # pydantic ignores
+        ({"sites": [_site_fw("A", [("x", P)]), _site_fw("B", [])]}, ["x"], []),  # one takes it
+        ({"sites": [_site_fw("A", []), _site_fw("B", [])]}, ["x"], ["x"]),
+        ({"sites": [_site_fw("A", [("x", P)], keywords=["x"])]}, ["x"], ["x"]),  # twice
+        (
+            {
+                "sites": [
+                    _site_fw(
+                        "Engine",
+                        [("kwargs", "var-keyword")],
+                        forwards={"sites": [_site_fw("Args", [("seed", P)])]},
+                    )
+                ]
+            },
+            ["seed", "y"],
+            ["y"],
+        ),
+    ],
+)
+def test_forwarded_keys_rejected(fw: dict, extras: list[str], want: list[str]) -> None:
+    from harness.analysis.rules.forwards import rejected
+
+    assert sorted(rejected(fw, extras)) == want
