@@ -171,15 +171,28 @@ def check(
         info.get("dist", top).lower(): info.get("version")
         for top, info in (scan.get("callees") or {}).items()
     }
+    current = {n for n, v in pins.items() if installed.get(n) == v}
     pins = {n: v for n, v in pins.items() if installed.get(n) != v}
+    if current:  # the target has the very version the caller was written for: it is the baseline
+        tops = {
+            top
+            for top, info in (scan.get("callees") or {}).items()
+            if info.get("dist", top).lower() in current
+        }
+        base_symbols = {
+            k: v
+            for k, v in (scan.get("symbols") or {}).items()
+            if k.split(":")[0].split(".")[0] in tops
+        }
+        base_fits = dict(scan.get("fits") or {})
     if pins:
         from harness.targets.pypi import PypiTarget
 
         spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
         with PypiTarget(spec) as bt:
             base_env = run_probe(bt, "callsites", baseline_args(scan), cache=True)
-        base_symbols = base_env.data["symbols"]
-        base_fits = base_env.data.get("fits") or {}
+        base_symbols = {**(base_symbols or {}), **base_env.data["symbols"]}
+        base_fits = {**(base_fits or {}), **(base_env.data.get("fits") or {})}
     findings = Checker(scan, versions, base_symbols, base_fits).run()
     return CheckReport(
         target=target.label,

@@ -290,6 +290,20 @@ class ClassDescriber:
                         return got
         return "ignore"
 
+    def _unread_base(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """A base outside the import path (``transformers.TrainingArguments`` under trl's
+        configs when transformers is absent) somewhere up the field-bearing bases."""
+        for b in cls.bases:
+            full = self.index.resolve_dotted(mod.name, dotted(b))
+            if full in IGNORED_BASES or full in FIELD_BASES or full.startswith("typing."):
+                continue
+            base = self._resolve_class(mod.name, dotted(b))
+            if base is None:
+                return True
+            if depth < 8 and self._unread_base(base[0], base[1], depth + 1):
+                return True
+        return False
+
     def accepts_kwargs(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0) -> bool:
         """huggingface_hub's ``@strict(accept_kwargs=True)`` here or on a base: unknown
         keywords are kept as attributes, not rejected (transformers 5 configs)."""
@@ -398,6 +412,8 @@ class ClassDescriber:
                     extra = self.pydantic_extra(mod, cls, opts)
                 elif self.accepts_kwargs(mod, cls):
                     extra = "allow"
+                if self._unread_base(mod, cls):
+                    extra = "unknown"  # a base we cannot read may add fields, before ours
                 params = self.fields(mod, cls, kind, opts)
                 if kind not in ("pydantic-model", "typeddict", "namedtuple", "msgspec"):
                     # dataclasses: every positional field first, then the keyword-only ones

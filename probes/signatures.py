@@ -400,6 +400,12 @@ class Lookup(Probe):
             if full in IGNORED_BASES or full.startswith(("typing.", "abc.")):
                 continue
             base = self.classes._resolve_class(mod.name, dotted(b))
+            if base is None and full in KNOWN_APIS:
+                names.update(KNOWN_APIS[full])  # pydantic's BaseModel: a published API
+                continue
+            if base is None and _stdlib_names(full) is not None:
+                names.update(_stdlib_names(full) or ())  # enum.Enum & co: this Python's own
+                continue
             if base is None or depth > 12:
                 top = (full or dotted(b)).split(".")[0]
                 missing = "" if self.index.finder.find(top) is not None else top
@@ -409,6 +415,36 @@ class Lookup(Probe):
             names |= more
             opaque += [w for w in why if w not in opaque]
         return names, opaque
+
+
+#: Bases whose members are a published API we can name without reading them.
+_PYDANTIC = (
+    "model_config model_fields model_computed_fields model_extra model_fields_set "
+    "model_construct model_copy model_dump model_dump_json model_json_schema "
+    "model_parametrized_name model_post_init model_rebuild model_validate "
+    "model_validate_json model_validate_strings dict json parse_obj parse_raw parse_file "
+    "from_orm construct copy schema schema_json validate update_forward_refs __fields__"
+).split()
+KNOWN_APIS = {"pydantic.BaseModel": _PYDANTIC, "pydantic.main.BaseModel": _PYDANTIC}
+
+
+def _stdlib_names(full: str) -> list[str] | None:
+    """Attribute names of a stdlib class (``enum.Enum``), from the Python running the probe."""
+    import sys
+
+    module, _, name = full.rpartition(".")
+    if not module or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
+        return None
+    try:
+        import importlib
+
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    if not isinstance(obj, type):
+        return None
+    # not dir(): EnumType.__dir__ hides ``name``/``value``; the MRO's dicts have them all
+    return sorted({n for c in obj.__mro__ for n in vars(c)})
 
 
 def _sets_any(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
