@@ -418,13 +418,37 @@ class Lookup(Probe):
 
 
 #: Bases whose members are a published API we can name without reading them.
-_PYDANTIC = (
-    "model_config model_fields model_computed_fields model_extra model_fields_set "
-    "model_construct model_copy model_dump model_dump_json model_json_schema "
-    "model_parametrized_name model_post_init model_rebuild model_validate "
-    "model_validate_json model_validate_strings dict json parse_obj parse_raw parse_file "
-    "from_orm construct copy schema schema_json validate update_forward_refs __fields__"
-).split()
+_PYDANTIC = [
+    "model_config",
+    "model_fields",
+    "model_computed_fields",
+    "model_extra",
+    "model_fields_set",
+    "model_construct",
+    "model_copy",
+    "model_dump",
+    "model_dump_json",
+    "model_json_schema",
+    "model_parametrized_name",
+    "model_post_init",
+    "model_rebuild",
+    "model_validate",
+    "model_validate_json",
+    "model_validate_strings",
+    "dict",
+    "json",
+    "parse_obj",
+    "parse_raw",
+    "parse_file",
+    "from_orm",
+    "construct",
+    "copy",
+    "schema",
+    "schema_json",
+    "validate",
+    "update_forward_refs",
+    "__fields__",
+]
 KNOWN_APIS = {"pydantic.BaseModel": _PYDANTIC, "pydantic.main.BaseModel": _PYDANTIC}
 
 
