@@ -98,6 +98,7 @@ def scan_fits(
     out: dict[str, dict[str, list[dict]]] = {k: {"full": [], "near": []} for k, _, _ in wanted}
     if not wanted:
         return out
+    texts: list[bytes] = []  # kept to look up bases by name afterwards
     for path, rel in files:
         try:
             with open(path, "rb") as fh:
@@ -105,6 +106,7 @@ def scan_fits(
         except OSError:
             continue
         touch(path)
+        texts.append(data)
         hits = [w for w in wanted if _misses(data, w[2]) <= 1]
         if not hits:
             continue
@@ -134,7 +136,54 @@ def scan_fits(
                         "methods": _methods(block),
                     }
                 )
+    for got in out.values():
+        for entry in got["near"]:
+            entry["inherits"] = _inherits(texts, entry["bases"], entry["missing"][0])
     return out
+
+
+def _base_names(bases: str) -> list[str]:
+    names = []
+    for b in bases.split(","):
+        b = b.strip()
+        if "=" in b:  # metaclass=...
+            continue
+        name = b.split("[")[0].strip().split(".")[-1]
+        if name and b not in TRIVIAL_BASES:
+            names.append(name)
+    return names
+
+
+def _inherits(texts: list[bytes], bases: str, attr: str, depth: int = 0) -> bool | None:
+    """Does a (non-trivial) base define ``attr``? Bases are found by class name in the package's
+    text: True if any class of that name defines it, None if a base is not found, else False."""
+    todo = _base_names(bases)
+    if not todo:
+        return False
+    if depth > 3:
+        return None
+    needle = attr.encode()
+    for name in todo:
+        head = re.compile(rb"^class[ \t]+" + re.escape(name.encode()) + rb"\b", re.M)
+        found = False
+        for data in texts:
+            if b"class " + name.encode() not in data:
+                continue
+            for m, raw in _blocks(data):
+                if not head.match(data, m.start()):
+                    continue
+                found = True
+                block = _trim(m, raw)
+                if needle in block and _defines(block, needle):
+                    return True
+                deeper = _inherits(
+                    texts, " ".join((m.group(2) or b"").decode().split()), attr, depth + 1
+                )
+                if deeper is not False:
+                    return deeper
+        if not found:
+            return None
+    return False
 
 
 class Background:

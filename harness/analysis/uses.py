@@ -188,6 +188,7 @@ class FitClass:
     bases: str
     missing: tuple[str, ...]
     methods: dict[str, str]  # method name -> parameter text
+    inherits: bool | None = False  # may a base provide the missing one? None: a base unfound
 
     @property
     def key(self) -> str:
@@ -203,6 +204,7 @@ class FitClass:
             d.get("bases", ""),
             tuple(d.get("missing") or ()),
             dict(d.get("methods") or {}),
+            d.get("inherits", False),
         )
 
 

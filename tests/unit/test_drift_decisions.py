@@ -128,9 +128,13 @@ def test_respelled_default_is_not_a_change() -> None:
 
 
 def _fit(
-    name: str, missing: tuple[str, ...] = (), bases: str = "nn.Module", **methods: str
+    name: str,
+    missing: tuple[str, ...] = (),
+    bases: str = "nn.Module",
+    inherits: bool | None = False,
+    **methods: str,
 ) -> FitClass:
-    return FitClass("pkg.models", name, "pkg/models.py", 1, bases, missing, dict(methods))
+    return FitClass("pkg.models", name, "pkg/models.py", 1, bases, missing, dict(methods), inherits)
 
 
 def test_lost_and_renamed() -> None:
@@ -141,10 +145,11 @@ def test_lost_and_renamed() -> None:
             _fit("A", ("get_emb",), embed_ids="self,ids"),
             _fit("B", ("get_emb",), embed_ids="self,ids"),
             _fit("C", ("get_emb",)),  # never fitted in the baseline: not "lost"
-            _fit("D", ("get_emb",), bases="Helper"),  # may inherit it from Helper
+            _fit("D", ("get_emb",), bases="Helper", inherits=True),  # Helper defines it
+            _fit("E", ("get_emb",), bases="Gone", inherits=None),  # base not found: unknown
         ),
     )
-    old = Fits((*old.full, _fit("D", bases="Helper", get_emb="self,ids")), ())
+    old = Fits((*old.full, _fit("D", get_emb="self,ids"), _fit("E", get_emb="self,ids")), ())
     got = lost(new, old)
     assert [c.qualname for c, _ in got["get_emb"]] == ["A", "B"]
     assert renames("get_emb", got["get_emb"]) == [("embed_ids", 2)]

@@ -22,28 +22,20 @@ from harness.analysis.uses import FitClass, Fits, Install
 if TYPE_CHECKING:
     from harness.analysis.check import Checker
 
-TRIVIAL_BASES = {"", "object", "nn.Module", "torch.nn.Module", "Module", "ABC", "abc.ABC"}
-
 
 def lost(new: Fits, old: Fits) -> dict[str, list[tuple[FitClass, FitClass]]]:
     """Pure: attribute -> (installed class, baseline class) that fitted and now lack it.
 
-    A class whose bases are callee classes may inherit the attribute: kept only when one of
-    its bases is itself among the classes that lost it.
+    A class whose bases (found by name in the package) may define the attribute is left
+    out: kept only when every base was found and none defines it.
     """
     before = {c.key: c for c in old.full}
     out: dict[str, list[tuple[FitClass, FitClass]]] = {}
-    losing = {(c.qualname, c.missing[0]) for c in new.near if c.key in before}
     for c in new.near:
         b = before.get(c.key)
-        if b is None:
-            continue
-        attr = c.missing[0]
-        bases = {x.strip().split(".")[-1] for x in c.bases.split(",")} - {""}
-        own = {x.strip() for x in c.bases.split(",")}
-        if not own <= TRIVIAL_BASES and not any((x, attr) in losing for x in bases):
-            continue
-        out.setdefault(attr, []).append((c, b))
+        if b is None or c.inherits is not False:
+            continue  # never fitted, or a base may define the attribute (or was not found)
+        out.setdefault(c.missing[0], []).append((c, b))
     return out
 
 
