@@ -79,10 +79,10 @@ def behaviour_refs(scan: dict[str, Any], field: str) -> list[str]:
 def baseline_args(scan: dict[str, Any]) -> dict[str, Any]:
     """Pure: what the baseline probe reads -- the used symbols, and the files of the classes a
     patched-in method fits now (to see whether they fitted it in the baseline)."""
+    # resolutions are read from the installed version only (what the new default becomes)
     args: dict[str, Any] = {
         "refs": used_refs(scan),
         "returns_for": behaviour_refs(scan, "return_paths"),
-        "resolve_for": behaviour_refs(scan, "resolutions"),
     }
     fits = []
     for key, got in sorted((scan.get("fits") or {}).items()):

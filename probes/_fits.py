@@ -82,13 +82,14 @@ def package_files(folders: list[str]) -> list[tuple[str, str]]:
 
 
 def scan_fits(
-    files: list[tuple[str, str]], queries: list[list[str]]
+    files: list[tuple[str, str]], queries: list[list[str]], *, bases: bool = True
 ) -> dict[str, dict[str, list[dict]]]:
     """For each attribute set: classes defining all (``full``) or all but one (``near``).
 
     ``files`` are (absolute path, path relative to its root). Returns ``{",".join(attrs):
     {"full": [...], "near": [...]}}``, each class as ``{"module", "qualname", "file", "line",
-    "bases", "missing", "methods"}`` (methods: name -> parameter text, for rename hints).
+    "bases", "missing", "methods", "inherits"}`` (methods: name -> parameter text, for rename
+    hints; inherits: whether a base may define the missing one -- not read with ``bases=False``).
     """
     wanted = []
     for q in queries:
@@ -136,7 +137,7 @@ def scan_fits(
                         "methods": _methods(block),
                     }
                 )
-    for got in out.values():
+    for got in out.values() if bases else ():  # the baseline only says which classes fitted
         for entry in got["near"]:
             entry["inherits"] = _inherits(texts, entry["bases"], entry["missing"][0])
     return out
@@ -154,7 +155,17 @@ def _base_names(bases: str) -> list[str]:
     return names
 
 
+_SEEN: dict[tuple[str, str, int], bool | None] = {}
+
+
 def _inherits(texts: list[bytes], bases: str, attr: str, depth: int = 0) -> bool | None:
+    key = (bases, attr, depth)
+    if key not in _SEEN:
+        _SEEN[key] = _inherits_uncached(texts, bases, attr, depth)
+    return _SEEN[key]
+
+
+def _inherits_uncached(texts: list[bytes], bases: str, attr: str, depth: int) -> bool | None:
     """Does a (non-trivial) base define ``attr``? Bases are found by class name in the package's
     text: True if any class of that name defines it, None if a base is not found, else False."""
     todo = _base_names(bases)

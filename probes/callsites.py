@@ -81,7 +81,7 @@ def _fits_in(finder: Finder, asks: list[dict[str, Any]]) -> dict[str, Any]:
                 if os.path.isfile(path):
                     files.append((path, rel))
                     break
-        out.update(scan_fits(files, [ask["attrs"]]))
+        out.update(scan_fits(files, [ask["attrs"]], bases=False))
     return out
 
 
@@ -177,6 +177,7 @@ class Scanner:
             "subclasses": [],
             "installs": [],
         }
+        background = self._start_fits(parsed, tops)  # reads the package beside the visits
         for mod, rel, tree, lines in parsed:
             FileVisitor(self, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
         refs = sorted(
@@ -199,17 +200,6 @@ class Scanner:
             set(refs)
             | {(i["target"][1], i["target"][2]) for i in self.uses["installs"] if i["target"]}
         )
-        queries = [i["attrs"] for i in self.uses["installs"] if not i["target"] and i["attrs"]]
-        background = None
-        if queries:
-            from probes._fits import Background
-
-            folders = []
-            for top in tops:
-                loc = self.finder.find(top)
-                if loc is not None and loc.file and loc.is_package:
-                    folders.append(os.path.dirname(loc.file))
-            background = Background(folders, [sorted(q) for q in queries])
         self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
         self.lookup.forwards_for = frozenset(
             f"{c['ref'][1]}:{c['ref'][2]}"
@@ -223,6 +213,15 @@ class Scanner:
             if owner and f"{module}:{owner}" not in symbols:  # is the class opaque?
                 symbols[f"{module}:{owner}"] = self.lookup.ref(module, owner)
         fits = background.join() if background is not None else {}
+        late = [
+            sorted(i["attrs"])
+            for i in self.uses["installs"]
+            if not i["target"] and i["attrs"] and ",".join(sorted(i["attrs"])) not in fits
+        ]
+        if late:  # an install the early text pass did not see: search for it now
+            from probes._fits import search_packages
+
+            fits.update(search_packages(self._folders(tops), late))
         callee_info = {}
         for top in tops:
             loc = self.finder.find(top)
@@ -245,6 +244,26 @@ class Scanner:
             "fits": fits,
         }
 
+    def _folders(self, tops: list[str]) -> list[str]:
+        out = []
+        for top in tops:
+            loc = self.finder.find(top)
+            if loc is not None and loc.file and loc.is_package:
+                out.append(os.path.dirname(loc.file))
+        return out
+
+    def _start_fits(self, parsed: list, tops: list[str]) -> Any:
+        """Start the package-wide class search as soon as the caller's text shows a
+        ``types.MethodType`` install, so it runs while the caller's files are visited."""
+        from probes._fits import Background
+
+        queries: list[list[str]] = []
+        for _, _, tree, lines in parsed:
+            if any("MethodType" in ln for ln in lines):
+                queries += early_install_queries(tree)
+        unique = sorted({",".join(q): q for q in queries}.values())
+        return Background(self._folders(tops), unique) if unique else None
+
     # -- reference helpers ----------------------------------------------------------------
     def is_callee(self, module: str) -> bool:
         return module.split(".")[0] in self.callee_tops
@@ -258,18 +277,20 @@ class Scanner:
         if key in self._returns:
             return self._returns[key]
         self._returns[key] = None
-        sym = self.lookup.ref(module, qualname).get("symbol") or {}
-        text = sym.get("returns")
-        if sym.get("kind") not in ("function", "method", "classmethod", "staticmethod") or not text:
+        mod = self.index.module(module)
+        if mod is None:
             return None
-        try:
-            node = ast.parse(text.strip().strip("'\""), mode="eval").body
-        except SyntaxError:
+        try:  # the definition's node is enough: no need to describe the whole symbol
+            fn, owner_mod, _ = self.lookup._resolve_qualname(mod, qualname)
+        except ProbeFailure:
             return None
-        names = [n for n in _union(node) if not (isinstance(n, ast.Constant) and n.value is None)]
+        ann = getattr(fn, "returns", None)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ann is None:
+            return None
+        names = [n for n in _union(ann) if not (isinstance(n, ast.Constant) and n.value is None)]
         if len(names) != 1 or dotted(names[0]).split(".")[-1] in ("Self", "Any"):
             return None
-        full = self.index.resolve_dotted(sym.get("module") or module, dotted(names[0]))
+        full = self.index.resolve_dotted(owner_mod.name, dotted(names[0]))
         owner, _, leaf = full.rpartition(".")
         got = None
         if owner and self.is_callee(owner) and self.is_class(owner, leaf):
@@ -827,11 +848,21 @@ def _walk_imports(
             for c in node.orelse:
                 visit(c, guarded)
             return  # TYPE_CHECKING-only imports never run
-        for c in ast.iter_child_nodes(node):
-            visit(c, guarded)
+        # imports are statements: walk statement blocks only, never into expressions
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for c in getattr(node, field, None) or ():
+                if isinstance(c, (ast.stmt, ast.excepthandler)) or type(c).__name__ == "match_case":
+                    visit(c, guarded)
 
+    key = id(tree)
+    if key in _IMPORTS_SEEN:
+        return _IMPORTS_SEEN[key][1]
     visit(tree, None)
+    _IMPORTS_SEEN[key] = (tree, out)  # the tree is kept so its id stays its own
     return out
+
+
+_IMPORTS_SEEN: dict[int, tuple[ast.Module, list]] = {}
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -883,19 +914,21 @@ def result_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, list[di
     iterated, ``len``, an attribute, unpacked, tested) tells the reader what breaks.
     """
     parent: dict[int, ast.AST] = {}
-    for node in ast.walk(fn):
+    stores: dict[str, list[int]] = {}
+    loads: dict[str, list[ast.Name]] = {}
+    calls: list[ast.AST] = []
+    for node in ast.walk(fn):  # one walk: parents, name stores and loads, calls
         for child in ast.iter_child_nodes(node):
             parent[id(child)] = node
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loads.setdefault(node.id, []).append(node)
+            else:
+                stores.setdefault(node.id, []).append(node.lineno)
+        elif isinstance(node, (ast.Call, ast.Await)):
+            calls.append(node)
     out: dict[int, list[dict[str, Any]]] = {}
-    stores: dict[str, list[int]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stores.setdefault(node.id, []).append(node.lineno)
-    loads: dict[str, list[ast.Name]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            loads.setdefault(node.id, []).append(node)
-    for node in ast.walk(fn):
+    for node in calls:
         call = node.value if isinstance(node, ast.Await) else node
         if not isinstance(call, ast.Call):
             continue
@@ -998,3 +1031,41 @@ def _union(node: ast.expr) -> list[ast.expr]:
         except SyntaxError:
             return [node]
     return [node]
+
+
+def early_install_queries(tree: ast.Module) -> list[list[str]]:
+    """The attribute sets of ``obj.x = types.MethodType(f, obj)`` installs in a module, read
+    from the tree alone (no name resolution) -- the same sets ``_installs`` records."""
+    functions = {
+        st.name: st for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    out: list[list[str]] = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if not (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and isinstance(node.value, ast.Call)
+                and dotted(node.value.func).split(".")[-1] == "MethodType"
+                and len(node.value.args) == 2
+                and isinstance(node.value.args[0], ast.Name)
+            ):
+                continue
+            func = functions.get(node.value.args[0].id)
+            if func is None or not (func.args.posonlyargs or func.args.args):
+                continue
+            obj = ast.unparse(node.targets[0].value)
+            set_here = {
+                t.attr
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Assign)
+                for t in n.targets
+                if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
+            }
+            attrs = sorted(a for a in self_attributes(func) if a not in set_here)
+            if attrs:
+                out.append(attrs)
+    return out

@@ -302,7 +302,8 @@ class Lookup(Probe):
                 "file": self.index.rel(owner_mod.loc.file),
                 "chain": chain,
             }
-        sym = self._symbol(owner_mod, node, final_qual)
+        # the checker reads a class's members through mro_members: skip the attribute walk
+        sym = self._symbol(owner_mod, node, final_qual, attributes=False)
         key = f"{module}:{qualname}"
         if key in self.returns_for and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             from probes._returns import return_paths  # shipped with the callsites probe
@@ -377,6 +378,18 @@ class Lookup(Probe):
         incomplete: ``{"why": "base", "name": "torch.nn.Module"}`` (a base we cannot read),
         ``{"why": "getattr" | "open", "name": "pkg.Cls"}`` (attributes made at run time:
         ``__getattr__``, or ``setattr(self, key, ...)`` over the constructor's kwargs)."""
+        memo = self.__dict__.setdefault("_mro_memo", {})
+        key = (mod.name, cls.name, cls.lineno)
+        if key not in memo:
+            memo[key] = ({"__cycle__"}, [])  # a cyclic base reads as known, not opaque
+            got = self._mro_names(mod, cls, depth)
+            memo[key] = got
+        names, opaque = memo[key]
+        return set(names) - {"__cycle__"}, list(opaque)
+
+    def _mro_names(
+        self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
+    ) -> tuple[set[str], list[dict[str, str]]]:
         from probes._astindex import dotted
         from probes._describe import IGNORED_BASES, class_attributes
 
