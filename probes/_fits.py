@@ -21,14 +21,23 @@ _DEF = re.compile(rb"^(?: {4}|\t)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(([^)]*)\)
 TRIVIAL_BASES = {"", "object", "nn.Module", "torch.nn.Module", "Module", "ABC", "abc.ABC"}
 
 
+_PATTERNS: dict[bytes, tuple[re.Pattern[bytes], ...]] = {}
+
+
 def _defines(block: bytes, name: bytes) -> bool:
-    n = re.escape(name)
-    pats = (
-        rb"^(?: {4}|\t)(?:async[ \t]+)?def[ \t]+" + n + rb"\b",
-        rb"self\." + n + rb"\b(?:\s*,\s*[\w.\[\]]+)*\s*(?::[^=\n]+)?=(?!=)",
-        rb"^(?: {4}|\t)" + n + rb"[ \t]*(?::|=(?!=))",
-    )
-    return any(re.search(p, block, re.M) for p in pats)
+    pats = _PATTERNS.get(name)
+    if pats is None:
+        n = re.escape(name)
+        pats = _PATTERNS[name] = (
+            re.compile(rb"^(?: {4}|\t)(?:async[ \t]+)?def[ \t]+" + n + rb"\b", re.M),
+            re.compile(rb"self\." + n + rb"\b(?:\s*,\s*[\w.\[\]]+)*\s*(?::[^=\n]+)?=(?!=)"),
+            re.compile(rb"^(?: {4}|\t)" + n + rb"[ \t]*(?::|=(?!=))", re.M),
+        )
+    if b"def " + name in block and pats[0].search(block):
+        return True
+    if b"self." + name in block and pats[1].search(block):
+        return True
+    return pats[2].search(block) is not None
 
 
 def _misses(data: bytes, needles: list[bytes]) -> int:
@@ -42,13 +51,26 @@ def _misses(data: bytes, needles: list[bytes]) -> int:
     return misses
 
 
-def _blocks(data: bytes) -> list[tuple[re.Match[bytes], bytes]]:
-    """(header match, text up to the next top-level class) for each top-level class."""
-    marks = list(_CLASS.finditer(data))
-    return [
-        (m, data[m.start() : marks[i + 1].start() if i + 1 < len(marks) else len(data)])
-        for i, m in enumerate(marks)
-    ]
+def _blocks(data: bytes, anchors: list[bytes]) -> list[tuple[re.Match[bytes], bytes]]:
+    """(header match, text up to the next top-level class) of each top-level class holding
+    one of ``anchors`` -- found from the anchors' positions, not by scanning every class."""
+    starts = set()
+    for x in anchors:
+        i = data.find(x)
+        while i >= 0:
+            j = data.rfind(b"\nclass ", 0, i)
+            if j >= 0:
+                starts.add(j + 1)
+            elif data.startswith(b"class "):
+                starts.add(0)
+            i = data.find(x, i + len(x))
+    out = []
+    for start in sorted(starts):
+        m = _CLASS.match(data, start)
+        if m is not None:
+            end = data.find(b"\nclass ", start + 1)
+            out.append((m, data[start : end + 1 if end >= 0 else len(data)]))
+    return out
 
 
 def _trim(m: re.Match[bytes], block: bytes) -> bytes:
@@ -99,7 +121,7 @@ def scan_fits(
     out: dict[str, dict[str, list[dict]]] = {k: {"full": [], "near": []} for k, _, _ in wanted}
     if not wanted:
         return out
-    texts: list[bytes] = []  # kept to look up bases by name afterwards
+    texts: dict[str, bytes] = {}  # rel path -> text, kept to look up bases afterwards
     for path, rel in files:
         try:
             with open(path, "rb") as fh:
@@ -107,16 +129,17 @@ def scan_fits(
         except OSError:
             continue
         touch(path)
-        texts.append(data)
+        texts[rel] = data
         hits = [w for w in wanted if _misses(data, w[2]) <= 1]
         if not hits:
             continue
         module = rel[:-3].replace(os.sep, ".")
         if module.endswith(".__init__"):
             module = module[: -len(".__init__")]
-        for m, raw in _blocks(data):
-            for key, attrs, needles in hits:
-                if _misses(raw, needles) > 1:
+        for key, attrs, needles in hits:
+            present = [x for x in needles if x in data][:2]  # a fitting class holds one of two
+            for m, raw in _blocks(data, present if len(needles) > 1 else needles):
+                if _misses(raw, needles) > (1 if len(needles) > 1 else 0):
                     continue
                 block = _trim(m, raw)
                 missing = [
@@ -139,7 +162,9 @@ def scan_fits(
                 )
     for got in out.values() if bases else ():  # the baseline only says which classes fitted
         for entry in got["near"]:
-            entry["inherits"] = _inherits(texts, entry["bases"], entry["missing"][0])
+            entry["inherits"] = _inherits(
+                texts, entry["bases"], entry["missing"][0], 0, texts.get(entry["file"], b"")
+            )
     return out
 
 
@@ -158,16 +183,47 @@ def _base_names(bases: str) -> list[str]:
 _SEEN: dict[tuple[str, str, int], bool | None] = {}
 
 
-def _inherits(texts: list[bytes], bases: str, attr: str, depth: int = 0) -> bool | None:
+def _inherits(
+    texts: dict[str, bytes], bases: str, attr: str, depth: int = 0, here: bytes = b""
+) -> bool | None:
     key = (bases, attr, depth)
     if key not in _SEEN:
-        _SEEN[key] = _inherits_uncached(texts, bases, attr, depth)
+        _SEEN[key] = _inherits_uncached(texts, bases, attr, depth, here)
     return _SEEN[key]
 
 
-def _inherits_uncached(texts: list[bytes], bases: str, attr: str, depth: int) -> bool | None:
-    """Does a (non-trivial) base define ``attr``? Bases are found by class name in the package's
-    text: True if any class of that name defines it, None if a base is not found, else False."""
+def _imported_from(here: bytes, name: str, texts: dict[str, bytes]) -> list[bytes]:
+    """The file ``from pkg.mod import Name`` names, when it is in the package (else [])."""
+    pat = re.compile(
+        rb"^from[ \t]+([\w.]+)[ \t]+import[ \t]+(?:\([^)]*\b|[^\n]*\b)" + name.encode() + rb"\b",
+        re.M,
+    )
+    m = pat.search(here)
+    if m is None:
+        return []
+    rel = m.group(1).decode().replace(".", "/")
+    got = texts.get(rel + ".py") or texts.get(rel + "/__init__.py")
+    return [got] if got is not None else []
+
+
+def _class_at(data: bytes, name: bytes) -> list[tuple[re.Match[bytes], bytes]]:
+    """Blocks of the top-level classes named ``name`` in one file."""
+    out = []
+    head = b"class " + name
+    i = data.find(head)
+    while i >= 0:
+        if i == 0 or data[i - 1 : i] == b"\n":
+            m = _CLASS.match(data, i)
+            if m is not None and m.group(1) == name:
+                end = data.find(b"\nclass ", i + 1)
+                out.append((m, data[i : end + 1 if end >= 0 else len(data)]))
+        i = data.find(head, i + 1)
+    return out
+
+
+def _inherits_uncached(
+    texts: dict[str, bytes], bases: str, attr: str, depth: int, here: bytes
+) -> bool | None:
     todo = _base_names(bases)
     if not todo:
         return False
@@ -175,23 +231,29 @@ def _inherits_uncached(texts: list[bytes], bases: str, attr: str, depth: int) ->
         return None
     needle = attr.encode()
     for name in todo:
-        head = re.compile(rb"^class[ \t]+" + re.escape(name.encode()) + rb"\b", re.M)
+        # where the class's file imports the base from (or the file itself); else anywhere
+        near = [here, *_imported_from(here, name, texts)] if here else []
         found = False
-        for data in texts:
-            if b"class " + name.encode() not in data:
-                continue
-            for m, raw in _blocks(data):
-                if not head.match(data, m.start()):
+        for pool in (near, texts.values()):
+            for data in pool:
+                if b"class " + name.encode() not in data:
                     continue
-                found = True
-                block = _trim(m, raw)
-                if needle in block and _defines(block, needle):
-                    return True
-                deeper = _inherits(
-                    texts, " ".join((m.group(2) or b"").decode().split()), attr, depth + 1
-                )
-                if deeper is not False:
-                    return deeper
+                for m, raw in _class_at(data, name.encode()):
+                    found = True
+                    block = _trim(m, raw)
+                    if needle in block and _defines(block, needle):
+                        return True
+                    deeper = _inherits(
+                        texts,
+                        " ".join((m.group(2) or b"").decode().split()),
+                        attr,
+                        depth + 1,
+                        data,
+                    )
+                    if deeper is not False:
+                        return deeper
+            if found:
+                break
         if not found:
             return None
     return False
