@@ -411,7 +411,7 @@ class Checker:
                     break
 
     def drift(self) -> None:
-        """Warn once per used symbol whose API moved since the baseline, where the caller is hit.
+        """Warn where the caller is hit by a used symbol's API moving since the baseline.
 
         A change counts only if some use could notice it: a parameter the caller passes (by
         name or position), a new required one, a changed return, or -- for classes the caller
@@ -432,26 +432,41 @@ class Checker:
             old = old_entry.get("symbol") if old_entry.get("found") else None
             if new is None or old is None:
                 continue
-            changes = relevant_changes(compare_symbols(old, new), sites)
-            if key in erred:
-                changes = [c for c in changes if not c.kind.startswith("parameter")]
-            if not changes:
-                continue
-            text = "; ".join(c.describe() for c in changes[:6])
-            more = f" (+{len(changes) - 6} more)" if len(changes) > 6 else ""
-            base_v = old.get("version") or "baseline"
+            every = compare_symbols(old, new)
+            positions = {p["name"]: i for i, p in enumerate(_old_params(old))}
+            # about the symbol (returns, methods, kind): once, at the first use; about the
+            # parameters: at every call they touch (the one passing a renamed parameter...)
+            whole = [
+                c
+                for c in relevant_changes(every, sites, positions)
+                if not c.kind.startswith("parameter")
+            ]
             first = min(sites, key=lambda u: (u["file"], u["line"]))
-            self._add(
-                WARNING,
-                "drift",
-                first,
-                key,
-                f"{new['qualname']} changed since {old.get('dist')} {base_v}: {text}{more}",
-                "Read the new API before the run (`harness diff`); the caller was written "
-                f"for {old.get('dist')} {base_v}.",
-                new,
-                tuple(c.to_dict() for c in changes),
-            )
+            for site in sorted(sites, key=lambda u: (u["file"], u["line"])):
+                own = [
+                    c
+                    for c in relevant_changes(every, [site], positions)
+                    if c.kind.startswith("parameter") and key not in erred
+                ]
+                changes = (whole if site is first else []) + own
+                if changes:
+                    self._drift(site, key, new, old, changes)
+
+    def _drift(self, site: Json, key: str, new: Json, old: Json, changes: list[Change]) -> None:
+        text = "; ".join(c.describe() for c in changes[:6])
+        more = f" (+{len(changes) - 6} more)" if len(changes) > 6 else ""
+        base_v = old.get("version") or "baseline"
+        self._add(
+            WARNING,
+            "drift",
+            site,
+            key,
+            f"{new['qualname']} changed since {old.get('dist')} {base_v}: {text}{more}",
+            "Read the new API before the run (`harness diff`); the caller was written "
+            f"for {old.get('dist')} {base_v}.",
+            new,
+            tuple(c.to_dict() for c in changes),
+        )
 
     def run(self) -> list[Finding]:
         for rule in RULES:
@@ -496,6 +511,14 @@ def _bind_call(
     return found
 
 
+def _old_params(sym: Json) -> list[Json]:
+    """Parameters as a call passes them (``self``/``cls`` of methods left out)."""
+    params = list(sym.get("parameters") or [])
+    if sym.get("kind") in ("method", "classmethod") and params:
+        params = params[1:]
+    return params
+
+
 def _opaque_for(cls: Json, *, on_class: bool) -> list[Json]:
     """Pure: why ``cls``'s member list may be incomplete for this kind of access. Attributes
     made on instances at run time (``setattr(self, ...)``, ``__getattr__``) do not appear on
@@ -506,8 +529,15 @@ def _opaque_for(cls: Json, *, on_class: bool) -> list[Json]:
     return [w for w in why if w.get("why") == "base"] if on_class else why
 
 
-def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:
-    """Pure: keep the API changes that the caller's uses of a symbol can notice."""
+def relevant_changes(
+    changes: list[Change], sites: list[Json], positions: dict[str, int] | None = None
+) -> list[Change]:
+    """Pure: keep the API changes that the caller's uses of a symbol can notice.
+
+    ``positions`` (old parameter -> index, self/cls left out): a removed or re-kinded parameter
+    matters to a call passing it by name or passing that many positionals; without them, any
+    positional call might reach it.
+    """
     calls = [u for u in sites if "shape" in u]
     passed = {k for u in calls for k in u["shape"]["keywords"]}
     max_pos = max((u["shape"]["positional"] for u in calls), default=0)
@@ -519,7 +549,8 @@ def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:
             if c.name not in passed:  # a caller that now passes it is already fixed
                 keep.append(c)
         elif c.kind in ("parameter-removed", "parameter-kind-changed"):
-            if spread or c.name in passed or max_pos > 0:
+            reach = max_pos > (positions or {}).get(c.name, -1) if positions else max_pos > 0
+            if spread or c.name in passed or reach:
                 keep.append(c)
         elif c.kind == "parameter-moved":
             if spread or int(c.old or 0) < max_pos:

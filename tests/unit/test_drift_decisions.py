@@ -198,3 +198,31 @@ def test_forwarded_keys_rejected(fw: dict, extras: list[str], want: list[str]) -
     from harness.analysis.rules.forwards import rejected
 
     assert sorted(rejected(fw, extras)) == want
+
+
+@pytest.mark.parametrize(
+    ("positional", "keywords", "kept"),
+    [
+        (3, [], False),  # update_offload_parameter(module, name, data): never reaches it
+        (4, [], True),
+        (1, ["offload_device"], True),
+    ],
+)
+def test_a_removed_parameter_matters_where_a_call_reaches_it(
+    positional: int, keywords: list[str], kept: bool
+) -> None:
+    from harness.analysis.apidiff import Change
+    from harness.analysis.check import relevant_changes
+
+    site = {
+        "shape": {
+            "positional": positional,
+            "keywords": keywords,
+            "star": False,
+            "double_star": False,
+        }
+    }
+    got = relevant_changes(
+        [Change("parameter-removed", "offload_device", None, None)], [site], {"offload_device": 3}
+    )
+    assert bool(got) is kept
