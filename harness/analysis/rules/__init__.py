@@ -1,4 +1,5 @@
-"""``harness check`` rules that are modules of their own; each is ``run(checker)``.
+"""``harness check`` rules, one module each, every one ``run(checker)`` adding findings.
 
-They are registered, with the Checker's built-in ones, in ``harness.analysis.check.RULES``.
+Registered in order in ``harness.analysis.check.RULES``: imports, calls, forwards,
+attributes, overrides, api_drift, returns (behaviour), defaults, installs (patched-in methods).
 """
