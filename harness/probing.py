@@ -33,6 +33,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
         "_guards",
         "_dicts",
         "_forwards",
+        "_uses",
         "callsites",
     ),
     "api": ("_finder", "_astindex", "_describe", "signatures", "api"),

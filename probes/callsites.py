@@ -24,6 +24,14 @@ from typing import Any
 
 from probes._astindex import Index, dotted, read_source, resolve_relative
 from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
+from probes._uses import (
+    annotation_union,
+    early_install_queries,
+    line_scopes,
+    literal_text,
+    result_uses,
+    self_attributes,
+)
 from probes.signatures import Lookup
 
 # A reference is a tuple: ("module", name) | ("symbol", module, qualname) | ("instance", module,
@@ -287,7 +295,11 @@ class Scanner:
         ann = getattr(fn, "returns", None)
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ann is None:
             return None
-        names = [n for n in _union(ann) if not (isinstance(n, ast.Constant) and n.value is None)]
+        names = [
+            n
+            for n in annotation_union(ann)
+            if not (isinstance(n, ast.Constant) and n.value is None)
+        ]
         if len(names) != 1 or dotted(names[0]).split(".")[-1] in ("Self", "Any"):
             return None
         full = self.index.resolve_dotted(owner_mod.name, dotted(names[0]))
@@ -427,7 +439,7 @@ class FileVisitor:
         fb = fallback(self.tree, guard, local)
         out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
         if not fb["bound"] and not fb["reraises"]:
-            scopes = _scopes(self.tree)
+            scopes = line_scopes(self.tree)
             out["unbound_uses"] = [
                 {**self.site(n, scopes.get(n.lineno, "<module>")), "name": local}
                 for n in unguarded_uses(self.tree, guard, local, fb["flags"])
@@ -707,8 +719,8 @@ class FileVisitor:
                 shape = {**shape, "double_star": False, "spread_keys": keys}
         extra = {
             "values": {
-                "args": [_literal(a) for a in node.args if not isinstance(a, ast.Starred)],
-                "kwargs": {k.arg: _literal(k.value) for k in node.keywords if k.arg},
+                "args": [literal_text(a) for a in node.args if not isinstance(a, ast.Starred)],
+                "kwargs": {k.arg: literal_text(k.value) for k in node.keywords if k.arg},
             },
             "result": [u for u in result if u["how"] != "passed"],
             "passed_to": passed_to,
@@ -896,176 +908,3 @@ def _is_stdlib(root: str) -> bool:
 
     std = sysconfig.get_paths().get("stdlib", "")
     return bool(std) and os.path.abspath(root) == os.path.abspath(std)
-
-
-def _literal(node: ast.expr) -> str | None:
-    """Source text of a literal argument (``0``, ``None``, ``"x"``, ``(1, 2)``), else None."""
-    try:
-        ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return ast.unparse(node)
-
-
-def result_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, list[dict[str, Any]]]:
-    """id(call) -> how the function uses that call's result: ``x = f(); x[0]``, ``f()[0]``.
-
-    Behaviour drift is noticeable only where the result is used; saying how (indexed,
-    iterated, ``len``, an attribute, unpacked, tested) tells the reader what breaks.
-    """
-    parent: dict[int, ast.AST] = {}
-    stores: dict[str, list[int]] = {}
-    loads: dict[str, list[ast.Name]] = {}
-    calls: list[ast.AST] = []
-    for node in ast.walk(fn):  # one walk: parents, name stores and loads, calls
-        for child in ast.iter_child_nodes(node):
-            parent[id(child)] = node
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                loads.setdefault(node.id, []).append(node)
-            else:
-                stores.setdefault(node.id, []).append(node.lineno)
-        elif isinstance(node, (ast.Call, ast.Await)):
-            calls.append(node)
-    out: dict[int, list[dict[str, Any]]] = {}
-    for node in calls:
-        call = node.value if isinstance(node, ast.Await) else node
-        if not isinstance(call, ast.Call):
-            continue
-        up = parent.get(id(node))
-        if isinstance(up, ast.Subscript) and up.value is node:
-            out.setdefault(id(call), []).append(_use("subscript", up))
-        if isinstance(up, ast.keyword) and up.arg and isinstance(parent.get(id(up)), ast.Call):
-            out.setdefault(id(call), []).append(_passed(up, parent[id(up)]))
-        if (
-            isinstance(up, ast.Assign)
-            and len(up.targets) == 1
-            and isinstance(up.targets[0], ast.Name)
-        ):
-            name, line = up.targets[0].id, up.lineno
-            until = min([ln for ln in stores.get(name, []) if ln > line], default=10**9)
-            for n in sorted(loads.get(name, []), key=lambda n: (n.lineno, n.col_offset)):
-                if line < n.lineno <= until:
-                    got = _classify(n, parent)
-                    if got is not None:
-                        out.setdefault(id(call), []).append(got)
-    return out
-
-
-def _use(how: str, node: ast.AST) -> dict[str, Any]:
-    return {"how": how, "line": getattr(node, "lineno", 0), "text": ast.unparse(node)[:120]}
-
-
-def _passed(kw: ast.keyword, call: ast.AST) -> dict[str, Any]:
-    """The result handed on as ``keyword=`` to another call (resolved by the visitor)."""
-    return {"how": "passed", "line": kw.value.lineno, "keyword": kw.arg, "call": call}
-
-
-def _classify(name: ast.Name, parent: dict[int, ast.AST]) -> dict[str, Any] | None:
-    up = parent.get(id(name))
-    if isinstance(up, ast.keyword) and up.arg and isinstance(parent.get(id(up)), ast.Call):
-        return _passed(up, parent[id(up)])
-    if isinstance(up, ast.Subscript) and up.value is name:
-        return _use("subscript", up)
-    if isinstance(up, ast.Attribute):
-        return _use("attribute", up)
-    if isinstance(up, (ast.For, ast.AsyncFor, ast.comprehension)) and up.iter is name:
-        return _use("iterate", up.iter if isinstance(up, ast.comprehension) else name)
-    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "len":
-        return _use("len", up)
-    if isinstance(up, (ast.If, ast.While, ast.IfExp)) and up.test is name:
-        return _use("truth", name)
-    if isinstance(up, ast.UnaryOp) and isinstance(up.op, ast.Not):
-        return _use("truth", up)
-    if isinstance(up, ast.Assign) and isinstance(up.targets[0], (ast.Tuple, ast.List)):
-        return _use("unpack", up)
-    return None
-
-
-def self_attributes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
-    """Attributes a function reads on its first parameter and never sets itself -> first line."""
-    first = (fn.args.posonlyargs or fn.args.args)[0].arg
-    loads: dict[str, int] = {}
-    stores: set[str] = set()
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first:
-            if isinstance(n.ctx, ast.Load):
-                loads.setdefault(n.attr, n.lineno)
-            else:
-                stores.add(n.attr)
-    return {a: ln for a, ln in loads.items() if a not in stores and not a.startswith("__")}
-
-
-def _scopes(tree: ast.Module) -> dict[int, str]:
-    """Line -> innermost enclosing def/class qualname (for findings' ``scope``)."""
-    out: dict[int, str] = {}
-
-    def visit(node: ast.AST, qual: str) -> None:
-        for c in ast.iter_child_nodes(node):
-            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                inner = c.name if qual == "<module>" else f"{qual}.{c.name}"
-                for ln in range(c.lineno, (c.end_lineno or c.lineno) + 1):
-                    out[ln] = inner
-                visit(c, inner)
-            else:
-                visit(c, qual)
-
-    visit(tree, "<module>")
-    return out
-
-
-def _union(node: ast.expr) -> list[ast.expr]:
-    """Members of ``A | B``, ``Optional[A]``, ``Union[A, B]`` (else the node itself)."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        return _union(node.left) + _union(node.right)
-    if isinstance(node, ast.Subscript):
-        head = dotted(node.value).split(".")[-1]
-        inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if head == "Optional":
-            return [*inner, ast.Constant(None)]
-        if head == "Union":
-            return [m for e in inner for m in _union(e)]
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            return _union(ast.parse(node.value, mode="eval").body)
-        except SyntaxError:
-            return [node]
-    return [node]
-
-
-def early_install_queries(tree: ast.Module) -> list[list[str]]:
-    """The attribute sets of ``obj.x = types.MethodType(f, obj)`` installs in a module, read
-    from the tree alone (no name resolution) -- the same sets ``_installs`` records."""
-    functions = {
-        st.name: st for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
-    out: list[list[str]] = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for node in ast.walk(fn):
-            if not (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Attribute)
-                and isinstance(node.value, ast.Call)
-                and dotted(node.value.func).split(".")[-1] == "MethodType"
-                and len(node.value.args) == 2
-                and isinstance(node.value.args[0], ast.Name)
-            ):
-                continue
-            func = functions.get(node.value.args[0].id)
-            if func is None or not (func.args.posonlyargs or func.args.args):
-                continue
-            obj = ast.unparse(node.targets[0].value)
-            set_here = {
-                t.attr
-                for n in ast.walk(fn)
-                if isinstance(n, ast.Assign)
-                for t in n.targets
-                if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
-            }
-            attrs = sorted(a for a in self_attributes(func) if a not in set_here)
-            if attrs:
-                out.append(attrs)
-    return out
