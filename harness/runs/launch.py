@@ -214,7 +214,13 @@ def _preflight(
     from harness.runs import view
 
     facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
-    checked = decide(facts, target.label, kill_stale=kill_stale)
+    checked = decide(
+        facts,
+        target.label,
+        kill_stale=kill_stale,
+        tensor_parallel=tensor_parallel(resolved.argv),
+        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
+    )
     # The patch series is judged by the review gate (_gate), where --force can override it.
     verdicts = tuple(checked.verdicts)
     view.verdicts(err, verdicts)
