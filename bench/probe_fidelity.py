@@ -94,7 +94,7 @@ def most_imported(root: Path, count: int, defines: set[str]) -> list[str]:
 
 
 def static_symbols(module: str) -> dict[str, list[list[object]] | None]:
-    from harness.probing import run_probe
+    from harness.probe_runner import run_probe
     from harness.targets.pypi import PypiTarget
 
     with PypiTarget(SPEC) as t:

@@ -29,7 +29,7 @@ from harness.patching.series import (
     load_series,
     versions_with_series,
 )
-from harness.probing import run_probe
+from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 

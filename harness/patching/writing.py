@@ -35,7 +35,7 @@ from harness.patching.plan import (
     sha,
 )
 from harness.patching.series import load_series
-from harness.probing import run_probe
+from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 

@@ -77,10 +77,10 @@ def build_review(
     the environment (``require_smoke``: a blocker when it does not)."""
     from packaging.utils import canonicalize_name
 
-    from harness.check import check
     from harness.patching.ops import _required_dists, status
     from harness.patching.series import dists_with_series
-    from harness.probe import gather_facts
+    from harness.reading.check import check
+    from harness.reading.probe import gather_facts
 
     step_info = _step(target, step, pipeline, overrides or {})
     # a step that declares the callers it exercises is reviewed for those alone (none: facts

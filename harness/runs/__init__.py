@@ -13,6 +13,6 @@ The pieces, each with one job:
   (``preflight`` also holds the hook into :mod:`harness.patching`).
 * :mod:`~harness.runs.launch` (``run``), :mod:`~harness.runs.attach` (follow a run to its
   end; Ctrl-C detaches), :mod:`~harness.runs.commands` (``runs``, ``logs``, ``stop``) wire a
-  command together over :mod:`~harness.runs.context`; :mod:`~harness.runs.view` renders;
-  :mod:`~harness.runs.cli` registers the Typer commands.
+  command together over :mod:`~harness.runs.context`; :mod:`~harness.views.runs` renders;
+  :mod:`harness.cli.runs` registers the Typer commands.
 """

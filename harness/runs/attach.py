@@ -39,7 +39,7 @@ def follow_run(
     Returns the step's exit code when following to the end, else 0; 130 when Ctrl-C
     detached (the step keeps running).
     """
-    from harness.runs import view
+    from harness.views import runs as view
 
     path = copy_path(cache_root(), target_key(target), info.id)
     copy = LocalCopy(path)
@@ -184,8 +184,8 @@ class _CtrlC:
 def _conclude(
     out: Any, ctx: Context, info: RunInfo, copy: LocalCopy, path: Path, target: Target | None = None
 ) -> None:
-    from harness.runs import view
     from harness.runs.state import duration_of, format_duration
+    from harness.views import runs as view
 
     label = state_label(info)
     took = format_duration(duration_of(info))
@@ -215,7 +215,7 @@ def _installed_signature(target: Target | None, summary: FailureSummary) -> str 
     if target is None or cause.callee is None:
         return None
     from harness.errors import HarnessError
-    from harness.probe import probe
+    from harness.reading.probe import probe
 
     try:
         report = probe(target, cause.callee)

@@ -1,7 +1,7 @@
 """``harness runs``, ``logs`` and ``stop`` as functions (callable from tests).
 
 Each opens the target once, asks :mod:`~harness.runs.remote` for facts or an action, lets
-the pure modules decide, and hands models to :mod:`~harness.runs.view`; each returns the exit
+the pure modules decide, and hands models to :mod:`~harness.views.runs`; each returns the exit
 code. ``harness run`` is :mod:`harness.runs.launch`.
 """
 
@@ -22,7 +22,7 @@ from harness.targets.base import Target
 
 
 def list_runs(ctx: Context, as_json: bool = False) -> int:
-    from harness.runs import view
+    from harness.views import runs as view
 
     with ctx.open() as target:
         listing = remote.list_runs(target, workdir_for(target, ctx.workdir, absolute=False))
@@ -58,7 +58,7 @@ def show_logs(
 
 
 def stop_run(ctx: Context, run: str, *, grace: float | None = None, as_json: bool = False) -> int:
-    from harness.runs import view
+    from harness.views import runs as view
 
     if grace is not None and not (math.isfinite(grace) and grace >= 0):
         # before anything is signalled: "nan" would never SIGKILL, "inf" never return

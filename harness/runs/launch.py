@@ -55,7 +55,7 @@ def run_step(
 ) -> int:
     """Preflight, launch detached, then (unless ``detach``) follow to the step's exit code."""
     from harness.runs import smoke as smoke_mode
-    from harness.runs import view
+    from harness.views import runs as view
 
     err = view.console(stderr=True)
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
@@ -137,7 +137,7 @@ def _gate(
     from harness.errors import NotReady
     from harness.patching.series import patches_root
     from harness.report.build import build_review
-    from harness.report.render import terminal
+    from harness.views.review import terminal
 
     # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
     review = build_review(
@@ -211,7 +211,7 @@ def _preflight(
     err: Any,
 ) -> tuple[GpuHolder, ...]:
     """Print the verdicts; refuse on any failure; return the stale holders to end first."""
-    from harness.runs import view
+    from harness.views import runs as view
 
     facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
     checked = decide(
@@ -237,7 +237,7 @@ def _list_steps(pipeline: Pipeline, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(pipeline.to_dict(), indent=2) + "\n")
         return
-    from harness.runs import view
+    from harness.views import runs as view
 
     out = view.console()
     out.print(f"steps in {pipeline.path}:")
@@ -259,7 +259,7 @@ def describe_step(
     declared need against the version the step's own imports see) and ``pip`` (the line that
     meets the unmet ones).
     """
-    from harness.probe import gather_facts
+    from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))

@@ -14,7 +14,7 @@ from typing import Any
 from harness import __version__
 from harness.errors import RunError
 from harness.models import GpuInfo
-from harness.probing import probes_dir, run_probe
+from harness.probe_runner import probes_dir, run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord, StopReport
 from harness.runs.pipeline import ResolvedStep
 from harness.runs.timings import Timings

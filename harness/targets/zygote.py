@@ -28,7 +28,7 @@ class WorkerBroken(Exception):
 
 
 def _source() -> str:
-    from harness.probing import probes_dir
+    from harness.probe_runner import probes_dir
 
     return (probes_dir() / "zygote.py").read_text(encoding="utf-8")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from rich.console import Console
 
-from harness.report import render
 from harness.report.model import BLOCKER, Reason, Review
+from harness.views import review as render
 from tests.support.browser import dump_dom
 
 DIFF = (

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.check import Checker
+from harness.analysis.checker import Checker
 from harness.analysis.findings import Finding
-from harness.check import baseline_args
+from harness.reading.check import baseline_args
 from probes import callsites
 from tests.support.markers import expected
 

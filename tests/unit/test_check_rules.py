@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.check import Checker, override_issues
+from harness.analysis.checker import Checker, override_issues
 from harness.analysis.findings import CheckReport, Finding
 from probes import callsites
 from tests.support import markers

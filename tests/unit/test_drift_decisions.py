@@ -212,7 +212,7 @@ def test_a_removed_parameter_matters_where_a_call_reaches_it(
     positional: int, keywords: list[str], kept: bool
 ) -> None:
     from harness.analysis.apidiff import Change
-    from harness.analysis.check import relevant_changes
+    from harness.analysis.checker import relevant_changes
 
     site = {
         "shape": {

@@ -66,7 +66,7 @@ def test_patch_report_markdown_escapes_the_series_text() -> None:
     from harness.patching.ops import DistReport
     from harness.patching.plan import LiveFile, plan_apply, sha
     from harness.patching.series import PatchSpec, Series
-    from harness.patching.views import markdown
+    from harness.views.patches import markdown
 
     before, after = "a\nb\n", "a\nB\n"
     diff = unified("pkg/a.py", before, after)

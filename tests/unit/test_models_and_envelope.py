@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import ProbeError, TargetError
 from harness.models import Parameter, ProbeReport, Symbol, TargetFacts, render_parameters
-from harness.probing import build_payload, parse_envelope, probes_dir, run_probe
+from harness.probe_runner import build_payload, parse_envelope, probes_dir, run_probe
 from harness.targets.local import LocalTarget
 from probes import signatures
 

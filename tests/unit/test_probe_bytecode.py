@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.probing import _source, build_payload, parse_envelope
+from harness.probe_runner import _source, build_payload, parse_envelope
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 

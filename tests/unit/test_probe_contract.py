@@ -32,7 +32,7 @@ def test_imports_only_stdlib(path: Path) -> None:
 
 
 def test_contract_sees_every_shipped_probe() -> None:
-    from harness.probing import PROBE_MODULES
+    from harness.probe_runner import PROBE_MODULES
 
     shipped = {m for mods in PROBE_MODULES.values() for m in mods} | {"_boot"}
     assert shipped <= {p.stem for p in PROBES}

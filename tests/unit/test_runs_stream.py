@@ -19,7 +19,7 @@ from rich.console import Console
 from harness.errors import ConnectError, RunError
 from harness.runs.models import RunInfo, RunRecord, SupervisorInfo
 from harness.runs.stream import END_MARK, STREAM_MARK, Follower, LinkLost, LocalCopy, Source
-from harness.runs.view import LiveView, PlainView
+from harness.views.runs import LiveView, PlainView
 
 
 class Scripted(Source):

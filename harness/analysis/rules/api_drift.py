@@ -9,7 +9,7 @@ from harness.analysis.findings import ERROR, WARNING
 from harness.analysis.uses import ref_key
 
 if TYPE_CHECKING:
-    from harness.analysis.check import Checker
+    from harness.analysis.checker import Checker
 
 Json = dict[str, Any]
 

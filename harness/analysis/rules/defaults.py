@@ -17,7 +17,7 @@ from harness.analysis.uses import CallSite, Resolution, parameters, resolutions
 from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from harness.analysis.check import Checker
+    from harness.analysis.checker import Checker
     from harness.models import Parameter
 
 

@@ -16,7 +16,7 @@ from harness.analysis.uses import parameters
 from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Parameter
 
 if TYPE_CHECKING:
-    from harness.analysis.check import Checker
+    from harness.analysis.checker import Checker
 
 Json = dict[str, Any]
 

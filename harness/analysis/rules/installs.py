@@ -20,7 +20,7 @@ from harness.analysis.findings import ERROR, WARNING
 from harness.analysis.uses import FitClass, Fits, Install
 
 if TYPE_CHECKING:
-    from harness.analysis.check import Checker
+    from harness.analysis.checker import Checker
 
 
 def lost(new: Fits, old: Fits) -> dict[str, list[tuple[FitClass, FitClass]]]:

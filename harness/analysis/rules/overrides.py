@@ -15,7 +15,7 @@ from harness.models import (
 )
 
 if TYPE_CHECKING:
-    from harness.analysis.check import Checker
+    from harness.analysis.checker import Checker
 
 Json = dict[str, Any]
 

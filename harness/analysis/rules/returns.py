@@ -18,7 +18,7 @@ from harness.analysis.findings import WARNING
 from harness.analysis.uses import CallSite, ReturnPath, parameters, return_paths
 
 if TYPE_CHECKING:
-    from harness.analysis.check import Checker
+    from harness.analysis.checker import Checker
 
 
 def selected(paths: tuple[ReturnPath, ...], values: dict[str, object]) -> list[ReturnPath]:

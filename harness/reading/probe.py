@@ -7,7 +7,7 @@ import time
 
 from harness.errors import UsageError
 from harness.models import ProbeReport, TargetFacts
-from harness.probing import run_probe
+from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

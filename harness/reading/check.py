@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.check import Checker
+from harness.analysis.checker import Checker
 from harness.analysis.findings import CheckReport
 from harness.errors import TargetError, UsageError
-from harness.probing import run_probe
+from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.apidiff import Entry, diff_apis
-from harness.analysis.check import relevant_changes
+from harness.analysis.checker import relevant_changes
 from harness.errors import HarnessError, ProbeError, UsageError
-from harness.probing import run_probe
+from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from harness.analysis.findings import CheckReport
     from harness.cache import CacheEntry
     from harness.config import HostsConfig
-    from harness.diff import DiffReport
+    from harness.reading.compare import DiffReport
 
 
 def _where(sym: Symbol) -> str:

@@ -1,0 +1,185 @@
+"""Patch commands, registered on the main Typer app by ``harness.cli``."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from harness.cli.common import console, print_json, target_for
+from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
+
+PatchesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--patches",
+        help="the patches/ folder (default: ./patches or a parent folder's)",
+        file_okay=False,
+    ),
+]
+DistOpt = Annotated[str | None, typer.Option("--dist", help="only this dist's series")]
+
+
+def _outcome(reports: list[Any]) -> str:
+    """The last line of apply-patches: what was written, or why nothing was."""
+    from harness.patching.plan import APPLIED, BY_HAND, SKIPPED
+
+    wrote = sum(len(r.written) for r in reports)
+    if wrote:
+        return f"[green]applied: {wrote} file(s) written[/]"
+    states = [p.state for r in reports if r.plan is not None for p in r.plan.patches]
+    skipped = states.count(SKIPPED)
+    if not any(s in (APPLIED, BY_HAND) for s in states):
+        return (
+            "[yellow]nothing written: no patch of the series applies here"
+            + (f" ({skipped} skipped)" if skipped else "")
+            + "[/]"
+        )
+    return "[green]already applied: nothing written[/]" + (
+        f" [yellow]({skipped} skipped)[/]" if skipped else ""
+    )
+
+
+def again(target: str | None, patches: Path | None) -> str:
+    """The options a suggested command repeats, so it names the same target and series."""
+    from harness.targets.shell import quote
+
+    out = f" -t {quote(target)}" if target else ""
+    return out + (f" --patches {quote(str(patches))}" if patches is not None else "")
+
+
+def _root(p: Path | None) -> Path:
+    from harness.patching.series import patches_root
+
+    return patches_root(p)
+
+
+def _emit(reports: list[Any], as_json: bool, diffs: bool = False) -> None:
+    if as_json:
+        print_json([r.to_dict() for r in reports])
+        return
+    from harness.views.patches import status as view
+
+    view(console(), reports, diffs=diffs)
+
+
+def patches_cmd(
+    target: TargetOpt = None,
+    patches: PatchesOpt = None,
+    dist: DistOpt = None,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Each patch's state on the target: applied, applies cleanly, conflicts, skipped."""
+    from harness.patching.ops import status
+
+    with target_for(target, accept_new_host_key) as t:
+        reports = status(t, _root(patches), only=dist)
+    _emit(reports, as_json)
+    if any(r.plan is not None and not r.plan.ok for r in reports):
+        raise typer.Exit(1)
+
+
+def apply_cmd(
+    target: TargetOpt = None,
+    patches: PatchesOpt = None,
+    dist: DistOpt = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="show the patch-diff report against the live files; write nothing"
+        ),
+    ] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report", help="also write the patch-diff report as Markdown", dir_okay=False
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="patch files that differ from pip's RECORD")
+    ] = False,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Apply the series all-or-nothing, idempotently, with backups and a journal."""
+    from harness.errors import Interrupted
+    from harness.patching.writing import applied_line, apply_patches
+
+    flags = again(target, patches)
+    reports: list[Any] | None = None
+    try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
+        with target_for(target, accept_new_host_key) as t:
+            reports = apply_patches(
+                t,
+                _root(patches),
+                dry_run=dry_run,
+                force=force,
+                only=dist,
+                again=flags,
+            )
+            label = t.label
+        if report is not None:
+            from harness.views.patches import markdown
+
+            report.write_text(markdown(reports, label), encoding="utf-8")
+        _emit(reports, as_json, diffs=dry_run)
+        if not as_json and not dry_run:
+            console().print(_outcome(reports))
+    except KeyboardInterrupt:
+        raise Interrupted(f"{applied_line(reports)}; see it with: harness patches{flags}") from None
+    if dry_run and any(r.plan is not None and not r.plan.ok for r in reports):
+        raise typer.Exit(1)
+
+
+def revert_cmd(
+    target: TargetOpt = None,
+    patches: PatchesOpt = None,
+    dist: DistOpt = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="restore originals even over files changed since")
+    ] = False,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Restore every file harness patched, byte-identical (sha256 checked)."""
+    from harness.patching.writing import revert_patches
+
+    with target_for(target, accept_new_host_key) as t:
+        reports = revert_patches(t, _root(patches), force=force, only=dist)
+    _emit(reports, as_json)
+
+
+def make_cmd(
+    dist: Annotated[str, typer.Argument(help="the dist you edited on the target")],
+    files: Annotated[
+        list[str] | None,
+        typer.Argument(help="files relative to site-packages (default: every hand-edited file)"),
+    ] = None,
+    name: Annotated[str, typer.Option("--name", help="slug for NNNN-slug.patch")] = "fix",
+    why: Annotated[str | None, typer.Option("--why", help="one line for series.toml")] = None,
+    requires: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--requires",
+            help="gate the patch on another dist's versions, e.g. 'vllm>=0.20,<0.21' (repeatable)",
+        ),
+    ] = None,
+    target: TargetOpt = None,
+    patches: PatchesOpt = None,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""
+    from harness.patching.make import make_patch, parse_requires
+
+    gates = parse_requires(requires or [])
+    with target_for(target, accept_new_host_key) as t:
+        path = make_patch(t, _root(patches), dist, files or [], name, why, gates)
+    console().print(f"[green]wrote[/] {path} and appended it to series.toml")
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
+    app.command("patches")(patches_cmd)
+    app.command("apply-patches")(apply_cmd)
+    app.command("revert-patches")(revert_cmd)
+    app.command("make-patch")(make_cmd)

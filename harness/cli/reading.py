@@ -1,0 +1,149 @@
+"""``harness probe``, ``check``, ``diff``: reading what is installed, without importing it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harness.cli.common import console, print_json, target_for
+from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
+
+
+def probe(
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="MODULE[:QUALNAME]",
+            help="e.g. vllm.v1.core.kv_cache_utils or vllm.config:SchedulerConfig",
+        ),
+    ],
+    target: TargetOpt = None,
+    source: Annotated[bool, typer.Option("--source", help="print the symbol's source")] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live", help="import on the target and use inspect.signature (slow; runs module code)"
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Signatures and source locations of what is installed on the target, without importing."""
+    from harness.reading.probe import probe as do_probe
+
+    with target_for(target, accept_new_host_key) as t:
+        report = do_probe(t, ref, source=source, live=live)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    from harness.views.reading import probe_report
+
+    probe_report(console(), report)
+
+
+def check(
+    caller: Annotated[str, typer.Argument(help="the caller dist, e.g. speculators")],
+    against: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--against",
+            help="callee package(s) to check (repeatable); default: every installed "
+            "package with Python source that the caller imports",
+        ),
+    ] = None,
+    target: TargetOpt = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="callee version the caller was written for, e.g. vllm==0.11.0; "
+            "default: the exact pin in the caller's metadata",
+        ),
+    ] = None,
+    no_baseline: Annotated[
+        bool, typer.Option("--no-baseline", help="skip drift (no PyPI download)")
+    ] = False,
+    baseline_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline-from",
+            file_okay=False,
+            exists=True,
+            help="a folder holding the baseline's wheel (pip download --no-deps vllm==0.11.0 "
+            "-d DIR), for a box without an index",
+        ),
+    ] = None,
+    with_patches: Annotated[
+        bool,
+        typer.Option(
+            "--with-patches",
+            help="check the environment as it will be after the patch series in patches/",
+        ),
+    ] = False,
+    patches: Annotated[
+        Path | None,
+        typer.Option("--patches", file_okay=False, help="the patches/ folder for --with-patches"),
+    ] = None,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Find every call from CALLER that no longer binds to what is installed -- in one pass."""
+    from harness.reading.check import check as do_check
+
+    with target_for(target, accept_new_host_key) as t:
+        from harness.patching.series import patches_root
+
+        report = do_check(
+            t,
+            caller,
+            against=against,
+            baseline=baseline,
+            no_baseline=no_baseline,
+            with_patches=patches_root(patches) if with_patches else None,
+            baseline_from=baseline_from,
+        )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        from harness.views.reading import check_report
+
+        check_report(console(), report)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def diff(
+    dist: Annotated[str, typer.Argument(help="the dist whose API moved, e.g. vllm")],
+    source: Annotated[
+        str, typer.Option("--from", help="old side: a target, e.g. pypi:vllm==0.11.0")
+    ],
+    dest: Annotated[str, typer.Option("--to", help="new side: a target, e.g. gpu")],
+    used_by: Annotated[
+        str | None,
+        typer.Option("--used-by", help="only what this caller dist uses, with its call sites"),
+    ] = None,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """How DIST's API moved between two targets: added, removed, moved, changed."""
+    from harness.reading.compare import diff as do_diff
+
+    with (
+        target_for(source, accept_new_host_key) as old,
+        target_for(dest, accept_new_host_key) as new,
+    ):
+        report = do_diff(dist, old, new, used_by=used_by)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    from harness.views.reading import diff_report
+
+    diff_report(console(), report)
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
+    for command in (probe, check, diff):
+        app.command()(command)

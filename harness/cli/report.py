@@ -1,0 +1,84 @@
+"""``harness report``: the review document, registered on the main app by ``harness.cli``."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harness.cli.common import console, target_for
+from harness.cli.options import AcceptOpt, TargetOpt
+
+
+def report_cmd(
+    step: Annotated[str | None, typer.Argument(help="the pipeline step that would run")] = None,
+    target: TargetOpt = None,
+    fmt: Annotated[str, typer.Option("--format", help="terminal | md | html | json")] = "terminal",
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", dir_okay=False, help="write to FILE instead"),
+    ] = None,
+    caller: Annotated[
+        list[str] | None,
+        typer.Option("--caller", help="dist to check (default: the dist the patch series is for)"),
+    ] = None,
+    patches: Annotated[Path | None, typer.Option("--patches", file_okay=False)] = None,
+    pipeline: Annotated[Path | None, typer.Option("--pipeline", dir_okay=False)] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="NAME=VALUE: a step parameter, as `harness run` takes it"),
+    ] = None,
+    require_smoke: Annotated[
+        bool,
+        typer.Option(
+            "--require-smoke",
+            help="a step not smoke-tested since its series or environment changed is a "
+            "blocker, not a warning",
+        ),
+    ] = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Whether the run can work, and why: facts, patches, check, the step, a verdict."""
+    import json
+
+    from harness.errors import UsageError
+    from harness.patching.series import patches_root
+    from harness.report.build import build_review
+    from harness.runs.pipeline import parse_sets
+    from harness.views import review as render
+
+    overrides = parse_sets(sets or [])
+    if fmt not in ("terminal", "md", "html", "json"):
+        raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
+    with target_for(target, accept_new_host_key) as t:
+        review = build_review(
+            t,
+            patches_root(patches),
+            callers=caller,
+            step=step,
+            pipeline=pipeline,
+            overrides=overrides,
+            require_smoke=require_smoke,
+        )
+    if fmt == "terminal" and output is None:
+        render.terminal(console(), review)
+    else:
+        text = {
+            "md": render.markdown,
+            "html": render.html_page,
+            "json": lambda r: json.dumps(r.to_dict(), indent=2) + "\n",
+            "terminal": render.markdown,
+        }[fmt](review)
+        if output is not None:
+            output.write_text(text, encoding="utf-8")
+            console().print(f"{review.verdict}: wrote {output}")
+        else:
+            import sys
+
+            sys.stdout.write(text)
+    if not review.ready:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
+    app.command("report")(report_cmd)

@@ -1,0 +1,1 @@
+"""Use cases that read a target: ``harness probe``, ``check``, ``diff`` (return models)."""

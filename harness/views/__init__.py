@@ -1,0 +1,1 @@
+"""Rich, Markdown and HTML renderings of the models; no decisions (the CLI renders)."""
