@@ -43,7 +43,7 @@ def report_cmd(
     from harness.errors import UsageError
     from harness.patching.series import patches_root
     from harness.report.build import build_review
-    from harness.runs.pipeline import parse_sets
+    from harness.runs.resolve import parse_sets
     from harness.views import review as render
 
     overrides = parse_sets(sets or [])

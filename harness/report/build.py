@@ -26,7 +26,7 @@ def _step(
 ) -> dict[str, Any] | None:
     if step is None:
         return None
-    from harness.runs.launch import describe_step
+    from harness.runs.describe import describe_step
 
     try:
         return describe_step(target, step, pipeline, overrides)

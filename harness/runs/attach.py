@@ -16,8 +16,8 @@ from harness.errors import ConnectError
 from harness.runs.context import Context, cache_root, target_key
 from harness.runs.decode import tail_offset
 from harness.runs.failure import summarize
+from harness.runs.lifecycle import exit_code_of, state_label
 from harness.runs.models import FailureSummary, RunInfo
-from harness.runs.state import exit_code_of, state_label
 from harness.runs.stream import Follower, LocalCopy, copy_path, follower_argv, open_source
 from harness.targets.base import Target
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from harness.models import FlatRecord, pick_fields
+from harness.runs.lifecycle import derive_state, exit_code_of, state_label
 
 RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
 Level = Literal["ok", "warn", "fail", "skip"]
@@ -150,13 +151,9 @@ class RunInfo:
 
     @property
     def state(self) -> RunState:
-        from harness.runs.state import derive_state
-
         return derive_state(self.status, self.supervisor_alive)
 
     def to_dict(self) -> dict[str, Any]:
-        from harness.runs.state import exit_code_of, state_label
-
         return {
             "record": self.record.to_dict(),
             "supervisor": self.supervisor.to_dict() if self.supervisor else None,

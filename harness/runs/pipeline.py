@@ -1,4 +1,4 @@
-"""``pipeline.toml`` -> frozen steps, and one step + parameters -> the exact argv to launch.
+"""``pipeline.toml`` -> frozen steps (:mod:`.steps`); every error names ``file:line: key``.
 
 The file declares pipeline-wide ``[params]`` and ``[steps.NAME]`` tables (command as a list,
 no shell unless ``shell = true``; ``cwd``; ``env``; step-local ``params``; ``help``; what the
@@ -11,8 +11,8 @@ other and to the built-ins ``{workdir}``, ``{python}``, ``{run_id}``, ``{run_dir
 ``{step}``, ``{smoke_dir}``, and are overridden per run with ``--set k=v``; ``-- extra args``
 are appended.
 
-Loading and resolving are pure apart from reading the file; every error names
-``file:line: key`` (lines from :func:`harness.config.locate_line`).
+Loading is pure apart from reading the file; lines come from
+:func:`harness.config.locate_line`. Resolving a step for a launch is :mod:`.resolve`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,22 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.config import locate_line
-from harness.errors import ConfigError, UsageError
+from harness.errors import ConfigError
+from harness.runs.steps import (
+    BUILTINS,
+    NAME,
+    PIPELINE_ENV_VAR,
+    PIPELINE_FILENAME,
+    PLACEHOLDER,
+    Pipeline,
+    SmokeSpec,
+    Step,
+)
 from harness.targets import shell
 
 if sys.version_info >= (3, 11):
@@ -35,171 +44,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
-PIPELINE_FILENAME = "pipeline.toml"
-PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
-#: Filled in by harness at launch; a file may use them but not define them.
-BUILTINS = ("workdir", "python", "run_id", "run_dir", "step", "smoke_dir")
 _TOP_KEYS = ("params", "steps")
 _STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke")
 _SMOKE_KEYS = ("samples", "layers", "params")
-#: The throwaway folder a smoke run's outputs go to (``<run_dir>/smoke``).
-SMOKE_DIR = "smoke_dir"
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
-
-
-@dataclass(frozen=True)
-class SmokeSpec:
-    """How a step runs in smoke mode (``[steps.NAME.smoke]``).
-
-    ``samples``: the parameter that takes ``--smoke-samples``; ``layers``: the fewest decoder
-    layers the step's own logic stays valid with (speculators picks ``[2, L//2, L-3, L-1]``);
-    ``params``: overrides, which must send every output to ``{smoke_dir}``.
-    """
-
-    samples: str | None = None
-    layers: int = 1
-    params: Mapping[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"samples": self.samples, "layers": self.layers, "params": dict(self.params)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SmokeSpec:
-        return cls(d.get("samples"), int(d.get("layers") or 1), dict(d.get("params") or {}))
-
-
-@dataclass(frozen=True)
-class Step:
-    name: str
-    command: tuple[str, ...] | str  # a string only when shell is true
-    shell: bool = False
-    cwd: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    params: Mapping[str, str] = field(default_factory=dict)
-    help: str = ""
-    #: dist -> version specifier the step's imports must see (``transformers = ">=4.56,<5"``)
-    requires: Mapping[str, str] = field(default_factory=dict)
-    #: caller dist -> the callees whose APIs this step exercises (``()``: every callee the
-    #: caller imports); ``None``: not declared, so the review checks every dist with a series
-    checks: Mapping[str, tuple[str, ...]] | None = None
-    smoke: SmokeSpec | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "command": self.command if isinstance(self.command, str) else list(self.command),
-            "shell": self.shell,
-            "cwd": self.cwd,
-            "env": dict(self.env),
-            "params": dict(self.params),
-            "help": self.help,
-            "requires": dict(self.requires),
-            "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
-            "smoke": None if self.smoke is None else self.smoke.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Step:
-        cmd = d["command"]
-        return cls(
-            name=d["name"],
-            command=cmd if isinstance(cmd, str) else tuple(cmd),
-            shell=bool(d.get("shell")),
-            cwd=d.get("cwd"),
-            env=dict(d.get("env") or {}),
-            params=dict(d.get("params") or {}),
-            help=d.get("help") or "",
-            requires=dict(d.get("requires") or {}),
-            checks=None
-            if d.get("checks") is None
-            else {c: tuple(v) for c, v in d["checks"].items()},
-            smoke=SmokeSpec.from_dict(d["smoke"]) if d.get("smoke") else None,
-        )
-
-
-@dataclass(frozen=True)
-class Pipeline:
-    """A whole pipeline file. ``lines`` maps dotted keys to their line, for error messages."""
-
-    path: str
-    params: Mapping[str, str]
-    steps: Mapping[str, Step]
-    lines: Mapping[str, int] = field(default_factory=dict, compare=False)
-
-    def where(self, *key: str) -> str:
-        dotted = ".".join(key)
-        line = self.lines.get(dotted)
-        while line is None and len(key) > 1:
-            key = key[:-1]
-            line = self.lines.get(".".join(key))
-        return f"{self.path}:{line or 1}: {dotted}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "params": dict(self.params),
-            "steps": {n: s.to_dict() for n, s in self.steps.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Pipeline:
-        return cls(
-            path=d["path"],
-            params=dict(d.get("params") or {}),
-            steps={n: Step.from_dict(s) for n, s in (d.get("steps") or {}).items()},
-        )
-
-
-@dataclass(frozen=True)
-class ResolvedStep:
-    """What will run: argv (``/bin/sh -c TEXT`` for a shell step), cwd, env additions."""
-
-    step: str
-    argv: tuple[str, ...]
-    cwd: str
-    env: Mapping[str, str]
-    params: Mapping[str, str]
-    shell: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "argv": list(self.argv),
-            "cwd": self.cwd,
-            "env": dict(self.env),
-            "params": dict(self.params),
-            "shell": self.shell,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ResolvedStep:
-        return cls(
-            step=d["step"],
-            argv=tuple(d["argv"]),
-            cwd=d["cwd"],
-            env=dict(d.get("env") or {}),
-            params=dict(d.get("params") or {}),
-            shell=bool(d.get("shell")),
-        )
-
-    def secrets(self) -> list[str]:
-        """Values to mask wherever this step is printed: those of secret-looking env vars.
-
-        Parameters are not masked by name (``token_freq`` is no secret); secrets belong in
-        ``env`` -- the host's in hosts.toml or the step's -- and are masked wherever their
-        value appears, the command line included.
-        """
-        return shell.secrets_in(self.env)
-
-    def display(self) -> str:
-        """The command as one line, secrets masked (for messages and run.json)."""
-        text = self.argv[2] if self.shell and len(self.argv) == 3 else shell.join(self.argv)
-        return shell.mask(text, self.secrets())
-
-
-# -- finding and loading -------------------------------------------------------------------
 
 
 def find_pipeline_file(
@@ -291,7 +139,7 @@ class _Checker:
         for name, value in table.items():
             here = (*key, name)
             self.line(here)
-            if not _NAME.match(name):
+            if not NAME.match(name):
                 raise self.fail(here, "parameter names are identifiers", "e.g. max_samples = 5000")
             if name in BUILTINS:
                 raise self.fail(
@@ -312,8 +160,8 @@ class _Checker:
         raise self.fail(key, f"expected a string or number, got {type(value).__name__}")
 
     def placeholders(self, text: str, key: tuple[str, ...]) -> None:
-        for m in _PLACEHOLDER.finditer(text):
-            if m.group(1) is not None and not _NAME.match(m.group(1)):
+        for m in PLACEHOLDER.finditer(text):
+            if m.group(1) is not None and not NAME.match(m.group(1)):
                 raise self.fail(
                     key,
                     f"bad placeholder {m.group(0)!r}",
@@ -389,7 +237,7 @@ class _Checker:
         self.table(table, key)
         self.keys(table, key, _SMOKE_KEYS)
         samples = table.get("samples")
-        if samples is not None and (not isinstance(samples, str) or not _NAME.match(samples)):
+        if samples is not None and (not isinstance(samples, str) or not NAME.match(samples)):
             raise self.fail(
                 (*key, "samples"), "expected the name of the parameter that counts samples",
                 'samples = "max_samples"',
@@ -439,150 +287,3 @@ class _Checker:
 
 def _names(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
-
-
-# -- resolving one step --------------------------------------------------------------------
-
-
-def parse_sets(items: Sequence[str]) -> dict[str, str]:
-    """``["tp=8", "model=x"]`` -> ``{"tp": "8", "model": "x"}``; the last one wins."""
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or not _NAME.match(name):
-            raise UsageError(f"--set {item!r}: expected NAME=VALUE", "e.g. --set tp=8")
-        out[name] = value
-    return out
-
-
-def step_parameters(pipeline: Pipeline, step: Step) -> dict[str, str]:
-    """The step's parameter defaults: pipeline-wide, then the step's own."""
-    return {**pipeline.params, **step.params}
-
-
-def resolve_step(
-    pipeline: Pipeline,
-    name: str,
-    builtins: Mapping[str, str],
-    sets: Mapping[str, str] | None = None,
-    extra: Sequence[str] = (),
-    base_env: Mapping[str, str] | None = None,
-) -> ResolvedStep:
-    """Pure: substitute every parameter into ``name``'s command, cwd and env.
-
-    Args:
-        builtins: ``workdir``, ``python``, ``run_id``, ``run_dir``, ``step``.
-        sets: ``--set`` overrides; only declared parameters may be set.
-        extra: ``-- extra args`` appended to the command (quoted for a shell step).
-        base_env: hosts.toml's ``env`` for the host; the step's own env wins.
-    """
-    step = pipeline.steps.get(name)
-    if step is None:
-        known = list(pipeline.steps)
-        close = difflib.get_close_matches(name, known, n=1)
-        guess = f"did you mean '{close[0]}'? " if close else ""
-        raise UsageError(
-            f"no step {name!r} in {pipeline.path}", guess + "steps: " + ", ".join(known)
-        )
-    declared = step_parameters(pipeline, step)
-    for key in sets or {}:
-        if key not in declared:
-            close = difflib.get_close_matches(key, list(declared), n=1)
-            guess = f"did you mean '{close[0]}'? " if close else ""
-            why = " (it is built in)" if key in BUILTINS else ""
-            raise UsageError(
-                f"--set {key}=...: step {name!r} has no parameter {key!r}{why}",
-                guess + "parameters: " + (", ".join(sorted(declared)) or "none"),
-            )
-    raw = {**declared, **(sets or {}), **builtins}
-    origin = {k: ("steps", name, "params", k) if k in step.params else ("params", k) for k in raw}
-    values = _resolve_values(pipeline, raw, origin, set(sets or {}))
-
-    def sub(text: str, key: tuple[str, ...], quote: bool = False) -> str:
-        def known(n: str) -> str:
-            return values[n] if n in values else _missing(pipeline, key, n, values)
-
-        return _substitute(text, known, quote)
-
-    if step.shell:
-        assert isinstance(step.command, str)
-        text = sub(step.command, ("steps", name, "command"), quote=True)
-        if extra:
-            text += " " + " ".join(shell.quote(a) for a in extra)
-        argv: tuple[str, ...] = ("/bin/sh", "-c", text)
-    else:
-        argv = tuple(sub(a, ("steps", name, "command")) for a in step.command) + tuple(extra)
-    cwd = sub(step.cwd, ("steps", name, "cwd")) if step.cwd else values["workdir"]
-    env = dict(base_env or {})
-    for k, v in step.env.items():
-        value = sub(v, ("steps", name, "env", k))
-        if value:  # empty: an optional parameter left unset; the host's value stays
-            env[k] = value
-    params = {k: v for k, v in values.items() if k not in BUILTINS}
-    return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell)
-
-
-def _resolve_values(
-    pipeline: Pipeline,
-    raw: Mapping[str, str],
-    origin: Mapping[str, tuple[str, ...]],
-    from_cli: set[str],
-) -> dict[str, str]:
-    """Parameters may use each other (``data = "{workdir}/data"``); cycles are errors."""
-    done: dict[str, str] = {}
-
-    def value(name: str, chain: tuple[str, ...]) -> str:
-        if name in done:
-            return done[name]
-        if name in chain:
-            loop = " -> ".join((*chain[chain.index(name) :], name))
-            raise ConfigError(
-                f"{pipeline.where(*origin[chain[0]])}: parameters refer to each other: {loop}"
-            )
-        if name in BUILTINS:
-            done[name] = raw[name]
-            return raw[name]
-
-        def inner(n: str) -> str:
-            if n in raw:
-                return value(n, (*chain, name))
-            if name in from_cli:
-                raise UsageError(
-                    f"--set {name}=...: unknown parameter {{{n}}}",
-                    "parameters: " + ", ".join(sorted(raw)),
-                )
-            return _missing(pipeline, origin[name], n, raw)
-
-        done[name] = _substitute(raw[name], inner, quote=False)
-        return done[name]
-
-    for key in raw:
-        value(key, ())
-    return done
-
-
-def _substitute(text: str, resolve: Callable[[str], str], quote: bool) -> str:
-    """Replace ``{name}`` with ``resolve(name)`` (shell-quoted if asked), ``{{ }}`` with braces."""
-
-    def repl(m: re.Match[str]) -> str:
-        token = m.group(0)
-        if token == "{{":
-            return "{"
-        if token == "}}":
-            return "}"
-        got = resolve(m.group(1))
-        return shell.quote(got) if quote else got
-
-    return _PLACEHOLDER.sub(repl, text)
-
-
-def _missing(pipeline: Pipeline, key: tuple[str, ...], name: str, known: Mapping[str, str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    guess = f"did you mean {{{close[0]}}}? " if close else ""
-    raise ConfigError(
-        f"{pipeline.where(*key)}: missing parameter {{{name}}}",
-        guess
-        + "define it under [params] (or the step's params), or use a built-in: "
-        + ", ".join(BUILTINS),
-    )

@@ -16,7 +16,7 @@ from harness.errors import RunError
 from harness.models import GpuInfo
 from harness.probe_runner import probes_dir, run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord, StopReport
-from harness.runs.pipeline import ResolvedStep
+from harness.runs.steps import ResolvedStep
 from harness.runs.timings import Timings
 from harness.targets import shell
 from harness.targets.base import Target

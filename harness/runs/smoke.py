@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import UsageError
-from harness.runs.pipeline import SMOKE_DIR, Pipeline
+from harness.runs.steps import SMOKE_DIR, Pipeline
 
 DEFAULT_LAYERS = 2
 DEFAULT_SAMPLES = 4

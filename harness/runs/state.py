@@ -9,12 +9,11 @@ from __future__ import annotations
 import difflib
 import re
 import secrets
-import signal
 import time
 from collections.abc import Sequence
 
 from harness.errors import UsageError
-from harness.runs.models import GpuHolder, RunInfo, RunState, RunStatus
+from harness.runs.models import GpuHolder, RunInfo
 
 #: Process names of init systems: a GPU holder re-parented to one of them lost its parent.
 INIT_NAMES = frozenset({"systemd", "init", "tini", "dumb-init", "docker-init", "catatonit"})
@@ -23,65 +22,6 @@ GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
-
-
-def derive_state(status: RunStatus | None, supervisor_alive: bool | None) -> RunState:
-    """The state from the facts: a status file decides; without one, the supervisor's life.
-
-    ``killed`` covers both a step ended by a signal and one that ``harness stop`` asked to
-    end (a step that catches SIGTERM and exits 1 was still stopped, not failed). A dead
-    supervisor with no status is ``lost``: nobody is left to learn how the step ended.
-    """
-    if status is not None:
-        if status.stop_requested or status.signal is not None:
-            return "killed"
-        if status.exit_code == 0:
-            return "succeeded"
-        return "failed"
-    return "running" if supervisor_alive else "lost"
-
-
-def signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def exit_code_of(info: RunInfo) -> int | None:
-    """What a foreground ``harness run`` exits with: the step's code, 128+N for signal N.
-
-    ``None`` while it runs; 1 for a lost run or a stop that left no code (the command
-    worked, the step's outcome is unknown or it was stopped).
-    """
-    state = info.state
-    status = info.status
-    if state == "running":
-        return None
-    if status is None:
-        return 1
-    if status.signal is not None:
-        return 128 + status.signal
-    if status.exit_code is not None:
-        return status.exit_code if status.exit_code != 0 or state != "killed" else 128 + 15
-    return 1
-
-
-def state_label(info: RunInfo) -> str:
-    """``failed (3)``, ``killed (SIGTERM)``, ``succeeded``, ``running``, ``lost``."""
-    state = info.state
-    status = info.status
-    if status is None:
-        return state
-    if status.signal is not None:
-        return f"{state} ({signal_name(status.signal)})"
-    if state == "failed" and status.exit_code is not None:
-        return f"failed ({status.exit_code})"
-    if state == "killed" and status.exit_code is not None:
-        return f"killed (exit {status.exit_code})"
-    if state == "failed" and status.error:
-        return "failed (did not start)"
-    return state
 
 
 def duration_of(info: RunInfo) -> float | None:

@@ -18,9 +18,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from harness.runs.decode import LineBuffer, Utf8Decoder
+from harness.runs.lifecycle import state_label
 from harness.runs.models import FailureSummary, Phase, RunInfo, StopReport, Verdict
 from harness.runs.phases import PhaseTracker
-from harness.runs.state import describe_holder, duration_of, format_duration, state_label
+from harness.runs.state import describe_holder, duration_of, format_duration
 from harness.runs.stream import LocalCopy
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def runs_table(out: Console, runs: Sequence[RunInfo], target: str) -> None:
         table.add_column(col, no_wrap=True)
     colour = {"running": "cyan", "succeeded": "green", "failed": "red", "killed": "magenta"}
     for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id)):
-        from harness.runs.state import exit_code_of
+        from harness.runs.lifecycle import exit_code_of
 
         code = exit_code_of(r)
         style = colour.get(r.state, "yellow")

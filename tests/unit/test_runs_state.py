@@ -9,6 +9,7 @@ import pytest
 
 from harness.errors import ConfigError, UsageError
 from harness.models import GpuInfo
+from harness.runs.lifecycle import derive_state, exit_code_of, state_label
 from harness.runs.models import (
     FailureSummary,
     Frame,
@@ -25,12 +26,9 @@ from harness.runs.preflight import decide
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import (
     classify_holders,
-    derive_state,
-    exit_code_of,
     format_duration,
     match_run,
     new_run_id,
-    state_label,
     tensor_parallel,
 )
 from harness.runs.timings import Timings
@@ -273,7 +271,7 @@ def test_tensor_parallel(argv: list[str], want: int | None) -> None:
 
 
 def test_describe_step_hook_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.runs.launch import describe_step
+    from harness.runs.describe import describe_step
 
     monkeypatch.setenv("HARNESS_WORKDIR", str(tmp_path))
     repo = Path(__file__).resolve().parents[2]

@@ -1,0 +1,72 @@
+"""A run's state, exit code and label, from the facts the supervisor reported (pure).
+
+Apart from :mod:`.state` so that the models can derive them without importing the decisions
+that take models (``RunInfo.state`` and its ``--json`` fields come from here).
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.runs.models import RunInfo, RunState, RunStatus
+
+
+def derive_state(status: RunStatus | None, supervisor_alive: bool | None) -> RunState:
+    """The state from the facts: a status file decides; without one, the supervisor's life.
+
+    ``killed`` covers both a step ended by a signal and one that ``harness stop`` asked to
+    end (a step that catches SIGTERM and exits 1 was still stopped, not failed). A dead
+    supervisor with no status is ``lost``: nobody is left to learn how the step ended.
+    """
+    if status is not None:
+        if status.stop_requested or status.signal is not None:
+            return "killed"
+        if status.exit_code == 0:
+            return "succeeded"
+        return "failed"
+    return "running" if supervisor_alive else "lost"
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def exit_code_of(info: RunInfo) -> int | None:
+    """What a foreground ``harness run`` exits with: the step's code, 128+N for signal N.
+
+    ``None`` while it runs; 1 for a lost run or a stop that left no code (the command
+    worked, the step's outcome is unknown or it was stopped).
+    """
+    state = info.state
+    status = info.status
+    if state == "running":
+        return None
+    if status is None:
+        return 1
+    if status.signal is not None:
+        return 128 + status.signal
+    if status.exit_code is not None:
+        return status.exit_code if status.exit_code != 0 or state != "killed" else 128 + 15
+    return 1
+
+
+def state_label(info: RunInfo) -> str:
+    """``failed (3)``, ``killed (SIGTERM)``, ``succeeded``, ``running``, ``lost``."""
+    state = info.state
+    status = info.status
+    if status is None:
+        return state
+    if status.signal is not None:
+        return f"{state} ({signal_name(status.signal)})"
+    if state == "failed" and status.exit_code is not None:
+        return f"failed ({status.exit_code})"
+    if state == "killed" and status.exit_code is not None:
+        return f"killed (exit {status.exit_code})"
+    if state == "failed" and status.error:
+        return "failed (did not start)"
+    return state

@@ -1,0 +1,178 @@
+"""The pipeline's frozen models: steps as declared, and one step resolved for a launch.
+
+:mod:`.pipeline` reads ``pipeline.toml`` into these; :mod:`.resolve` turns a step and its
+parameters into a :class:`ResolvedStep`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.targets import shell
+
+PIPELINE_FILENAME = "pipeline.toml"
+PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
+#: Filled in by harness at launch; a file may use them but not define them.
+BUILTINS = ("workdir", "python", "run_id", "run_dir", "step", "smoke_dir")
+#: The throwaway folder a smoke run's outputs go to (``<run_dir>/smoke``).
+SMOKE_DIR = "smoke_dir"
+#: A parameter name.
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: ``{name}``, or an escaped brace.
+PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+
+
+@dataclass(frozen=True)
+class SmokeSpec:
+    """How a step runs in smoke mode (``[steps.NAME.smoke]``).
+
+    ``samples``: the parameter that takes ``--smoke-samples``; ``layers``: the fewest decoder
+    layers the step's own logic stays valid with (speculators picks ``[2, L//2, L-3, L-1]``);
+    ``params``: overrides, which must send every output to ``{smoke_dir}``.
+    """
+
+    samples: str | None = None
+    layers: int = 1
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"samples": self.samples, "layers": self.layers, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SmokeSpec:
+        return cls(d.get("samples"), int(d.get("layers") or 1), dict(d.get("params") or {}))
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    command: tuple[str, ...] | str  # a string only when shell is true
+    shell: bool = False
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = field(default_factory=dict)
+    help: str = ""
+    #: dist -> version specifier the step's imports must see (``transformers = ">=4.56,<5"``)
+    requires: Mapping[str, str] = field(default_factory=dict)
+    #: caller dist -> the callees whose APIs this step exercises (``()``: every callee the
+    #: caller imports); ``None``: not declared, so the review checks every dist with a series
+    checks: Mapping[str, tuple[str, ...]] | None = None
+    smoke: SmokeSpec | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "command": self.command if isinstance(self.command, str) else list(self.command),
+            "shell": self.shell,
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "params": dict(self.params),
+            "help": self.help,
+            "requires": dict(self.requires),
+            "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
+            "smoke": None if self.smoke is None else self.smoke.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Step:
+        cmd = d["command"]
+        return cls(
+            name=d["name"],
+            command=cmd if isinstance(cmd, str) else tuple(cmd),
+            shell=bool(d.get("shell")),
+            cwd=d.get("cwd"),
+            env=dict(d.get("env") or {}),
+            params=dict(d.get("params") or {}),
+            help=d.get("help") or "",
+            requires=dict(d.get("requires") or {}),
+            checks=None
+            if d.get("checks") is None
+            else {c: tuple(v) for c, v in d["checks"].items()},
+            smoke=SmokeSpec.from_dict(d["smoke"]) if d.get("smoke") else None,
+        )
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A whole pipeline file. ``lines`` maps dotted keys to their line, for error messages."""
+
+    path: str
+    params: Mapping[str, str]
+    steps: Mapping[str, Step]
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False)
+
+    def where(self, *key: str) -> str:
+        dotted = ".".join(key)
+        line = self.lines.get(dotted)
+        while line is None and len(key) > 1:
+            key = key[:-1]
+            line = self.lines.get(".".join(key))
+        return f"{self.path}:{line or 1}: {dotted}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "params": dict(self.params),
+            "steps": {n: s.to_dict() for n, s in self.steps.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Pipeline:
+        return cls(
+            path=d["path"],
+            params=dict(d.get("params") or {}),
+            steps={n: Step.from_dict(s) for n, s in (d.get("steps") or {}).items()},
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedStep:
+    """What will run: argv (``/bin/sh -c TEXT`` for a shell step), cwd, env additions."""
+
+    step: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    params: Mapping[str, str]
+    shell: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "params": dict(self.params),
+            "shell": self.shell,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ResolvedStep:
+        return cls(
+            step=d["step"],
+            argv=tuple(d["argv"]),
+            cwd=d["cwd"],
+            env=dict(d.get("env") or {}),
+            params=dict(d.get("params") or {}),
+            shell=bool(d.get("shell")),
+        )
+
+    def secrets(self) -> list[str]:
+        """Values to mask wherever this step is printed: those of secret-looking env vars.
+
+        Parameters are not masked by name (``token_freq`` is no secret); secrets belong in
+        ``env`` -- the host's in hosts.toml or the step's -- and are masked wherever their
+        value appears, the command line included.
+        """
+        return shell.secrets_in(self.env)
+
+    def display(self) -> str:
+        """The command as one line, secrets masked (for messages and run.json)."""
+        text = self.argv[2] if self.shell and len(self.argv) == 3 else shell.join(self.argv)
+        return shell.mask(text, self.secrets())
+
+
+# -- finding and loading -------------------------------------------------------------------

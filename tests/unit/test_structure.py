@@ -1,0 +1,162 @@
+"""The shape of the code: no import cycle among harness/ modules, no module doing five jobs.
+
+Imports are read with ``ast`` (nothing is imported): every ``import`` and ``from ... import``
+anywhere in a module -- a function's lazy import counts as much as one at the top, because a
+cycle through a lazy import is still two modules that cannot be understood apart -- except
+under ``if TYPE_CHECKING:``, which only names types. ``from pkg import name`` is an edge to
+``pkg.name`` when that is a module, else to ``pkg``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "harness"
+#: A module longer than this does several jobs (DESIGN.md: split past ~400 lines).
+MAX_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, package: str) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import outside ``if TYPE_CHECKING:`` blocks."""
+    found: list[tuple[str, list[str]]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((a.name, []) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            found.append((base, [a.name for a in node.names]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for module, names in _imports(ast.parse(path.read_text(encoding="utf-8")), package):
+            subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in mods]
+            if subs:
+                edges.update(subs)
+            if len(subs) < len(names) or not names:
+                # the nearest harness module that holds the imported names
+                probe = module
+                while probe and probe not in mods:
+                    probe = probe.rpartition(".")[0]
+                if probe:
+                    edges.add(probe)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            child = next(it, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.append(top)
+                    if top == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    """The checker itself: a planted two- and three-module cycle are both reported."""
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": set(), "x": {"y"}, "y": {"z"}, "z": {"x"}}
+    assert sorted(cycles(graph)) == [["a", "b"], ["x", "y", "z"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_import_walk_sees_lazy_imports_and_skips_type_checking() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from harness.targets.ssh import SshTarget\n"
+        "def f():\n    from harness.runs import remote\n"
+    )
+    got = _imports(tree, "harness.x")
+    assert ("harness.runs", ["remote"]) in got
+    assert not any(m == "harness.targets.ssh" for m, _ in got)
+
+
+def test_no_import_cycle_among_harness_modules() -> None:
+    graph = import_graph()
+    assert "harness.targets.base" in graph and graph["harness.cli"]  # the walk saw the code
+    assert cycles(graph) == []
+
+
+def test_no_module_does_five_jobs() -> None:
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
