@@ -1,16 +1,30 @@
-"""``harness cache``: what this machine keeps, and which of it a prune removes. Pure.
+"""``harness cache``: what this machine keeps, where, and which of it a prune removes.
 
 The cache (``$HARNESS_CACHE``, else ``~/.cache/harness``) holds wheels and their unpacked
 sources for ``pypi:`` targets (hundreds of MB per vLLM version), probe results, and the local
 copies of run logs. Entries carry their last use; :func:`to_prune` decides from that alone, so
-the choice is tested by tables and the deleting is :mod:`harness.targets.cache`'s job.
+the choice is tested by tables and the deleting is :mod:`harness.targets.cache`'s job. Pure
+apart from :func:`cache_root`, which reads the environment.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any
+
+
+def cache_root() -> Path:
+    """The app-wide cache folder: ``$HARNESS_CACHE``, else ``$XDG_CACHE_HOME/harness``, else
+    ``~/.cache/harness``."""
+    env = os.environ.get("HARNESS_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "harness"
+
 
 #: A partial download younger than this may belong to a download running right now.
 PARTIAL_GRACE_S = 3600.0

@@ -6,7 +6,7 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,48 +20,27 @@ else:  # pragma: no cover - exercised only on 3.10
 
 HOSTS_FILENAME = "hosts.toml"
 HOSTS_ENV_VAR = "HARNESS_HOSTS"
-RESERVED_HOST_NAMES = frozenset({"local", "venv", "pypi"})  # target kinds, not host names
 _HOST_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _TOP_KEYS = ("default", "hosts")
-# key -> (expected TOML type, example shown in the hint when the type is wrong)
-_HOST_KEYS: dict[str, tuple[type, str]] = {
-    "address": (str, 'address = "gpu-box"'),
-    "user": (str, 'user = "root"'),
-    "port": (int, "port = 22"),
-    "identity": (str, 'identity = "~/.ssh/id_ed25519"'),
-    "known_hosts": (str, 'known_hosts = "~/.ssh/known_hosts"'),
-    "python": (str, 'python = "/root/venv/bin/python"'),
-    "workdir": (str, 'workdir = "/root/work"'),
-    "env": (dict, 'env = { HF_HOME = "/data/hf" }'),
-}
-
-
-@dataclass(frozen=True)
-class HostConfig:
-    """One ``[hosts.NAME]`` table. Optional fields left ``None`` defer to ~/.ssh/config."""
-
-    name: str
-    address: str
-    user: str | None = None
-    port: int | None = None
-    identity: str | None = None  # path, ``~`` already expanded
-    known_hosts: str | None = None  # path, ``~`` already expanded
-    python: str = "python3"
-    workdir: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    source: str | None = None  # "hosts.toml:12" where the table starts, for messages
-    #: "hosts.toml:14" per key written in the table, so a late error (an identity that turns
-    #: out to be a folder) can name the very line. Not part of equality.
-    where: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+#: The key that says which target kind an entry is (harness.targets.registry).
+KIND_KEY = "kind"
 
 
 @dataclass(frozen=True)
 class HostsConfig:
-    """Every host from one hosts.toml; empty when no file exists, which is not an error."""
+    """Every host from one hosts.toml; empty when no file exists, which is not an error.
+
+    Each entry is the model its target kind parsed it into (``kind = "ssh"`` by default:
+    :class:`harness.targets.ssh.entry.HostConfig`); every entry has ``name`` and ``kind``.
+    """
 
     path: Path | None  # None when no file was found (that is fine)
     default: str | None = None
-    hosts: Mapping[str, HostConfig] = field(default_factory=dict)
+    hosts: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: Parses one ``[hosts.NAME]`` table of its kind: (checker, name, table without ``kind``).
+EntryParser = Callable[["TableChecker", str, dict[str, Any]], Any]
 
 
 def find_hosts_file(
@@ -92,8 +71,12 @@ def find_hosts_file(
     return None
 
 
-def load_hosts(path: Path | None) -> HostsConfig:
-    """Parse and validate a hosts file; ``None`` (nothing found) gives an empty config."""
+def read_inventory(
+    path: Path | None, parsers: Mapping[str, EntryParser], reserved: Sequence[str]
+) -> HostsConfig:
+    """Parse and validate a hosts file, each entry by its kind's parser (``parsers``, from
+    :mod:`harness.targets.registry`); ``reserved``: names ``-t`` gives to target kinds.
+    ``None`` (nothing found) gives an empty config."""
     if path is None:
         return HostsConfig(path=None)
     text = _read_text(path)
@@ -106,7 +89,7 @@ def load_hosts(path: Path | None) -> HostsConfig:
             'strings need double quotes (address = "gpu-box"), tables look like [hosts.NAME]; '
             f"see the commented example {HOSTS_FILENAME} in the harness repository",
         ) from None
-    return _build(path, text, data)
+    return _build(path, text, data, parsers, reserved)
 
 
 def locate_line(text: str, key_path: tuple[str, ...]) -> int:
@@ -198,12 +181,12 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def _toml_type(value: object) -> str:
+def toml_type(value: object) -> str:
     names = {bool: "boolean", int: "integer", float: "float", str: "string", dict: "table"}
     return names.get(type(value), "array" if isinstance(value, list) else "date/time")
 
 
-class _Checker:
+class TableChecker:
     """Raises ConfigErrors that carry FILE:LINE for a key path of one file's text."""
 
     def __init__(self, path: Path, text: str) -> None:
@@ -226,19 +209,27 @@ class _Checker:
 
     def typed(self, value: object, want: type, key_path: tuple[str, ...], example: str) -> None:
         if not isinstance(value, want) or (isinstance(value, bool) and want is not bool):
-            wanted = _toml_type(want())
+            wanted = toml_type(want())
             raise self.fail(
-                key_path, f"expected {wanted}, got {_toml_type(value)} {value!r}", f"e.g. {example}"
+                key_path, f"expected {wanted}, got {toml_type(value)} {value!r}", f"e.g. {example}"
             )
 
 
-def _build(path: Path, text: str, data: Mapping[str, Any]) -> HostsConfig:
+def _build(
+    path: Path,
+    text: str,
+    data: Mapping[str, Any],
+    parsers: Mapping[str, EntryParser],
+    reserved: Sequence[str],
+) -> HostsConfig:
     """Validate parsed TOML into frozen config; the first problem found is raised."""
-    check = _Checker(path, text)
+    check = TableChecker(path, text)
     check.unknown_keys(data, (), _TOP_KEYS)
     hosts_table = data.get("hosts", {})
     check.typed(hosts_table, dict, ("hosts",), '[hosts.gpu] with address = "gpu-box"')
-    hosts = {name: _build_host(check, name, value) for name, value in hosts_table.items()}
+    hosts = {
+        name: _entry(check, name, value, parsers, reserved) for name, value in hosts_table.items()
+    }
     default = data.get("default")
     if default is not None:
         check.typed(default, str, ("default",), 'default = "gpu"')
@@ -250,54 +241,39 @@ def _build(path: Path, text: str, data: Mapping[str, Any]) -> HostsConfig:
     return HostsConfig(path=path, default=default, hosts=hosts)
 
 
-def _build_host(check: _Checker, name: str, table: object) -> HostConfig:
-    """One ``[hosts.NAME]`` table -> HostConfig, checking name, keys, types and ranges."""
+def _entry(
+    check: TableChecker,
+    name: str,
+    table: object,
+    parsers: Mapping[str, EntryParser],
+    reserved: Sequence[str],
+) -> Any:
+    """One ``[hosts.NAME]`` table: its name checked here, the rest by its kind's parser."""
     here = ("hosts", name)
-    if not _HOST_NAME.fullmatch(name) or name in RESERVED_HOST_NAMES:
-        why = "is reserved (a target kind)" if name in RESERVED_HOST_NAMES else "is not valid"
+    if not _HOST_NAME.fullmatch(name) or name in reserved:
+        why = "is reserved (a target kind)" if name in reserved else "is not valid"
+        kinds = list(reserved)
+        listed = ", ".join(kinds[:-1]) + f" or {kinds[-1]}" if len(kinds) > 1 else "".join(kinds)
         raise check.fail(
             here,
             f"host name {name!r} {why}",
-            "use letters, digits, '_', '.', '-' (no ':'), and not local, venv or pypi",
+            f"use letters, digits, '_', '.', '-' (no ':'), and not {listed}",
         )
     if not isinstance(table, dict):
         raise check.fail(
             here,
-            f"expected table, got {_toml_type(table)}",
+            f"expected table, got {toml_type(table)}",
             f'write a table: [hosts.{name}] then address = "gpu-box" on the next line',
         )
-    check.unknown_keys(table, here, _HOST_KEYS)
-    for key, value in table.items():
-        check.typed(value, _HOST_KEYS[key][0], (*here, key), _HOST_KEYS[key][1])
-    if "address" not in table:
+    kind = table.get(KIND_KEY, "ssh")
+    if kind not in parsers:
         raise check.fail(
-            (*here, "address"),
-            "required key missing",
-            'add address = "HOST" (a hostname, IP or ~/.ssh/config alias)',
+            (*here, KIND_KEY),
+            f"unknown target kind {kind!r}",
+            "kinds a hosts.toml entry may be: " + ", ".join(parsers),
         )
-    for key in ("address", "python"):
-        if key in table and not table[key].strip():
-            raise check.fail((*here, key), "must not be empty", f"e.g. {_HOST_KEYS[key][1]}")
-    port = table.get("port")
-    if port is not None and not 1 <= port <= 65535:
-        raise check.fail((*here, "port"), f"{port} is out of range", "a port is 1..65535")
-    env = table.get("env", {})
-    for var, value in env.items():
-        check.typed(value, str, (*here, "env", var), f'env = {{ {var} = "{value}" }}')
-    return HostConfig(
-        name=name,
-        address=table["address"],
-        user=table.get("user"),
-        port=port,
-        identity=_expand(table.get("identity")),
-        known_hosts=_expand(table.get("known_hosts")),
-        python=table.get("python", "python3"),
-        workdir=table.get("workdir"),
-        env=dict(env),
-        source=check.where(here),
-        where={key: check.where((*here, key)) for key in table},
-    )
+    return parsers[kind](check, name, {k: v for k, v in table.items() if k != KIND_KEY})
 
 
-def _expand(value: str | None) -> str | None:
+def expand(value: str | None) -> str | None:
     return None if value is None else os.path.expanduser(value)

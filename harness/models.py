@@ -9,21 +9,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
+from harness.vocab import Word
+
 T = TypeVar("T")
 R = TypeVar("R", bound="FlatRecord")
 
-POSITIONAL_ONLY = "positional-only"
-POSITIONAL_OR_KEYWORD = "positional-or-keyword"
-VAR_POSITIONAL = "var-positional"
-KEYWORD_ONLY = "keyword-only"
-VAR_KEYWORD = "var-keyword"
-PARAMETER_KINDS = (
-    POSITIONAL_ONLY,
-    POSITIONAL_OR_KEYWORD,
-    VAR_POSITIONAL,
-    KEYWORD_ONLY,
-    VAR_KEYWORD,
-)
+
+class ParameterKind(Word):
+    """How a parameter is bound (``inspect.Parameter.kind``, in the probe's words)."""
+
+    star: str  # what Python writes before the name: "*", "**" or ""
+
+    def __new__(cls, value: str, star: str = "") -> ParameterKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.star = star
+        return member
+
+    POSITIONAL_ONLY = ("positional-only",)
+    POSITIONAL_OR_KEYWORD = ("positional-or-keyword",)
+    VAR_POSITIONAL = ("var-positional", "*")
+    KEYWORD_ONLY = ("keyword-only",)
+    VAR_KEYWORD = ("var-keyword", "**")
+
+    @property
+    def variadic(self) -> bool:
+        return bool(self.star)
+
+
+POSITIONAL_ONLY = ParameterKind.POSITIONAL_ONLY
+POSITIONAL_OR_KEYWORD = ParameterKind.POSITIONAL_OR_KEYWORD
+VAR_POSITIONAL = ParameterKind.VAR_POSITIONAL
+KEYWORD_ONLY = ParameterKind.KEYWORD_ONLY
+VAR_KEYWORD = ParameterKind.VAR_KEYWORD
 
 
 def pick_fields(cls: type[T], data: dict[str, Any] | None) -> dict[str, Any]:
@@ -46,19 +64,21 @@ class FlatRecord:
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    kind: str
+    kind: ParameterKind
     default: str | None = None  # source text; None means required
     annotation: str | None = None
     init_var: bool = False  # a dataclass ``InitVar``: an __init__ argument, not a field
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ParameterKind(self.kind))
+
     @property
     def required(self) -> bool:
-        return self.default is None and self.kind not in (VAR_POSITIONAL, VAR_KEYWORD)
+        return self.default is None and not self.kind.variadic
 
     def render(self) -> str:
         """``name: ann = default`` as Python writes it (``*args``, ``**kw`` included)."""
-        star = {VAR_POSITIONAL: "*", VAR_KEYWORD: "**"}.get(self.kind, "")
-        text = star + self.name
+        text = self.kind.star + self.name
         if self.annotation:
             text += f": {self.annotation}"
         if self.default is not None:
@@ -68,7 +88,7 @@ class Parameter:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "name": self.name,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "default": self.default,
             "annotation": self.annotation,
         }

@@ -187,7 +187,7 @@ class _ResultCache:
     """Probe results on this machine, keyed by target, probe, arguments and probe code."""
 
     def __init__(self, target: Target, probe: str, args: dict[str, Any]) -> None:
-        from harness.targets.pypi import cache_root
+        from harness.cache import cache_root
 
         key = json.dumps(
             [

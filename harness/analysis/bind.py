@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.analysis.findings import Category
 from harness.models import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
@@ -30,7 +31,7 @@ class CallShape:
 
 @dataclass(frozen=True)
 class BindProblem:
-    category: str  # too-many-positional | unexpected-kwarg | missing-required-arg | ...
+    category: Category  # too-many-positional | unexpected-kwarg | missing-required-arg | ...
     detail: str  # the TypeError CPython would raise, in its words
     names: tuple[str, ...] = ()
 
@@ -48,7 +49,7 @@ def bind(
     if not shape.star and not has_var_pos and shape.positional > len(positional):
         problems.append(
             BindProblem(
-                "too-many-positional",
+                Category.TOO_MANY_POSITIONAL,
                 f"takes {len(positional)} positional argument{'s' if len(positional) != 1 else ''}"
                 f" but {shape.positional} were given",
             )
@@ -66,7 +67,7 @@ def bind(
                 bound.add(kw)  # CPython stops here; "missing" would repeat the same mistake
                 problems.append(
                     BindProblem(
-                        "positional-only-as-keyword",
+                        Category.POSITIONAL_ONLY_AS_KEYWORD,
                         f"got some positional-only arguments passed as keyword arguments: '{kw}'",
                         (kw,),
                     )
@@ -76,12 +77,16 @@ def bind(
             continue
         if kw in bound:
             problems.append(
-                BindProblem("duplicate-argument", f"got multiple values for argument '{kw}'", (kw,))
+                BindProblem(
+                    Category.DUPLICATE_ARGUMENT, f"got multiple values for argument '{kw}'", (kw,)
+                )
             )
         bound.add(kw)
     for kw in unexpected:
         problems.append(
-            BindProblem("unexpected-kwarg", f"got an unexpected keyword argument '{kw}'", (kw,))
+            BindProblem(
+                Category.UNEXPECTED_KWARG, f"got an unexpected keyword argument '{kw}'", (kw,)
+            )
         )
 
     if not shape.double_star:
@@ -98,7 +103,7 @@ def bind(
             )
             problems.append(
                 BindProblem(
-                    "missing-required-arg",
+                    Category.MISSING_REQUIRED_ARG,
                     f"missing {len(missing)} required argument{'s' if len(missing) > 1 else ''}: "
                     f"{names}",
                     tuple(missing),

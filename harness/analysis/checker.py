@@ -1,16 +1,18 @@
-"""From the callsites probe's data to findings: the Checker, and the rules it runs in order.
+"""From the callsites probe's scan to findings: the Checker, and the rules it runs in order.
 
-Pure: data in, findings out. Every error here is something that raises at run time; anything
-we cannot be sure of is at most a warning or info, so the list stays trustworthy. Each rule is
-a small module in ``harness.analysis.rules`` with ``run(checker)``, registered in ``RULES``.
+Pure: models in (:class:`~harness.analysis.scan.Scan`), findings out. Every error here is
+something that raises at run time; anything we cannot be sure of is at most a warning or info,
+so the list stays trustworthy. Each rule is a small module in ``harness.analysis.rules`` with
+``run(checker)``, registered in :data:`RULES` -- the one list of rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
-from harness.analysis.findings import ERROR, INFO, WARNING, Finding
+from harness.analysis.apidiff import Change
+from harness.analysis.facts import Fits
+from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules import (
     api_drift,
     attributes,
@@ -22,23 +24,23 @@ from harness.analysis.rules import (
     overrides,
     returns,
 )
+from harness.analysis.scan import Callee, Lookup, Scan
+from harness.analysis.uses import Site
 from harness.models import Symbol
-
-Json = dict[str, Any]
 
 
 class Checker:
-    """What every rule needs: the scan, the symbols (installed and baseline), and ``_add``."""
+    """What every rule needs: the scan, the symbols (installed and baseline), and ``add``."""
 
     def __init__(
         self,
-        scan: Json,
-        callee_versions: dict[str, str | None],
-        baseline: dict[str, Json] | None = None,
-        baseline_fits: dict[str, Json] | None = None,
+        scan: Scan,
+        callee_versions: Mapping[str, str | None],
+        baseline: Mapping[str, Lookup] | None = None,
+        baseline_fits: Mapping[str, Fits] | None = None,
     ) -> None:
         self.scan = scan
-        self.symbols: dict[str, Json] = scan.get("symbols") or {}
+        self.symbols: Mapping[str, Lookup] = scan.symbols
         self.versions = callee_versions
         self.baseline = baseline
         self.baseline_fits = baseline_fits
@@ -46,49 +48,53 @@ class Checker:
         self.failed_imports: set[tuple[str, str]] = set()  # (file, symbol key) of failed imports
 
     # -- helpers --------------------------------------------------------------------------
-    def _sym(self, key: str) -> Json | None:
-        got = self.symbols.get(key) or {}
-        return got.get("symbol") if got.get("found") else None
+    def callee(self, key: str) -> Callee | None:
+        """The installed symbol ``module:qualname`` names (None: not found, or a module)."""
+        got = self.symbols.get(key)
+        return None if got is None else got.symbol
 
-    def base_sym(self, key: str) -> Json | None:
+    def lookup(self, key: str) -> Lookup:
+        return self.symbols.get(key) or Lookup(found=False)
+
+    def base_callee(self, key: str) -> Callee | None:
         """The symbol as the baseline version defines it (None: no baseline, or absent)."""
-        got = (self.baseline or {}).get(key) or {}
-        return got.get("symbol") if got.get("found") else None
+        got = (self.baseline or {}).get(key)
+        return None if got is None else got.symbol
 
-    def _version(self, module: str) -> str:
+    def version_of(self, module: str) -> str:
         top = module.split(".")[0]
         v = self.versions.get(top)
         return f"{top} {v}" if v else top
 
-    def _add(
+    def add(
         self,
-        severity: str,
-        category: str,
-        use: Json,
+        severity: Severity,
+        category: Category,
+        site: Site,
         symbol: str,
         message: str,
         fix: str,
-        sym: Json | None = None,
-        changes: tuple[Json, ...] = (),
+        sym: Callee | Symbol | None = None,
+        changes: tuple[Change, ...] = (),
     ) -> None:
+        s = sym.symbol if isinstance(sym, Callee) else sym
         sig = None
-        if sym is not None:
-            s = Symbol.from_dict(sym)
+        if s is not None:
             sig = f"{s.qualname}{s.signature}" if s.kind != "variable" else s.qualname
         self.findings.append(
             Finding(
                 severity=severity,
                 category=category,
-                file=use["file"],
-                line=use["line"],
-                source=use.get("source", ""),
+                file=site.file,
+                line=site.line,
+                source=site.source,
                 symbol=symbol,
                 message=message,
                 fix=fix,
-                callee_file=sym.get("file") if sym else None,
-                callee_line=sym.get("line") if sym else None,
+                callee_file=s.file if s else None,
+                callee_line=s.line if s else None,
                 signature=sig,
-                scope=use.get("scope", ""),
+                scope=site.scope,
                 changes=changes,
             )
         )
@@ -96,13 +102,12 @@ class Checker:
     def run(self) -> list[Finding]:
         for rule in RULES:
             rule(self)
-        order = {ERROR: 0, WARNING: 1, INFO: 2}
         # a use seen by two rules (``Cls.meth(...)`` is a call and a class attribute) says once
         unique: dict[tuple[str, ...], Finding] = {}
         for f in self.findings:
             key = (f.file, str(f.line), f.category, f.symbol)
-            unique.setdefault(key + ((f.message,) if f.category == "drift" else ()), f)
-        return sorted(unique.values(), key=lambda f: (f.file, f.line, order[f.severity]))
+            unique.setdefault(key + ((f.message,) if f.category == Category.DRIFT else ()), f)
+        return sorted(unique.values(), key=lambda f: (f.file, f.line, f.severity.rank))
 
 
 #: Every rule, in order (later ones read what earlier ones found: calls skip names a failed

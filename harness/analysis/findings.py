@@ -1,35 +1,96 @@
-"""``harness check`` results: one Finding per problem, grouped by the caller's file."""
+"""``harness check`` results: one Finding per problem, grouped by the caller's file.
+
+The two vocabularies a finding speaks -- its :class:`Severity` and its :class:`Category` --
+are enums whose members carry what goes with them (rank and style; the fix template of the
+call categories), so no table elsewhere repeats the words.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ERROR = "error"  # raises at run time
-WARNING = "warning"  # drift: works today, but the callee changed under the caller
-INFO = "info"
-SEVERITIES = (ERROR, WARNING, INFO)
+from harness.vocab import Word
 
-CATEGORIES = (
-    "import-missing",
-    "unexpected-kwarg",
-    "missing-required-arg",
-    "too-many-positional",
-    "positional-only-as-keyword",
-    "duplicate-argument",
-    "missing-attribute",
-    "override-incompatible",
-    "drift",
-    "import-guarded",
-    "unbound-name",
-    "unverifiable",
-)
+if TYPE_CHECKING:
+    from harness.analysis.apidiff import Change
+
+
+class Severity(Word):
+    """How sure and how bad: ``error`` raises at run time; ``warning`` works today but the
+    callee changed under the caller; ``info``. Listed most serious first."""
+
+    rank: int
+    style: str  # how the terminal shows it
+
+    def __new__(cls, value: str, rank: int = 0, style: str = "") -> Severity:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.rank = rank
+        member.style = style
+        return member
+
+    ERROR = ("error", 0, "bold red")
+    WARNING = ("warning", 1, "yellow")
+    INFO = ("info", 2, "cyan")
+
+
+ERROR = Severity.ERROR
+WARNING = Severity.WARNING
+INFO = Severity.INFO
+
+
+class Category(Word):
+    """What kind of problem a finding is (the README lists them); a call category carries
+    its fix, a template over ``{names}`` (the parameters concerned), ``{func}`` and
+    ``{them}`` ("it"/"them")."""
+
+    fix: str | None
+
+    def __new__(cls, value: str, fix: str | None = None) -> Category:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.fix = fix
+        return member
+
+    IMPORT_MISSING = ("import-missing",)
+    UNEXPECTED_KWARG = (
+        "unexpected-kwarg",
+        "Drop or rename {names}: {func} takes no such parameter now.",
+    )
+    MISSING_REQUIRED_ARG = ("missing-required-arg", "Pass {names}: {func} now requires {them}.")
+    TOO_MANY_POSITIONAL = (
+        "too-many-positional",
+        "Pass fewer positional arguments to {func}, or name them.",
+    )
+    POSITIONAL_ONLY_AS_KEYWORD = (
+        "positional-only-as-keyword",
+        "Pass {names} positionally to {func}.",
+    )
+    DUPLICATE_ARGUMENT = (
+        "duplicate-argument",
+        "{names} is given both by position and by name; keep one.",
+    )
+    MISSING_ATTRIBUTE = ("missing-attribute",)
+    OVERRIDE_INCOMPATIBLE = ("override-incompatible",)
+    DRIFT = ("drift",)
+    IMPORT_GUARDED = ("import-guarded",)
+    UNBOUND_NAME = ("unbound-name",)
+    UNVERIFIABLE = ("unverifiable",)
+
+    def fix_for(self, names: tuple[str, ...], func: str) -> str:
+        """The fix sentence for a call that does not bind to ``func``."""
+        if self.fix is None:
+            return f"Match the call to {func}'s signature."
+        return self.fix.format(
+            names=", ".join(names), func=func, them="them" if len(names) > 1 else "it"
+        )
 
 
 @dataclass(frozen=True)
 class Finding:
-    severity: str
-    category: str
+    severity: Severity
+    category: Category
     file: str  # caller file, relative to its site-packages
     line: int
     source: str  # the caller's source line
@@ -40,12 +101,16 @@ class Finding:
     callee_line: int | None = None
     signature: str | None = None  # the callee's current signature
     scope: str = ""  # enclosing function in the caller
-    changes: tuple[dict[str, Any], ...] = ()  # drift: apidiff changes
+    changes: tuple[Change, ...] = ()  # drift: how the callee moved since the baseline
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity(self.severity))
+        object.__setattr__(self, "category", Category(self.category))
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "severity": self.severity,
-            "category": self.category,
+            "severity": self.severity.value,
+            "category": self.category.value,
             "file": self.file,
             "line": self.line,
             "source": self.source,
@@ -56,14 +121,16 @@ class Finding:
             "signature": self.signature,
             "message": self.message,
             "fix": self.fix,
-            "changes": list(self.changes),
+            "changes": [c.to_dict() for c in self.changes],
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Finding:
+        from harness.analysis.apidiff import Change
+
         return cls(
-            severity=d["severity"],
-            category=d["category"],
+            severity=Severity(d["severity"]),
+            category=Category(d["category"]),
             file=d["file"],
             line=d["line"],
             source=d.get("source", ""),
@@ -74,7 +141,7 @@ class Finding:
             callee_line=d.get("callee_line"),
             signature=d.get("signature"),
             scope=d.get("scope", ""),
-            changes=tuple(d.get("changes") or ()),
+            changes=tuple(Change.from_dict(c) for c in d.get("changes") or ()),
         )
 
 
@@ -93,7 +160,7 @@ class CheckReport:
     def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == ERROR]
 
-    def count(self, severity: str) -> int:
+    def count(self, severity: Severity | str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,7 +170,7 @@ class CheckReport:
             "caller_version": self.caller_version,
             "callees": self.callees,
             "baseline": self.baseline,
-            "summary": {s: self.count(s) for s in SEVERITIES},
+            "summary": {s.value: self.count(s) for s in Severity},
             "findings": [f.to_dict() for f in self.findings],
             "stats": self.stats,
             "notes": list(self.notes),

@@ -1,22 +1,123 @@
-"""Typed views of the callsites probe's payload, parsed once where the rules read them.
+"""The caller's uses of its callees, as the callsites probe reports them (frozen models).
 
-The probe speaks JSON; the newer rules take these frozen records instead of dicts, so a
-renamed key fails in one ``from_dict`` rather than deep inside a rule.
+Every use has a :class:`Site` (what a finding points at) and, where it names a callee
+symbol, a :class:`Ref`. Parsed by :meth:`harness.analysis.scan.Scan.from_dict`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from harness.analysis.bind import CallShape
+from harness.analysis.facts import parameters_of
 from harness.models import Parameter
 
 Json = dict[str, Any]
 
 
-def ref_key(ref: list[Any] | tuple[Any, ...]) -> str:
+@dataclass(frozen=True)
+class Ref:
+    """What a use refers to: a symbol (``module:qualname``) or a whole module."""
+
+    kind: str  # symbol | module
+    module: str
+    qualname: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.module if self.kind == "module" else f"{self.module}:{self.qualname}"
+
+    @classmethod
+    def from_wire(cls, raw: Sequence[Any]) -> Ref:
+        """The probe's ``("symbol", module, qualname)`` / ``("module", module)``."""
+        return cls(str(raw[0]), str(raw[1]), str(raw[2]) if len(raw) > 2 else "")
+
+
+def ref_key(ref: Sequence[Any]) -> str:
     """``module:qualname`` of a probe reference (``("symbol", module, qualname)``)."""
-    return f"{ref[1]}:{ref[2]}" if ref[0] != "module" else str(ref[1])
+    return Ref.from_wire(ref).key
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a use is in the caller: what a finding points at."""
+
+    file: str
+    line: int
+    source: str = ""
+    scope: str = ""
+
+    @staticmethod
+    def fields_of(d: Json) -> Json:
+        return {
+            "file": d["file"],
+            "line": int(d["line"]),
+            "source": d.get("source", ""),
+            "scope": d.get("scope", ""),
+        }
+
+
+# -- uses ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class NameUse(Site):
+    """A use of a bare name (left unbound by a failed guarded import)."""
+
+    name: str
+
+    @classmethod
+    def from_dict(cls, d: Json) -> NameUse:
+        return cls(**Site.fields_of(d), name=d["name"])
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """What the ``except ImportError`` branch binds: ``none``, ``def`` (with its parameters)..."""
+
+    kind: str
+    line: int | None = None
+    parameters: tuple[Parameter, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Json | None) -> Fallback | None:
+        if not d:
+            return None
+        return cls(d.get("kind", ""), d.get("line"), parameters_of(d.get("parameters")))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportUse(Site):
+    """``import m`` / ``from m import name``, and whether it resolves on the installed callee."""
+
+    module: str
+    name: str | None = None
+    local: str = ""
+    ok: bool = True
+    guarded: bool = False
+    dynamic: bool = False
+    suggestions: tuple[str, ...] = ()
+    fallback: Fallback | None = None
+    unbound_uses: tuple[NameUse, ...] = ()
+    ref: Ref | None = None
+
+    @classmethod
+    def from_dict(cls, d: Json) -> ImportUse:
+        return cls(
+            **Site.fields_of(d),
+            module=d["module"],
+            name=d.get("name"),
+            local=d.get("local", ""),
+            ok=bool(d.get("ok")),
+            guarded=bool(d.get("guarded")),
+            dynamic=bool(d.get("dynamic")),
+            suggestions=tuple(d.get("suggestions") or ()),
+            fallback=Fallback.from_dict(d.get("fallback")),
+            unbound_uses=tuple(NameUse.from_dict(u) for u in d.get("unbound_uses") or ()),
+            ref=Ref.from_wire(d["ref"]) if d.get("ref") else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -45,115 +146,136 @@ class PassedTo:
 
 
 @dataclass(frozen=True)
-class CallSite:
-    file: str
-    line: int
-    source: str
-    scope: str
-    symbol: str  # module:qualname
-    on_instance: bool
-    positional: int
-    keywords: tuple[str, ...]
-    star: bool
-    double_star: bool
-    arg_values: tuple[str | None, ...]  # literal source text of each positional, else None
-    kwarg_values: dict[str, str | None]
-    result: tuple[ResultUse, ...]
-    passed_to: PassedTo | None
-    raw: Json  # the probe's record, for Checker._add
+class SpreadKey:
+    """A key of a dict spread with ``**`` whose keys are known; ``when``: the condition that
+    adds it (``None``: always there)."""
+
+    key: str
+    when: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallUse(Site):
+    """A call of a callee symbol: its argument shape, literal values, and the result's uses."""
+
+    ref: Ref
+    shape: CallShape
+    spread: tuple[SpreadKey, ...] | None = None  # f(**opts) with opts' keys known
+    on_instance: bool = False
+    arg_values: tuple[str | None, ...] = ()  # literal source text of each positional, else None
+    kwarg_values: Mapping[str, str | None] = field(default_factory=dict)
+    result: tuple[ResultUse, ...] = ()
+    passed_to: PassedTo | None = None
+
+    @property
+    def symbol(self) -> str:
+        return self.ref.key
+
+    @property
+    def positional(self) -> int:
+        return self.shape.positional
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        return self.shape.keywords
+
+    @property
+    def star(self) -> bool:
+        return self.shape.star
+
+    @property
+    def double_star(self) -> bool:
+        return self.shape.double_star
 
     @classmethod
-    def from_dict(cls, d: Json) -> CallSite:
+    def from_dict(cls, d: Json) -> CallUse:
         shape = d["shape"]
         values = d.get("values") or {}
+        spread = shape.get("spread_keys")
         return cls(
-            file=d["file"],
-            line=int(d["line"]),
-            source=d.get("source", ""),
-            scope=d.get("scope", ""),
-            symbol=ref_key(d["ref"]),
+            **Site.fields_of(d),
+            ref=Ref.from_wire(d["ref"]),
+            shape=CallShape(
+                int(shape["positional"]),
+                tuple(shape["keywords"]),
+                bool(shape["star"]),
+                bool(shape["double_star"]),
+            ),
+            spread=None
+            if spread is None
+            else tuple(SpreadKey(k["key"], k.get("when") or None) for k in spread),
             on_instance=bool(d.get("on_instance")),
-            positional=int(shape["positional"]),
-            keywords=tuple(shape["keywords"]),
-            star=bool(shape["star"]),
-            double_star=bool(shape["double_star"]),
             arg_values=tuple(values.get("args") or ()),
             kwarg_values=dict(values.get("kwargs") or {}),
             result=tuple(ResultUse.from_dict(u) for u in d.get("result") or ()),
             passed_to=PassedTo.from_dict(d.get("passed_to")),
-            raw=d,
         )
 
 
-@dataclass(frozen=True)
-class ReturnPath:
-    """One return expression and the conditions (over parameters) that select it."""
+#: CallUse under the name the drift rules first used.
+CallSite = CallUse
 
-    expr: str
-    line: int
-    when: tuple[str, ...]
-    via: tuple[str, ...]  # local functions inlined on the way (``aggregate``, ``get_response``)
-    shape: str = "?"  # list | item(list) | call:Name | param:x | None | ... | ? (unknown)
+
+@dataclass(frozen=True, kw_only=True)
+class AttributeUse(Site):
+    """``mod.name``, ``Cls.name`` or ``obj.name`` on a callee module, class or instance."""
+
+    ref: Ref
+    attr: str
+    on: str  # module | class | instance
 
     @classmethod
-    def from_dict(cls, d: Json) -> ReturnPath:
+    def from_dict(cls, d: Json) -> AttributeUse:
         return cls(
-            d["expr"],
-            int(d["line"]),
-            tuple(d.get("when") or ()),
-            tuple(d.get("via") or ()),
-            d.get("shape") or "?",
+            **Site.fields_of(d), ref=Ref.from_wire(d["ref"]), attr=d["attr"], on=d.get("on", "")
         )
 
 
-def return_paths(sym: Json) -> tuple[ReturnPath, ...] | None:
-    raw = sym.get("return_paths")
-    return None if raw is None else tuple(ReturnPath.from_dict(p) for p in raw)
-
-
-def parameters(sym: Json, *, bound: bool) -> tuple[Parameter, ...]:
-    """The parameters a call binds to; ``bound`` drops ``self``/``cls`` of methods."""
-    params = tuple(Parameter.from_dict(p) for p in sym.get("parameters") or ())
-    kind = sym.get("kind")
-    if params and (kind == "classmethod" or (kind == "method" and bound)):
-        return params[1:]
-    return params
-
-
 @dataclass(frozen=True)
-class Resolution:
-    """A literal a class's ``__post_init__``/validator assigns: ``self.x = True``."""
+class Method:
+    """A method a caller subclass defines (an override candidate)."""
 
-    target: str  # "async_scheduling" or "scheduler_config.async_scheduling"
-    value: str
+    name: str
     line: int
-    method: str
+    kind: str
+    parameters: tuple[Parameter, ...]
 
     @classmethod
-    def from_dict(cls, d: Json) -> Resolution:
-        return cls(d["target"], d["value"], int(d["line"]), d.get("method", ""))
+    def from_dict(cls, d: Json) -> Method:
+        return cls(
+            d["name"], int(d["line"]), d.get("kind", "method"), parameters_of(d.get("parameters"))
+        )
 
 
-def resolutions(sym: Json) -> tuple[Resolution, ...]:
-    return tuple(Resolution.from_dict(r) for r in sym.get("resolutions") or ())
+@dataclass(frozen=True, kw_only=True)
+class Subclass(Site):
+    """A caller class deriving from callee classes, with the methods it defines."""
+
+    name: str
+    bases: tuple[Ref, ...] = ()
+    methods: tuple[Method, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: Json) -> Subclass:
+        return cls(
+            **Site.fields_of(d),
+            name=d["class"],
+            bases=tuple(Ref.from_wire(b) for b in d.get("bases") or ()),
+            methods=tuple(Method.from_dict(m) for m in d.get("methods") or ()),
+        )
 
 
-@dataclass(frozen=True)
-class Install:
+@dataclass(frozen=True, kw_only=True)
+class Install(Site):
     """A caller function installed as a method: ``obj.forward = MethodType(f, obj)``."""
 
-    file: str
-    line: int
-    source: str
-    scope: str
     function: str
     function_line: int
-    attrs: tuple[str, ...]  # read on ``self`` in the function, not set by the caller
-    attr_lines: dict[str, int]
-    replaces: str
-    obj: str
-    target: str | None  # module:qualname when the class is known exactly
-    raw: Json
+    attrs: tuple[str, ...] = ()  # read on ``self`` in the function, not set by the caller
+    attr_lines: Mapping[str, int] = field(default_factory=dict)
+    replaces: str = ""
+    obj: str = ""
+    target: str | None = None  # module:qualname when the class is known exactly
 
     @property
     def key(self) -> str:
@@ -162,10 +284,7 @@ class Install:
     @classmethod
     def from_dict(cls, d: Json) -> Install:
         return cls(
-            file=d["file"],
-            line=int(d["line"]),
-            source=d.get("source", ""),
-            scope=d.get("scope", ""),
+            **Site.fields_of(d),
             function=d["function"],
             function_line=int(d["function_line"]),
             attrs=tuple(d.get("attrs") or ()),
@@ -173,50 +292,4 @@ class Install:
             replaces=d.get("replaces", ""),
             obj=d.get("object", ""),
             target=ref_key(d["target"]) if d.get("target") else None,
-            raw=d,
-        )
-
-
-@dataclass(frozen=True)
-class FitClass:
-    """A class whose body defines all (or all but ``missing``) of an install's attributes."""
-
-    module: str
-    qualname: str
-    file: str
-    line: int
-    bases: str
-    missing: tuple[str, ...]
-    methods: dict[str, str]  # method name -> parameter text
-    inherits: bool | None = False  # may a base provide the missing one? None: a base unfound
-
-    @property
-    def key(self) -> str:
-        return f"{self.module}:{self.qualname}"
-
-    @classmethod
-    def from_dict(cls, d: Json) -> FitClass:
-        return cls(
-            d["module"],
-            d["qualname"],
-            d["file"],
-            int(d["line"]),
-            d.get("bases", ""),
-            tuple(d.get("missing") or ()),
-            dict(d.get("methods") or {}),
-            d.get("inherits", False),
-        )
-
-
-@dataclass(frozen=True)
-class Fits:
-    full: tuple[FitClass, ...]
-    near: tuple[FitClass, ...]
-
-    @classmethod
-    def from_dict(cls, d: Json | None) -> Fits:
-        d = d or {}
-        return cls(
-            tuple(FitClass.from_dict(c) for c in d.get("full") or ()),
-            tuple(FitClass.from_dict(c) for c in d.get("near") or ()),
         )

@@ -20,8 +20,8 @@ def cache_list(as_json: JsonOpt = False) -> None:
     """Every cache entry: kind, size and last use."""
     import time
 
+    from harness.cache import cache_root
     from harness.targets.cache import scan
-    from harness.targets.pypi import cache_root
     from harness.views.reading import cache_table
 
     entries = scan(cache_root())
@@ -52,10 +52,9 @@ def cache_prune(
     from rich.filesize import decimal
     from rich.markup import escape
 
-    from harness.cache import to_prune
+    from harness.cache import cache_root, to_prune
     from harness.errors import UsageError
     from harness.targets.cache import remove, scan
-    from harness.targets.pypi import cache_root
 
     if not (math.isfinite(older_than) and older_than >= 0):
         raise UsageError(f"--older-than {older_than:g}: give a number of days >= 0")

@@ -29,14 +29,15 @@ def console(stderr: bool = False) -> Console:
 
 def hosts_config() -> HostsConfig:
     """The inventory: ``--hosts``, else ``$HARNESS_HOSTS``, else ``hosts.toml`` found upwards."""
-    from harness.config import find_hosts_file, load_hosts
+    from harness.config import find_hosts_file
+    from harness.targets.registry import load_hosts
 
     return load_hosts(find_hosts_file(State.hosts_file))
 
 
 def target_for(spec: str | None, accept_new: bool = False) -> Target:
     """The target ``-t SPEC`` names (nothing connects until first use)."""
-    from harness.targets import open_target
+    from harness.targets.registry import open_target
 
     return open_target(spec, hosts_config(), accept_new_host_key=accept_new)
 

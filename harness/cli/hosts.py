@@ -60,7 +60,7 @@ def hosts(
             hosts_table(console(), cfg)
         return
     from harness.reading.probe import gather_facts
-    from harness.targets import open_target
+    from harness.targets.registry import open_target
 
     names = [target] if target else (list(cfg.hosts) or ["local"])
     results: list[dict[str, Any]] = []

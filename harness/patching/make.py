@@ -20,9 +20,10 @@ from harness.targets.base import Target
 
 
 def _wheel_text(dist: str, version: str, path: str) -> str | None:
-    from harness.targets.pypi import PypiTarget
+    from harness.targets.registry import open_kind
 
-    roots = PypiTarget(f"{dist}=={version}").probe_paths()
+    roots = open_kind("pypi", f"{dist}=={version}").probe_paths()
+    assert roots is not None  # a pypi: target reads its unpacked wheels
     f = Path(roots[0]) / path
     return f.read_text(encoding="utf-8") if f.is_file() else None
 

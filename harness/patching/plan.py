@@ -14,15 +14,10 @@ from typing import Any
 
 from harness.patching.diffs import ApplyResult, apply, is_applied, reverse, unified
 from harness.patching.series import PatchSpec, Series, requirement_problem
+from harness.patching.states import Status
 
-APPLIED = "applied"
-APPLIES = "applies cleanly"
-CONFLICTS = "conflicts"
-SKIPPED = "skipped"
-BY_HAND = "applied by hand"
-#: The manifest says this patch was applied, but from another text than the series has now:
-#: the files hold the old change, so "applied" would be a lie and re-applying would conflict.
-STALE = "applied (an older text of this patch)"
+APPLIED, APPLIES, CONFLICTS = Status.APPLIED, Status.APPLIES, Status.CONFLICTS
+SKIPPED, BY_HAND, STALE = Status.SKIPPED, Status.BY_HAND, Status.STALE
 
 
 def sha(text: str) -> str:
@@ -45,7 +40,7 @@ class LiveFile:
 class PatchState:
     id: str
     why: str
-    state: str  # applied | applies cleanly | conflicts | skipped | applied by hand
+    state: Status
     detail: str = ""
     conflicts: tuple[dict[str, Any], ...] = ()  # {file, hunk, patch_line, expected, found}
     offsets: tuple[str, ...] = ()  # "file: hunk at line N (offset +k)"
@@ -57,7 +52,7 @@ class PatchState:
         return {
             "id": self.id,
             "why": self.why,
-            "state": self.state,
+            "state": self.state.value,
             "detail": self.detail,
             "conflicts": list(self.conflicts),
             "offsets": list(self.offsets),

@@ -8,18 +8,21 @@ probe; binding and drift are pure (``harness.analysis``).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.analysis.checker import Checker
+from harness.analysis.facts import Fits
 from harness.analysis.findings import CheckReport
+from harness.analysis.scan import Lookup, Scan, fits_from, lookups_from
 from harness.errors import TargetError, UsageError
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 
 def baseline_pins(
-    requires: list[str], callees: dict[str, Any], override: list[str]
+    requires: Sequence[str], callees: Mapping[str, Any], override: Sequence[str]
 ) -> tuple[dict[str, str], list[str]]:
     """Pure: callee dist -> baseline version, from ``--baseline`` or the caller's metadata.
 
@@ -64,43 +67,43 @@ def baseline_pins(
     return {n: v for n, v in pins.items() if n in names}, notes
 
 
-def used_refs(scan: dict[str, Any]) -> list[list[str]]:
-    return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.get("symbols") or {})
+def used_refs(scan: Scan) -> list[list[str]]:
+    return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.symbols)
 
 
 def series_note(dist: str, plan: Any) -> str:
     """Pure: which patches ``--with-patches`` checked with, and why the others were left out."""
-    from harness.patching.plan import APPLIED, APPLIES, BY_HAND
-
-    used = [p.id for p in plan.patches if p.state in (APPLIED, APPLIES, BY_HAND)]
+    used = [p.id for p in plan.patches if p.state.usable]
     left = [
         f"{p.id} ({p.state}: {p.detail})" if p.detail else f"{p.id} ({p.state})"
         for p in plan.patches
-        if p.state not in (APPLIED, APPLIES, BY_HAND)
+        if not p.state.usable
     ]
     text = f"--with-patches: {dist} {plan.series_version} series: with {', '.join(used) or 'none'}"
     return text + (f"; without {', '.join(left)}" if left else "")
 
 
-def behaviour_refs(scan: dict[str, Any], field: str) -> list[str]:
-    """The symbols the installed scan read ``field`` of (return paths, resolutions): the
-    baseline reads the same."""
+def behaviour_refs(scan: Scan) -> list[str]:
+    """The symbols the installed scan read the return paths of: the baseline reads the
+    same."""
     return sorted(
-        k for k, got in (scan.get("symbols") or {}).items() if field in (got.get("symbol") or {})
+        k
+        for k, got in scan.symbols.items()
+        if got.callee is not None and got.callee.return_paths is not None
     )
 
 
-def baseline_args(scan: dict[str, Any]) -> dict[str, Any]:
+def baseline_args(scan: Scan) -> dict[str, Any]:
     """Pure: what the baseline probe reads -- the used symbols, and the files of the classes a
     patched-in method fits now (to see whether they fitted it in the baseline)."""
     # resolutions are read from the installed version only (what the new default becomes)
     args: dict[str, Any] = {
         "refs": used_refs(scan),
-        "returns_for": behaviour_refs(scan, "return_paths"),
+        "returns_for": behaviour_refs(scan),
     }
     fits = []
-    for key, got in sorted((scan.get("fits") or {}).items()):
-        files = sorted({c["file"] for c in got.get("near") or []})
+    for key, got in sorted(scan.fits.items()):
+        files = sorted({c.file for c in got.near})
         if files:
             fits.append({"attrs": key.split(","), "files": files})
     if fits:
@@ -129,15 +132,14 @@ def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
     return overrides, notes
 
 
-def _absent_note(scan: dict[str, Any], label: str) -> tuple[str, ...]:
+def _absent_note(scan: Scan, label: str) -> tuple[str, ...]:
     """Say which imported packages could not be checked, so silence is never mistaken for ok."""
-    absent = scan.get("absent") or []
-    if not absent:
+    if not scan.absent:
         return ()
-    names = ", ".join(absent)
-    what = "nothing was checked" if not scan.get("callees") else "their uses were not checked"
+    names = ", ".join(scan.absent)
+    what = "nothing was checked" if not scan.callees else "their uses were not checked"
     return (
-        f"{scan['caller']['dist']} imports {names}, not installed on {label}: {what} "
+        f"{scan.caller.dist} imports {names}, not installed on {label}: {what} "
         "(for a pypi: target, add them to the spec, e.g. pypi:CALLER==V,vllm==V)",
     )
 
@@ -165,51 +167,44 @@ def check(
     if overrides:
         args["overrides"] = overrides
     env = run_probe(target, "callsites", args, cache=True)
-    scan = env.data
-    if not scan.get("callees") and scan.get("absent"):
+    scan = Scan.from_dict(env.data)  # the edge: from here on, models
+    if not scan.callees and scan.absent:
         raise TargetError(
             f"{target.label}: nothing to check: {caller} imports "
-            f"{', '.join(scan['absent'])}, none of them installed there",
+            f"{', '.join(scan.absent)}, none of them installed there",
             f"for a pypi: target name the callee too, e.g. -t pypi:{caller}==VER,vllm==VER",
         )
     scanned = time.perf_counter() - start
-    versions = {top: info.get("version") for top, info in (scan.get("callees") or {}).items()}
+    versions = scan.versions()
     pins, notes = (
         ({}, [])
         if no_baseline
-        else baseline_pins(
-            scan["caller"].get("requires") or [], scan.get("callees") or {}, baseline or []
-        )
+        else baseline_pins(scan.caller.requires, scan.callees, baseline or [])
     )
-    base_symbols: dict[str, Any] | None = None
-    base_fits: dict[str, Any] | None = None
+    base_symbols: dict[str, Lookup] | None = None
+    base_fits: dict[str, Fits] | None = None
     installed = {
-        info.get("dist", top).lower(): info.get("version")
-        for top, info in (scan.get("callees") or {}).items()
+        info.get("dist", top).lower(): info.get("version") for top, info in scan.callees.items()
     }
     current = {n for n, v in pins.items() if installed.get(n) == v}
     pins = {n: v for n, v in pins.items() if installed.get(n) != v}
     if current:  # the target has the very version the caller was written for: it is the baseline
         tops = {
-            top
-            for top, info in (scan.get("callees") or {}).items()
-            if info.get("dist", top).lower() in current
+            top for top, info in scan.callees.items() if info.get("dist", top).lower() in current
         }
         base_symbols = {
-            k: v
-            for k, v in (scan.get("symbols") or {}).items()
-            if k.split(":")[0].split(".")[0] in tops
+            k: v for k, v in scan.symbols.items() if k.split(":")[0].split(".")[0] in tops
         }
-        base_fits = dict(scan.get("fits") or {})
+        base_fits = dict(scan.fits)
     if pins:
-        from harness.targets.pypi import PypiTarget
+        from harness.targets.registry import open_kind
 
         spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
         try:
-            with PypiTarget(spec, wheelhouse=baseline_from) as bt:
+            with open_kind("pypi", spec, wheelhouse=baseline_from) as bt:
                 base_env = run_probe(bt, "callsites", baseline_args(scan), cache=True)
-            base_symbols = {**(base_symbols or {}), **base_env.data["symbols"]}
-            base_fits = {**(base_fits or {}), **(base_env.data.get("fits") or {})}
+            base_symbols = {**(base_symbols or {}), **lookups_from(base_env.data["symbols"])}
+            base_fits = {**(base_fits or {}), **fits_from(base_env.data.get("fits"))}
         except TargetError as exc:
             if baseline:  # asked for by name: its failure is the answer
                 raise
@@ -222,17 +217,17 @@ def check(
     findings = Checker(scan, versions, base_symbols, base_fits).run()
     return CheckReport(
         target=target.label,
-        caller=scan["caller"]["dist"],
-        caller_version=scan["caller"].get("version"),
+        caller=scan.caller.dist,
+        caller_version=scan.caller.version,
         callees=versions,
         baseline=dict(pins),
         findings=tuple(findings),
         stats={
-            "files": len(scan["caller"].get("files") or {}),
-            "imports": len(scan.get("imports") or []),
-            "calls": len(scan.get("calls") or []),
-            "attributes": len(scan.get("attributes") or []),
-            "symbols": len(scan.get("symbols") or {}),
+            "files": len(scan.caller.files),
+            "imports": len(scan.imports),
+            "calls": len(scan.calls),
+            "attributes": len(scan.attributes),
+            "symbols": len(scan.symbols),
             "seconds": round(time.perf_counter() - start, 3),
             "scan_seconds": round(scanned, 3),
             "cached": env.cached,

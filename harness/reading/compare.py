@@ -12,9 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.apidiff import Entry, diff_apis
-from harness.analysis.checker import relevant_changes
+from harness.analysis.apidiff import ChangeKind, Entry, EntryStatus, diff_apis
+from harness.analysis.rules.api_drift import relevant_changes
+from harness.analysis.scan import Lookup, Scan, lookups_from
+from harness.analysis.uses import CallUse, Site
 from harness.errors import HarnessError, ProbeError, UsageError
+from harness.models import Symbol
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
@@ -63,7 +66,7 @@ def diff(dist: str, old: Target, new: Target, *, used_by: str | None = None) -> 
     if used_by:
         return _diff_used(dist, old, new, used_by, start)
     left, right = _both(lambda t: run_probe(t, "api", {"dist": dist}, cache=True).data, old, new)
-    entries = diff_apis(left["symbols"], right["symbols"])
+    entries = diff_apis(_symbols(left["symbols"]), _symbols(right["symbols"]))
     return DiffReport(
         dist,
         old.label,
@@ -80,12 +83,17 @@ def diff(dist: str, old: Target, new: Target, *, used_by: str | None = None) -> 
     )
 
 
-def _scan_caller(caller: str, dist: str, targets: list[Target]) -> tuple[Target, dict[str, Any]]:
+def _symbols(raw: dict[str, Any]) -> dict[str, Symbol]:
+    """The api probe's ``module:qualname`` -> symbol map, as models (the edge)."""
+    return {k: Symbol.from_dict(v) for k, v in raw.items()}
+
+
+def _scan_caller(caller: str, dist: str, targets: list[Target]) -> tuple[Target, Scan]:
     last: HarnessError | None = None
     for t in targets:
         try:
             env = run_probe(t, "callsites", {"caller": caller, "callees": [dist]}, cache=True)
-            return t, env.data
+            return t, Scan.from_dict(env.data)
         except ProbeError as exc:
             last = exc
     raise UsageError(
@@ -96,64 +104,43 @@ def _scan_caller(caller: str, dist: str, targets: list[Target]) -> tuple[Target,
 
 def _diff_used(dist: str, old: Target, new: Target, caller: str, start: float) -> DiffReport:
     scanned_on, scan = _scan_caller(caller, dist, [new, old])
-    refs = sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan["symbols"])
-    uses: dict[str, list[dict[str, Any]]] = {}
-    for kind in ("calls", "attributes", "imports"):
-        for u in scan.get(kind) or []:
-            ref = u.get("ref")
-            if ref and ref[0] != "module":
-                uses.setdefault(f"{ref[1]}:{ref[2]}", []).append(u)
+    refs = sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.symbols)
+    uses: dict[str, list[Site]] = {}
+    every: list[Any] = [*scan.calls, *scan.attributes, *scan.imports]
+    for u in every:
+        ref = u.ref
+        if ref is not None and ref.kind != "module":
+            uses.setdefault(ref.key, []).append(u)
 
-    def lookup(t: Target) -> dict[str, Any]:
+    def lookup(t: Target) -> dict[str, Lookup]:
         if t is scanned_on:
-            return dict(scan["symbols"])
+            return dict(scan.symbols)
         data: dict[str, Any] = run_probe(t, "callsites", {"refs": refs}, cache=True).data
-        return dict(data["symbols"])
+        return lookups_from(data["symbols"])
 
     left, right = _both(lookup, old, new)
 
-    def found(side: dict[str, Any]) -> dict[str, Any]:
-        return {k: v["symbol"] for k, v in side.items() if v.get("found") and v.get("symbol")}
+    def found(side: dict[str, Lookup]) -> dict[str, Symbol]:
+        return {k: v.symbol.symbol for k, v in side.items() if v.symbol is not None}
 
     entries = []
     for e in diff_apis(found(left), found(right)):
-        if e.status == "added":
+        if e.status == EntryStatus.ADDED:
             continue
         hits = uses.get(e.symbol, [])
-        constructed = any("shape" in u for u in hits)
+        constructed = any(isinstance(u, CallUse) for u in hits)
+        methods = (ChangeKind.METHOD_ADDED, ChangeKind.METHOD_REMOVED)
         changes = tuple(
             c
             for c in e.changes
-            if c in relevant_changes(list(e.changes), hits)
-            or (c.kind in ("method-added", "method-removed") and constructed)
+            if c in relevant_changes(list(e.changes), hits) or (c.kind in methods and constructed)
         )
-        if e.status == "changed" and not changes:
+        if e.status == EntryStatus.CHANGED and not changes:
             continue
-        entries.append(
-            Entry(
-                e.symbol,
-                e.status,
-                changes,
-                e.moved_to,
-                tuple(
-                    _dedup(
-                        [
-                            {"file": u["file"], "line": u["line"], "source": u.get("source", "")}
-                            for u in hits
-                        ]
-                    )
-                ),
-            )
-        )
+        sites = _dedup([{"file": u.file, "line": u.line, "source": u.source} for u in hits])
+        entries.append(Entry(e.symbol, e.status, changes, e.moved_to, tuple(sites)))
     versions = [
-        next(
-            (
-                v["symbol"].get("version")
-                for v in side.values()
-                if v.get("found") and v.get("symbol")
-            ),
-            None,
-        )
+        next((v.symbol.version for v in side.values() if v.symbol is not None), None)
         for side in (left, right)
     ]
     return DiffReport(

@@ -1,39 +1,83 @@
-"""The review's model and its verdict. Pure: the gathering happens in ``build.py``."""
+"""The review's model and its verdict. Pure: the gathering happens in ``build.py``.
+
+Everything in a :class:`Review` is a model (the target's facts, the check reports, each
+series' state, GPU holders, the step); ``to_dict`` happens when it is written as JSON
+(``harness report --format json``, ``review.json`` in a run directory).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-BLOCKER = "blocker"
-WARNING = "warning"
-INFO = "info"
-_ORDER = {BLOCKER: 0, WARNING: 1, INFO: 2}
+from harness.analysis.findings import CheckReport, Finding, Severity
+from harness.models import TargetFacts
+from harness.patching.states import Status
+from harness.report.parts import SeriesView
+from harness.runs.describe import StepPlan
+from harness.runs.models import GpuHolder
+from harness.vocab import Word
+
+
+class Gate(Word):
+    """How much a reason weighs in the verdict: a ``blocker`` makes it "not ready"."""
+
+    rank: int
+    style: str
+    icon: str
+
+    def __new__(cls, value: str, rank: int = 0, style: str = "", icon: str = "") -> Gate:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.rank = rank
+        member.style = style
+        member.icon = icon
+        return member
+
+    BLOCKER = ("blocker", 0, "red", "✗")
+    WARNING = ("warning", 1, "yellow", "!")
+    INFO = ("info", 2, "cyan", "i")
+
+
+BLOCKER, WARNING, INFO = Gate.BLOCKER, Gate.WARNING, Gate.INFO
 
 
 @dataclass(frozen=True)
 class Reason:
-    severity: str  # blocker | warning | info
+    severity: Gate
     text: str
     hint: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Gate(self.severity))
+
     def to_dict(self) -> dict[str, Any]:
-        return {"severity": self.severity, "text": self.text, "hint": self.hint}
+        return {"severity": self.severity.value, "text": self.text, "hint": self.hint}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Reason:
+        return cls(Gate(d["severity"]), d["text"], d.get("hint"))
+
+
+def holder_record(h: GpuHolder) -> dict[str, Any]:
+    """A GPU holder as the review writes it: the process and the command it runs."""
+    return h.to_dict() | {"cmd": h.cmdline or h.comm}
 
 
 @dataclass(frozen=True)
 class Review:
-    """Everything the engineer reviews before an 18-minute load, as plain data."""
+    """Everything the engineer reviews before an 18-minute load."""
 
     target: str
     generated: str
-    facts: dict[str, Any] | None  # TargetFacts.to_dict()
-    stale_gpu_holders: list[dict[str, Any]]
-    patches: list[dict[str, Any]]  # DistReport.to_dict() per dist
-    check: dict[str, Any] | None  # CheckReport.to_dict() on the live environment
-    check_with_patches: dict[str, Any] | None  # ... as it will be after apply-patches
-    step: dict[str, Any] | None  # resolved command, env, tp vs GPUs
-    reasons: list[Reason] = field(default_factory=list)
+    facts: TargetFacts | None
+    stale_gpu_holders: tuple[GpuHolder, ...]
+    patches: tuple[SeriesView, ...]
+    check: CheckReport | None  # on the live environment
+    check_with_patches: CheckReport | None  # ... as it will be after apply-patches
+    step: StepPlan | None  # resolved command, env, needs
+    reasons: tuple[Reason, ...] = field(default_factory=tuple)
 
     @property
     def ready(self) -> bool:
@@ -43,74 +87,98 @@ class Review:
     def verdict(self) -> str:
         return "ready" if self.ready else "not ready"
 
+    def applied(self) -> dict[str, list[str]]:
+        """Each series' applied patches (what a smoke run's fingerprint records)."""
+        return {s.dist: s.applied for s in self.patches}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "generated": self.generated,
             "verdict": self.verdict,
             "reasons": [r.to_dict() for r in self.reasons],
-            "facts": self.facts,
-            "stale_gpu_holders": self.stale_gpu_holders,
-            "patches": self.patches,
-            "check": self.check,
-            "check_with_patches": self.check_with_patches,
-            "step": self.step,
+            "facts": None if self.facts is None else self.facts.to_dict(),
+            "stale_gpu_holders": [holder_record(h) for h in self.stale_gpu_holders],
+            "patches": [s.to_dict() for s in self.patches],
+            "check": None if self.check is None else self.check.to_dict(),
+            "check_with_patches": None
+            if self.check_with_patches is None
+            else self.check_with_patches.to_dict(),
+            "step": None if self.step is None else self.step.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Review:
+        def report(raw: Any) -> CheckReport | None:
+            return None if raw is None else CheckReport.from_dict(raw)
+
+        facts, step = d.get("facts"), d.get("step")
+        return cls(
+            target=d.get("target", ""),
+            generated=d.get("generated", ""),
+            facts=None if facts is None else TargetFacts.from_dict(facts),
+            stale_gpu_holders=tuple(
+                GpuHolder.from_dict(h) for h in d.get("stale_gpu_holders") or ()
+            ),
+            patches=tuple(SeriesView.from_dict(s) for s in d.get("patches") or ()),
+            check=report(d.get("check")),
+            check_with_patches=report(d.get("check_with_patches")),
+            step=None if step is None else StepPlan.from_dict(step),
+            reasons=tuple(Reason.from_dict(r) for r in d.get("reasons") or ()),
+        )
+
+
+def _errors(report: CheckReport | None) -> list[Finding]:
+    return [] if report is None else report.errors
 
 
 def judge(
-    facts: dict[str, Any] | None,
-    stale: list[dict[str, Any]],
-    patches: list[dict[str, Any]],
-    check: dict[str, Any] | None,
-    check_with_patches: dict[str, Any] | None,
-    step: dict[str, Any] | None,
+    facts: TargetFacts | None,
+    stale: Sequence[GpuHolder],
+    patches: Sequence[SeriesView],
+    check: CheckReport | None,
+    check_with_patches: CheckReport | None,
+    step: StepPlan | None,
 ) -> list[Reason]:
     """Every reason for the verdict, most serious first."""
     out: list[Reason] = []
     for dist in patches:
-        plan = dist.get("plan")
-        if dist.get("note") and plan is None and dist.get("installed"):
-            out.append(Reason(WARNING, f"patches: {dist['note']}"))
-        if not plan:
+        if dist.note and dist.patches is None and dist.installed:
+            out.append(Reason(WARNING, f"patches: {dist.note}"))
+        if not dist.patches:
             continue
-        for p in plan["patches"]:
-            if p["state"] == "conflicts":
+        for p in dist.patches:
+            if p.state == Status.CONFLICTS:
                 out.append(
                     Reason(
                         BLOCKER,
-                        f"patch {p['id']} conflicts with the installed "
-                        f"{dist['dist']} ({p['detail']})",
+                        f"patch {p.id} conflicts with the installed {dist.dist} ({p.detail})",
                         "harness patches shows expected vs found lines",
                     )
                 )
-        pending = [p["id"] for p in plan["patches"] if p["state"] == "applies cleanly"]
-        if pending:
+        if dist.pending:
             out.append(
                 Reason(
                     BLOCKER,
-                    f"{len(pending)} patch(es) of the {dist['dist']} series "
-                    f"are not applied: {', '.join(pending)}",
+                    f"{len(dist.pending)} patch(es) of the {dist.dist} series "
+                    f"are not applied: {', '.join(dist.pending)}",
                     "harness apply-patches",
                 )
             )
-        for prob in plan.get("problems") or []:
+        for prob in dist.problems:
             out.append(Reason(BLOCKER, f"patches refused: {prob}"))
-        for path in dist.get("hand_edited") or []:
+        for path in dist.hand_edited:
             out.append(
                 Reason(
                     WARNING,
                     f"{path} was edited by hand since install",
-                    "record it: harness make-patch " + dist["dist"],
+                    "record it: harness make-patch " + dist.dist,
                 )
             )
-    if check is not None:
-        for f in check.get("findings") or []:
-            if f["severity"] == "error":
-                out.append(Reason(BLOCKER, f"{f['file']}:{f['line']}: {f['message']}", f["fix"]))
+    for f in _errors(check):
+        out.append(Reason(BLOCKER, f"{f.file}:{f.line}: {f.message}", f.fix))
     if check_with_patches is not None and check is not None:
-        left = [f for f in check_with_patches.get("findings") or [] if f["severity"] == "error"]
-        now = [f for f in check.get("findings") or [] if f["severity"] == "error"]
+        left, now = _errors(check_with_patches), _errors(check)
         if now and not left:
             out.append(
                 Reason(
@@ -118,61 +186,62 @@ def judge(
                 )
             )
         for f in left:
-            if check.get("findings") and f not in check["findings"]:
+            if check.findings and f not in check.findings:
                 out.append(
-                    Reason(
-                        BLOCKER,
-                        f"after the patches: {f['file']}:{f['line']}: {f['message']}",
-                        f["fix"],
-                    )
+                    Reason(BLOCKER, f"after the patches: {f.file}:{f.line}: {f.message}", f.fix)
                 )
     warn_src = check_with_patches or check
     if warn_src is not None:
-        for f in warn_src.get("findings") or []:
-            if f["severity"] == "warning":
-                out.append(Reason(WARNING, f"{f['file']}:{f['line']}: {f['message']}"))
+        for f in warn_src.findings:
+            if f.severity == Severity.WARNING:
+                out.append(Reason(WARNING, f"{f.file}:{f.line}: {f.message}"))
     for h in stale:
         out.append(
             Reason(
                 BLOCKER,
-                f"stale GPU holder: pid {h.get('pid')} ({h.get('cmd') or h.get('command') or '?'})",
+                f"stale GPU holder: pid {h.pid} ({h.cmdline or h.comm or '?'})",
                 "harness run --kill-stale, or stop it",
             )
         )
-    gpus = (facts or {}).get("gpus") or []
+    gpus = facts.gpus if facts is not None else ()
     if facts is not None and not gpus:
-        out.append(Reason(WARNING, f"no GPU on the target ({(facts or {}).get('gpu_note')})"))
+        out.append(Reason(WARNING, f"no GPU on the target ({facts.gpu_note})"))
     if step is not None:
-        tp = step.get("tensor_parallel")
-        if tp and gpus and int(tp) > len(gpus):
-            out.append(Reason(BLOCKER, f"tensor-parallel size {tp} but only {len(gpus)} GPU(s)"))
-        if step.get("error"):
-            out.append(Reason(BLOCKER, f"step: {step['error']}"))
-        tested = step.get("smoke_tested")
-        if tested is not None:
-            sev = BLOCKER if tested["required"] else WARNING
-            hint = f"harness run {step['name']} --smoke"
-            if tested["last"] is None:
-                out.append(Reason(sev, f"step {step['name']} has not been smoke-tested here", hint))
-            elif tested["changes"]:
-                out.append(
-                    Reason(
-                        sev,
-                        f"step {step['name']} not smoke-tested since "
-                        f"{'; '.join(tested['changes'])} (last green smoke run "
-                        f"{tested['last']['id']})",
-                        hint,
-                    )
+        out += _step_reasons(step, len(gpus))
+    return sorted(out, key=lambda r: r.severity.rank)
+
+
+def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
+    out: list[Reason] = []
+    tp = step.tensor_parallel
+    if tp and gpus and int(tp) > gpus:
+        out.append(Reason(BLOCKER, f"tensor-parallel size {tp} but only {gpus} GPU(s)"))
+    if step.error:
+        out.append(Reason(BLOCKER, f"step: {step.error}"))
+    tested = step.smoke_tested
+    if tested is not None:
+        sev = BLOCKER if tested.required else WARNING
+        hint = f"harness run {step.name} --smoke"
+        if tested.last is None:
+            out.append(Reason(sev, f"step {step.name} has not been smoke-tested here", hint))
+        elif tested.changes:
+            out.append(
+                Reason(
+                    sev,
+                    f"step {step.name} not smoke-tested since "
+                    f"{'; '.join(tested.changes)} (last green smoke run "
+                    f"{tested.last['id']})",
+                    hint,
                 )
-        for need in step.get("requires") or []:
-            if not need["ok"]:
-                have = need["found"] or "not installed"
-                out.append(
-                    Reason(
-                        BLOCKER,
-                        f"step {step['name']} needs {need['dist']}{need['spec']}; "
-                        f"its environment has {have}",
-                        step.get("pip"),
-                    )
+            )
+    for need in step.requires:
+        if not need.ok:
+            have = need.found or "not installed"
+            out.append(
+                Reason(
+                    BLOCKER,
+                    f"step {step.name} needs {need.dist}{need.spec}; its environment has {have}",
+                    step.pip,
                 )
-    return sorted(out, key=lambda r: _ORDER[r.severity])
+            )
+    return out

@@ -12,13 +12,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness.cache import cache_root
 from harness.errors import ConnectError
-from harness.runs.context import Context, cache_root, target_key
+from harness.runs.context import Context
 from harness.runs.decode import tail_offset
 from harness.runs.failure import summarize
 from harness.runs.lifecycle import exit_code_of, state_label
 from harness.runs.models import FailureSummary, RunInfo
-from harness.runs.stream import Follower, LocalCopy, copy_path, follower_argv, open_source
+from harness.runs.stream import Follower, LocalCopy, copy_path, follower_argv
 from harness.targets.base import Target
 
 #: Bytes of the log's end searched for the final exception.
@@ -41,7 +42,7 @@ def follow_run(
     """
     from harness.views import runs as view
 
-    path = copy_path(cache_root(), target_key(target), info.id)
+    path = copy_path(cache_root(), target.name, info.id)
     copy = LocalCopy(path)
     initial = info.log_size or 0
     if copy.size > initial and info.state != "running":
@@ -79,7 +80,7 @@ def follow_run(
             poll=ctx.timings.poll,
             lost_check=ctx.timings.lost_check,
         )
-        return open_source(target, argv)
+        return target.stream(argv)
 
     detach = _CtrlC()
 

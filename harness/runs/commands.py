@@ -17,6 +17,7 @@ from harness.errors import UsageError
 from harness.runs import remote
 from harness.runs.attach import follow_run
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
+from harness.runs.models import GpuHolder
 from harness.runs.state import classify_holders, match_run
 from harness.targets.base import Target
 
@@ -85,9 +86,14 @@ def stop_run(ctx: Context, run: str, *, grace: float | None = None, as_json: boo
     return 1 if rep.remaining else 0
 
 
-def stale_gpu_holders(target: Target) -> list[dict[str, Any]]:
+def stale_holders(target: Target) -> list[GpuHolder]:
     """Stale GPU holders on ``target`` (what ``harness run`` would refuse to start next to)."""
     workdir = workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=False)
     holders, runs = remote.gpu_holders(target, workdir, os.environ.get(GPU_GLOB_ENV))
     stale, _, _ = classify_holders(holders, runs)
-    return [h.to_dict() | {"cmd": h.cmdline or h.comm} for h in stale]
+    return list(stale)
+
+
+def stale_gpu_holders(target: Target) -> list[dict[str, Any]]:
+    """:func:`stale_holders` as the review writes them (with the command each runs)."""
+    return [h.to_dict() | {"cmd": h.cmdline or h.comm} for h in stale_holders(target)]

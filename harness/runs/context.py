@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from harness.config import HostsConfig
 from harness.runs import remote
 from harness.runs.timings import Timings
-from harness.targets import open_target
 from harness.targets.base import Target
+from harness.targets.registry import open_target
 
 #: Glob of the GPU device files scanned for holders; tests point it at ordinary files.
 GPU_GLOB_ENV = "HARNESS_RUN_GPU_DEVICES"
@@ -46,22 +45,14 @@ class Context:
         return target
 
 
-def target_key(target: Target) -> str:
-    host = getattr(target, "host", None)
-    return str(host.name) if host is not None else "local"
-
-
 def workdir_for(target: Target, explicit: str | None, absolute: bool) -> str | None:
     """``--workdir`` > hosts.toml ``workdir`` > the current folder (local) or home (SSH).
 
     ``None`` means "the remote home", which the supervisor probe resolves itself; when the
     pipeline needs ``{workdir}`` as text (``absolute``), the target is asked once.
     """
-    wd = explicit
-    host = getattr(target, "host", None)
-    if wd is None and host is not None:
-        wd = host.workdir
-    if host is None:
+    wd = explicit if explicit is not None else target.default_workdir
+    if target.on_this_machine:
         return os.path.abspath(os.path.expanduser(wd or os.getcwd()))
     if wd is not None and wd.startswith("/"):
         return wd.rstrip("/") or "/"
@@ -72,12 +63,6 @@ def workdir_for(target: Target, explicit: str | None, absolute: bool) -> str | N
         return home
     rel = wd[2:] if wd.startswith("~/") else wd.lstrip("~")
     return f"{home.rstrip('/')}/{rel}" if rel else home
-
-
-def cache_root() -> Path:
-    from harness.targets.pypi import cache_root
-
-    return cache_root()
 
 
 def context(

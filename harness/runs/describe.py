@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,12 @@ from packaging.utils import canonicalize_name
 
 from harness.runs import remote
 from harness.runs.context import workdir_for
+from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
 from harness.runs.resolve import resolve_step
+from harness.runs.smoke import SmokeTested
 from harness.runs.state import tensor_parallel
-from harness.runs.steps import SMOKE_DIR, Pipeline, ResolvedStep
+from harness.runs.steps import SMOKE_DIR, Pipeline, ResolvedStep, SmokeSpec
 from harness.targets.base import Target
 
 
@@ -40,7 +42,6 @@ def resolve_on(
     """
     from harness.runs import smoke as smoke_mode
 
-    host = getattr(target, "host", None)
     builtins = {
         "workdir": workdir,
         "python": target.python_argv()[0],
@@ -55,24 +56,83 @@ def resolve_on(
         builtins=builtins,
         sets=overrides,
         extra=extra,
-        base_env={"PYTHONUNBUFFERED": "1", **(dict(host.env) if host is not None else {})},
+        base_env={"PYTHONUNBUFFERED": "1", **target.run_env},
     )
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})
 
 
-def describe_step(
-    target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
-) -> dict[str, Any]:
-    """The step as ``harness run`` would launch it on ``target`` (secrets masked), no launch.
+@dataclass(frozen=True)
+class StepPlan:
+    """A step as it would launch (secrets masked), with what it declares it needs.
 
-    Keys: ``name``, ``command`` (argv), ``cwd``, ``env``, ``tensor_parallel`` (from
-    ``--tensor-parallel-size``/``-tp`` in the command, else ``None``), ``pipeline``,
-    ``checks`` (the callers the step exercises; ``None``: undeclared), ``requires`` (each
-    declared need against the version the step's own imports see) and ``pip`` (the line that
-    meets the unmet ones).
+    ``tensor_parallel``: from ``--tensor-parallel-size``/``-tp`` in the command;
+    ``checks``: the callers the step exercises (``None``: undeclared); ``requires``: each
+    declared need against the version the step's own imports see, ``pip`` the line that meets
+    the unmet ones; ``error``: why the step could not be resolved (then only ``name`` is set).
     """
+
+    name: str
+    command: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    tensor_parallel: int | None = None
+    pipeline: str | None = None
+    checks: Mapping[str, tuple[str, ...]] | None = None
+    smoke: SmokeSpec | None = None
+    workdir: str | None = None
+    requires: tuple[Need, ...] = ()
+    pip: str | None = None
+    error: str | None = None
+    smoke_tested: SmokeTested | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"name": self.name, "error": self.error}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "command": list(self.command),
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "tensor_parallel": self.tensor_parallel,
+            "pipeline": self.pipeline,
+            "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
+            "smoke": None if self.smoke is None else self.smoke.to_dict(),
+            "workdir": self.workdir,
+            "requires": [n.to_dict() for n in self.requires],
+            "pip": self.pip,
+        }
+        if self.smoke_tested is not None:
+            out["smoke_tested"] = self.smoke_tested.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StepPlan:
+        checks, smoke, tested = d.get("checks"), d.get("smoke"), d.get("smoke_tested")
+        return cls(
+            name=d["name"],
+            command=tuple(d.get("command") or ()),
+            cwd=d.get("cwd"),
+            env=dict(d.get("env") or {}),
+            tensor_parallel=d.get("tensor_parallel"),
+            pipeline=d.get("pipeline"),
+            checks=None if checks is None else {c: tuple(v) for c, v in checks.items()},
+            smoke=None if smoke is None else SmokeSpec.from_dict(smoke),
+            workdir=d.get("workdir"),
+            requires=tuple(
+                Need(n["dist"], n["spec"], n.get("found")) for n in d.get("requires") or ()
+            ),
+            pip=d.get("pip"),
+            error=d.get("error"),
+            smoke_tested=None if tested is None else SmokeTested.from_dict(tested),
+        )
+
+
+def describe(
+    target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
+) -> StepPlan:
+    """The step as ``harness run`` would launch it on ``target``, no launch."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
@@ -82,7 +142,8 @@ def describe_step(
     resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, ())
     record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
     declared = pipeline.steps[step]
-    rows, pip = [], None
+    rows: list[Need] = []
+    pip = None
     if declared.requires:
         paths = step_paths(resolved.env, resolved.cwd)
         seen = gather_facts(target, list(declared.requires), prepend=paths, gpus=False).dists
@@ -90,18 +151,25 @@ def describe_step(
         rows = needs(declared.requires, found)
         unmet = [n for n in rows if not n.ok]
         pip = pip_line(target.python_argv()[0], unmet, paths) if unmet else None
-    return {
-        "name": step,
-        "command": list(record.argv),
-        "cwd": record.cwd,
-        "env": dict(record.env),
-        "tensor_parallel": tensor_parallel(resolved.argv),
-        "pipeline": pipeline.path,
-        "checks": None
+    return StepPlan(
+        name=step,
+        command=tuple(record.argv),
+        cwd=record.cwd,
+        env=dict(record.env),
+        tensor_parallel=tensor_parallel(resolved.argv),
+        pipeline=pipeline.path,
+        checks=None
         if declared.checks is None
-        else {c: list(v) for c, v in declared.checks.items()},
-        "smoke": None if declared.smoke is None else declared.smoke.to_dict(),
-        "workdir": workdir,
-        "requires": [n.to_dict() for n in rows],
-        "pip": pip,
-    }
+        else {c: tuple(v) for c, v in declared.checks.items()},
+        smoke=declared.smoke,
+        workdir=workdir,
+        requires=tuple(rows),
+        pip=pip,
+    )
+
+
+def describe_step(
+    target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
+) -> dict[str, Any]:
+    """:func:`describe` as JSON (``harness report --format json`` writes this)."""
+    return describe(target, step, pipeline_file, overrides).to_dict()

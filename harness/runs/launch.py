@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import RunError
 from harness.runs import remote
@@ -20,6 +20,9 @@ from harness.runs.resolve import parse_sets, resolve_step, step_parameters
 from harness.runs.state import new_run_id, tensor_parallel
 from harness.runs.steps import BUILTINS, Pipeline, ResolvedStep
 from harness.targets.base import Target
+
+if TYPE_CHECKING:
+    from harness.report.model import Review
 
 
 def run_step(
@@ -82,10 +85,13 @@ def run_step(
             pipeline=pipeline.path,
             timings=ctx.timings,
             kill_first=stale,
-            review=review,
+            review=review.to_dict(),
             smoke=None
             if plan is None
-            else {**plan.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
+            else {
+                **plan.to_dict(),
+                "fingerprint": smoke_mode.fingerprint(review),
+            },
             hook=None if plan is None else {"sitecustomize.py": smoke_mode.hook_source()},
         )
         if launched.killed:
@@ -114,7 +120,7 @@ def _gate(
     err: Any,
     require_smoke: bool = False,
     smoke: Any = None,
-) -> dict[str, Any]:
+) -> Review:
     """The pre-run review: print its summary; refuse "not ready" unless ``force``.
 
     The review (JSON) goes into the run directory, so a run can always say what it was
@@ -123,6 +129,7 @@ def _gate(
     from harness.errors import NotReady
     from harness.patching.series import patches_root
     from harness.report.build import build_review
+    from harness.report.model import Gate
     from harness.views.review import terminal
 
     # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
@@ -137,7 +144,7 @@ def _gate(
         check_smoke=smoke is None,  # a smoke run is the test itself
     )
     terminal(err, review, brief=True)
-    blockers = [r for r in review.reasons if r.severity == "blocker"]
+    blockers = [r for r in review.reasons if r.severity == Gate.BLOCKER]
     if blockers and not force:
         raise NotReady(
             f"not launching {step}: the review says not ready ({len(blockers)} blocker(s))",
@@ -145,7 +152,7 @@ def _gate(
         )
     if blockers:
         err.print("[yellow]launching anyway (--force)[/]")
-    return review.to_dict()
+    return review
 
 
 def _preflight(

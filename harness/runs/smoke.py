@@ -12,12 +12,15 @@ step's last green smoke run still speaks for the environment it would run in now
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
 from harness.runs.steps import SMOKE_DIR, Pipeline
+
+if TYPE_CHECKING:
+    from harness.report.model import Review
 
 DEFAULT_LAYERS = 2
 DEFAULT_SAMPLES = 4
@@ -84,17 +87,51 @@ def hook_source() -> str:
     return (probes_dir() / "smoke_hook.py").read_text(encoding="utf-8")
 
 
-def fingerprint(review: Mapping[str, Any]) -> dict[str, Any]:
+def fingerprint(review: Review) -> dict[str, Any]:
     """What a smoke run vouches for: the dist versions and each series' applied patches."""
-    facts = review.get("facts") or {}
-    dists = {k: v for k, v in (facts.get("dists") or {}).items() if v}
-    patches = {}
-    for rep in review.get("patches") or []:
-        plan_ = rep.get("plan") or {}
-        patches[rep["dist"]] = sorted(
-            p["id"] for p in plan_.get("patches") or [] if p.get("state") == "applied"
+    dists = review.facts.dists if review.facts is not None else {}
+    return fingerprint_of(dists, review.applied())
+
+
+def fingerprint_of(
+    dists: Mapping[str, str | None], applied: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """:func:`fingerprint` from its parts (while the review is being built)."""
+    present = {k: v for k, v in dists.items() if v}
+    return {
+        "dists": dict(sorted(present.items())),
+        "patches": {dist: sorted(ids) for dist, ids in applied.items()},
+    }
+
+
+@dataclass(frozen=True)
+class SmokeTested:
+    """Whether a step's newest green smoke run on this target still speaks for it.
+
+    ``last``: that run (``{"id", "created_at"}``), ``None`` when there is none; ``changes``:
+    what differs since, in words; ``required``: ``--require-smoke`` (a blocker, not a
+    warning).
+    """
+
+    required: bool
+    last: Mapping[str, Any] | None = None
+    changes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "required": self.required,
+            "last": None if self.last is None else dict(self.last),
+            "changes": list(self.changes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SmokeTested:
+        last = d.get("last")
+        return cls(
+            bool(d.get("required")),
+            None if last is None else dict(last),
+            tuple(d.get("changes") or ()),
         )
-    return {"dists": dict(sorted(dists.items())), "patches": patches}
 
 
 def changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:

@@ -7,10 +7,15 @@ never talks to the outside world itself.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
+
+from harness.errors import TargetError
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,48 @@ class FileStat:
     mtime: float
 
 
-class Target(ABC):
-    """Base class: run argv lists, read files, and say how to start the target's Python."""
+class LinkLost(Exception):
+    """A stream's connection dropped mid-way; the process behind it is untouched (resume)."""
 
+
+class ByteStream(ABC):
+    """One running command's stdout as bytes arrive, then its stderr (the end report)."""
+
+    @abstractmethod
+    def read(self, timeout: float) -> tuple[bytes, bool]:
+        """Bytes received within ``timeout`` (maybe none) and whether the stream ended.
+
+        Raises:
+            LinkLost: the connection died before the command finished.
+        """
+
+    @abstractmethod
+    def stderr(self) -> bytes:
+        """What the command wrote on stderr so far (its last 64 KiB)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop reading; the command is ended if it still runs."""
+
+
+#: The end of a streamed command's stderr that is kept (its end report and errors).
+MAX_STDERR = 64 * 1024
+
+
+class Target(ABC):
+    """Base class: run argv lists, read files, and say how to start the target's Python.
+
+    Besides that: a byte stream (:meth:`stream`), a key (:meth:`identity`), the environment
+    and default working folder of runs there (:attr:`run_env`, :attr:`default_workdir`).
+    Code outside ``harness.targets`` uses these, never a kind's own attributes.
+    """
+
+    #: The kind's name in the registry (``local``, ``venv``, ``pypi``, ``ssh``).
+    kind: str = "target"
+    #: Short name for folders on this machine (a host's name; ``local`` for this machine).
+    name: str = "local"
+    #: Paths on the target are paths here: ``~`` and relative folders resolve locally.
+    on_this_machine: bool = True
     #: Short human label used in every message ("gpu (root@10.0.0.5:22)", "pypi:vllm==0.16.0").
     label: str = "target"
     #: False for read-only targets (``pypi:``), which refuse writes and process launches.
@@ -86,6 +130,30 @@ class Target(ABC):
     @abstractmethod
     def stat(self, path: str) -> FileStat | None:
         """Stat a file on the target; ``None`` when it does not exist."""
+
+    def stream(self, argv: Sequence[str]) -> ByteStream:
+        """Start ``argv`` and stream its stdout as it comes (a run's log follower)."""
+        raise TargetError(f"{self.label}: cannot run commands", "use an SSH host or local")
+
+    @property
+    def run_env(self) -> Mapping[str, str]:
+        """Variables a pipeline run on this target gets (hosts.toml ``env``)."""
+        return {}
+
+    @property
+    def default_workdir(self) -> str | None:
+        """Where runs live when ``--workdir`` is not given (hosts.toml ``workdir``)."""
+        return None
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that decides what this target's commands touch (JSON values)."""
+        return {"kind": self.kind, "label": self.label}
+
+    @property
+    def key(self) -> str:
+        """Short hash of :meth:`identity`: two targets with one key are the same place."""
+        blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
 
     def close(self) -> None:  # noqa: B027 - a no-op is right for most targets
         """Release connections; safe to call twice."""

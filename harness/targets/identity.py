@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import __version__
-from harness.config import HostConfig
+from harness.targets.ssh.entry import HostConfig
 
 #: OpenSSH stops following ``Include`` after this many levels.
 MAX_INCLUDE_DEPTH = 16

@@ -16,10 +16,14 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from harness.cache import cache_root
 from harness.errors import IndexUnreachable, Interrupted, TargetError, UsageError
+from harness.targets.base import ByteStream
 from harness.targets.local import LocalTarget
 
 KEEP_SUFFIXES = (".py", ".pyi")
@@ -92,14 +96,6 @@ def parse_spec(spec: str) -> list[Pin]:
     return pins
 
 
-def cache_root() -> Path:
-    env = os.environ.get("HARNESS_CACHE")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "harness"
-
-
 class PypiTarget(LocalTarget):
     """Read-only: probes run with this Python over the unpacked wheels' folders."""
 
@@ -109,12 +105,18 @@ class PypiTarget(LocalTarget):
     def __init__(
         self, spec: str, cache: Path | None = None, wheelhouse: Path | None = None
     ) -> None:
-        super().__init__(sys.executable, label=f"pypi:{spec}")
+        super().__init__(sys.executable, label=f"pypi:{spec}", kind="pypi")
         self.pins = parse_spec(spec)
         self.cache = cache or cache_root()
         #: a folder of wheels looked in before the index (``--baseline-from``), for offline boxes
         self.wheelhouse = wheelhouse
         self._roots: list[str] | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "pins": [p.requirement for p in self.pins]}
+
+    def stream(self, argv: Sequence[str]) -> ByteStream:
+        raise TargetError(f"{self.label} is read-only: it runs no commands")
 
     def probe_paths(self) -> list[str]:
         if self._roots is None:

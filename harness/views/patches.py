@@ -5,19 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.patching.ops import DistReport
-from harness.patching.plan import APPLIED, APPLIES, BY_HAND, CONFLICTS, SKIPPED, STALE
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-COLORS = {
-    APPLIED: "green",
-    APPLIES: "cyan",
-    CONFLICTS: "bold red",
-    SKIPPED: "yellow",
-    BY_HAND: "magenta",
-    STALE: "bold red",
-}
 
 
 def status(console: Console, reports: list[DistReport], *, diffs: bool = False) -> None:
@@ -42,7 +32,7 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
             for p in r.plan.patches:
                 detail = f" ({escape(p.detail)})" if p.detail else ""
                 console.print(
-                    f"  [{COLORS[p.state]}]{p.state:16}[/] {escape(p.id)}{detail}", soft_wrap=True
+                    f"  [{p.state.style}]{p.state:16}[/] {escape(p.id)}{detail}", soft_wrap=True
                 )
                 console.print(f"  {'':16} [dim]{escape(p.why)}[/]", soft_wrap=True)
                 for o in p.offsets:

@@ -191,7 +191,6 @@ def check_report(console: Console, report: CheckReport) -> None:
 
     from rich.markup import escape
 
-    colors = {"error": "bold red", "warning": "yellow", "info": "cyan"}
     callees = ", ".join(f"{k} {v}" for k, v in report.callees.items()) or "no callee"
     base = ", ".join(f"{k} {v}" for k, v in report.baseline.items())
     console.print(
@@ -203,7 +202,7 @@ def check_report(console: Console, report: CheckReport) -> None:
     for file, group in groupby(report.findings, key=lambda f: f.file):
         console.print(f"\n[bold underline]{escape(file)}[/]")
         for f in group:
-            sev = f"[{colors[f.severity]}]{f.severity}[/]"
+            sev = f"[{f.severity.style}]{f.severity}[/]"
             console.print(
                 f"  [cyan]:{f.line}[/] {sev} [dim]{f.category}[/]  {escape(f.message)}",
                 soft_wrap=True,
@@ -240,12 +239,11 @@ def diff_report(console: Console, report: DiffReport, limit: int = 400) -> None:
         f"{escape(who)}  [dim]{escape(report.source)} → {escape(report.dest)}[/]",
         soft_wrap=True,
     )
-    colors = {"removed": "red", "moved": "magenta", "changed": "yellow", "added": "green"}
     for e in report.entries[:limit]:
         mark = "[bold red]![/]" if e.breaking else " "
         where = f" → {escape(e.moved_to)}" if e.moved_to else ""
         console.print(
-            f"{mark} [{colors[e.status]}]{e.status:8}[/] {escape(e.symbol)}{where}", soft_wrap=True
+            f"{mark} [{e.status.style}]{e.status:8}[/] {escape(e.symbol)}{where}", soft_wrap=True
         )
         for ch in e.changes:
             console.print(

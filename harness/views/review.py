@@ -6,59 +6,41 @@ No logic: every decision is in the Review already.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.mdtext import cell, code, fenced, text
-from harness.report.model import BLOCKER, INFO, WARNING, Review
+from harness.report.model import Review
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-ICON = {BLOCKER: "✗", WARNING: "!", INFO: "i"}
+    from harness.analysis.findings import CheckReport, Finding
+    from harness.runs.describe import StepPlan
 
 
 def _facts_rows(r: Review) -> list[tuple[str, str]]:
-    f = r.facts or {}
-    py = f.get("python") or {}
+    f = r.facts
+    py = f.python if f is not None else {}
     rows = [
         ("target", r.target),
         ("python", f"{py.get('executable')} {py.get('version')}"),
-        ("site-packages", ", ".join(f.get("site_packages") or [])),
+        ("site-packages", ", ".join(f.site_packages if f is not None else ())),
     ]
-    rows += [(k, v or "not installed") for k, v in (f.get("dists") or {}).items()]
-    gpus = f.get("gpus") or []
+    rows += [(k, v or "not installed") for k, v in (f.dists if f is not None else {}).items()]
+    gpus = f.gpus if f is not None else ()
     rows.append(
         (
             "GPUs",
-            "; ".join(f"{g['index']}: {g['name']} {g['memory_free_mib']} MiB free" for g in gpus)
-            or f"none ({f.get('gpu_note')})",
+            "; ".join(f"{g.index}: {g.name} {g.memory_free_mib} MiB free" for g in gpus)
+            or f"none ({f.gpu_note if f is not None else None})",
         )
     )
-    rows.append(
-        ("stale GPU holders", ", ".join(str(h.get("pid")) for h in r.stale_gpu_holders) or "none")
-    )
+    rows.append(("stale GPU holders", ", ".join(str(h.pid) for h in r.stale_gpu_holders) or "none"))
     return rows
 
 
-def _patch_rows(r: Review) -> list[dict[str, Any]]:
-    out = []
-    for d in r.patches:
-        plan = d.get("plan") or {}
-        out.append(
-            {
-                "dist": d["dist"],
-                "installed": d.get("installed"),
-                "note": d.get("note"),
-                "patches": plan.get("patches") or [],
-                "changes": plan.get("changes") or [],
-                "hand_edited": d.get("hand_edited") or [],
-            }
-        )
-    return out
-
-
-def _findings(check: dict[str, Any] | None) -> list[dict[str, Any]]:
-    return list((check or {}).get("findings") or [])
+def _findings(check: CheckReport | None) -> list[Finding]:
+    return list(check.findings) if check is not None else []
 
 
 # -- Markdown -------------------------------------------------------------------------------
@@ -78,21 +60,19 @@ def markdown(r: Review) -> str:
     if r.step:
         out += ["", "## Step", "", *fenced(_step_text(r.step))]
     out += ["", "## Patch series"]
-    for d in _patch_rows(r):
-        out += ["", f"### {text(d['dist'])} {text(d['installed'] or '')}"]
-        if d["note"]:
-            out.append(f"\n{text(d['note'])}")
-        if d["patches"]:
+    for d in r.patches:
+        out += ["", f"### {text(d.dist)} {text(d.installed or '')}"]
+        if d.note:
+            out.append(f"\n{text(d.note)}")
+        if d.patches:
             out += ["", "| patch | state | why |", "|---|---|---|"]
-            out += [
-                f"| {code(p['id'])} | {cell(p['state'])} | {cell(p['why'])} |" for p in d["patches"]
-            ]
-        for c in d["changes"]:
-            out += ["", f"#### {code(c['path'])} (diff against the live file)", ""]
-            out += fenced(c["diff"], "diff")
-        if d["hand_edited"]:
+            out += [f"| {code(p.id)} | {cell(p.state.value)} | {cell(p.why)} |" for p in d.patches]
+        for c in d.changes:
+            out += ["", f"#### {code(c.path)} (diff against the live file)", ""]
+            out += fenced(c.diff, "diff")
+        if d.hand_edited:
             out.append(
-                "\nEdited by hand since install: " + ", ".join(code(p) for p in d["hand_edited"])
+                "\nEdited by hand since install: " + ", ".join(code(p) for p in d.hand_edited)
             )
     for title, check in (
         ("Check (live environment)", r.check),
@@ -103,8 +83,8 @@ def markdown(r: Review) -> str:
         out += ["", f"## {title}", ""]
         fs = _findings(check)
         out += [
-            f"- **{text(f['severity'])}** {code(str(f['file']) + ':' + str(f['line']))} "
-            f"{text(f['message'])}"
+            f"- **{text(f.severity.value)}** {code(str(f.file) + ':' + str(f.line))} "
+            f"{text(f.message)}"
             for f in fs
         ]
         if not fs:
@@ -112,21 +92,21 @@ def markdown(r: Review) -> str:
     return "\n".join(out) + "\n"
 
 
-def _step_text(step: dict[str, Any]) -> str:
-    if step.get("error"):
-        return f"{step.get('name')}: {step['error']}"
-    lines = [f"step: {step.get('name')}", f"command: {' '.join(step.get('command') or [])}"]
-    if step.get("cwd"):
-        lines.append(f"cwd: {step['cwd']}")
-    for k, v in (step.get("env") or {}).items():
+def _step_text(step: StepPlan) -> str:
+    if step.error:
+        return f"{step.name}: {step.error}"
+    lines = [f"step: {step.name}", f"command: {' '.join(step.command)}"]
+    if step.cwd:
+        lines.append(f"cwd: {step.cwd}")
+    for k, v in step.env.items():
         lines.append(f"env {k}={v}")
-    if step.get("tensor_parallel"):
-        lines.append(f"tensor-parallel: {step['tensor_parallel']}")
-    for n in step.get("requires") or []:
-        mark = "ok" if n["ok"] else "NOT MET"
-        lines.append(f"needs {n['dist']}{n['spec']}: {n['found'] or 'not installed'} ({mark})")
-    if step.get("checks") is not None:
-        said = [f"{c} -> {', '.join(v)}" if v else c for c, v in step["checks"].items()]
+    if step.tensor_parallel:
+        lines.append(f"tensor-parallel: {step.tensor_parallel}")
+    for n in step.requires:
+        mark = "ok" if n.ok else "NOT MET"
+        lines.append(f"needs {n.dist}{n.spec}: {n.found or 'not installed'} ({mark})")
+    if step.checks is not None:
+        said = [f"{c} -> {', '.join(v)}" if v else c for c, v in step.checks.items()]
         lines.append(f"checks: {'; '.join(said) or 'none (facts and GPUs only)'}")
     return "\n".join(lines)
 
@@ -176,7 +156,7 @@ def html_page(r: Review) -> str:
     for reason in r.reasons:
         hint = f" — <code>{e(reason.hint)}</code>" if reason.hint else ""
         parts.append(
-            f"<div class='reason {reason.severity}'>{ICON[reason.severity]} "
+            f"<div class='reason {reason.severity}'>{reason.severity.icon} "
             f"<b>{reason.severity}</b> {e(reason.text)}{hint}</div>"
         )
     if not r.reasons:
@@ -189,25 +169,25 @@ def html_page(r: Review) -> str:
             f"<details open><summary>Step</summary><pre>{e(_step_text(r.step))}</pre></details>"
         )
     parts.append("<details open><summary>Patch series</summary>")
-    for d in _patch_rows(r):
-        parts.append(f"<h3>{e(d['dist'])} {e(d['installed'] or '')}</h3>")
-        if d["note"]:
-            parts.append(f"<p>{e(d['note'])}</p>")
-        if d["patches"]:
+    for d in r.patches:
+        parts.append(f"<h3>{e(d.dist)} {e(d.installed or '')}</h3>")
+        if d.note:
+            parts.append(f"<p>{e(d.note)}</p>")
+        if d.patches:
             parts.append("<table><tr><th>patch</th><th>state</th><th>why</th></tr>")
             parts += [
-                f"<tr><td><code>{e(p['id'])}</code></td><td class='state-"
-                f"{e(p['state'].split()[0])}'>{e(p['state'])}</td><td>{e(p['why'])}</td></tr>"
-                for p in d["patches"]
+                f"<tr><td><code>{e(p.id)}</code></td><td class='state-"
+                f"{e(p.state.value.split()[0])}'>{e(p.state.value)}</td><td>{e(p.why)}</td></tr>"
+                for p in d.patches
             ]
             parts.append("</table>")
-        for c in d["changes"]:
+        for c in d.changes:
             parts.append(
-                f"<details open><summary>{e(c['path'])} (diff against the live file)"
-                f"</summary>{_diff_html(c['diff'])}</details>"
+                f"<details open><summary>{e(c.path)} (diff against the live file)"
+                f"</summary>{_diff_html(c.diff)}</details>"
             )
-        if d["hand_edited"]:
-            parts.append(f"<p>Edited by hand since install: {e(', '.join(d['hand_edited']))}</p>")
+        if d.hand_edited:
+            parts.append(f"<p>Edited by hand since install: {e(', '.join(d.hand_edited))}</p>")
     parts.append("</details>")
     for title, check in (
         ("Check (live environment)", r.check),
@@ -218,9 +198,9 @@ def html_page(r: Review) -> str:
         fs = _findings(check)
         parts.append(f"<details open><summary>{e(title)}: {len(fs)} finding(s)</summary><ul>")
         parts += [
-            f"<li class='{e(f['severity'])}'><b>{e(f['severity'])}</b> "
-            f"<code>{e(f['file'])}:{f['line']}</code> {e(f['message'])}<br>"
-            f"<small>{e(f['fix'])}</small></li>"
+            f"<li class='{e(f.severity.value)}'><b>{e(f.severity.value)}</b> "
+            f"<code>{e(f.file)}:{f.line}</code> {e(f.message)}<br>"
+            f"<small>{e(f.fix)}</small></li>"
             for f in fs
         ]
         parts.append("</ul></details>")
@@ -237,11 +217,10 @@ def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
         f"[bold]run review[/] [dim]{escape(r.target)}[/]: [bold {color}]{r.verdict}[/]",
         soft_wrap=True,
     )
-    styles = {BLOCKER: "red", WARNING: "yellow", INFO: "cyan"}
     for reason in r.reasons[: 8 if brief else None]:
         hint = f"  [dim]→ {escape(reason.hint)}[/]" if reason.hint else ""
         console.print(
-            f"  [{styles[reason.severity]}]{ICON[reason.severity]} "
+            f"  [{reason.severity.style}]{reason.severity.icon} "
             f"{reason.severity}[/] {escape(reason.text)}{hint}",
             soft_wrap=True,
         )
@@ -255,8 +234,8 @@ def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
         console.print("  [bold]step[/]")
         for line in _step_text(r.step).splitlines():
             console.print(f"    {escape(line)}", soft_wrap=True)
-    for d in _patch_rows(r):
-        for p in d["patches"]:
+    for d in r.patches:
+        for p in d.patches or ():
             console.print(
-                f"  [dim]patch[/] {escape(p['id'])}: {escape(p['state'])}", soft_wrap=True
+                f"  [dim]patch[/] {escape(p.id)}: {escape(p.state.value)}", soft_wrap=True
             )

@@ -27,10 +27,11 @@ from typing import Any
 
 import pytest
 
-from harness.config import HostConfig, load_hosts
 from harness.errors import ConnectError, TargetError
 from harness.targets import mux
+from harness.targets.registry import load_hosts
 from harness.targets.ssh import SshTarget
+from harness.targets.ssh.entry import HostConfig
 from tests.support.cli import CliResult, run_cli
 from tests.support.sshd import SshServer
 from tests.support.wheels import SeedVenv

@@ -29,27 +29,30 @@ STEP = {
 
 
 def review(why: str = "a limit of 10 is too low", diff: str = DIFF) -> Review:
-    return Review(
-        target="gpu (root@10.0.0.5:22)",
-        generated="2026-01-01 00:00",
-        facts={"python": {"executable": "/venv/bin/python", "version": "3.12"}, "dists": {}},
-        stale_gpu_holders=[],
-        patches=[
-            {
-                "dist": "speculators",
-                "installed": "0.3.0",
-                "note": None,
-                "hand_edited": [],
-                "plan": {
-                    "patches": [{"id": "0001-limit", "state": "applies cleanly", "why": why}],
-                    "changes": [{"path": "pkg/mod.py", "diff": diff}],
-                },
-            }
-        ],
-        check=None,
-        check_with_patches=None,
-        step=STEP,
-        reasons=[Reason(BLOCKER, "1 patch(es) are not applied: *0001* | `x`", "harness apply")],
+    reason = Reason(BLOCKER, "1 patch(es) are not applied: *0001* | `x`", "harness apply")
+    return Review.from_dict(
+        {
+            "target": "gpu (root@10.0.0.5:22)",
+            "generated": "2026-01-01 00:00",
+            "facts": {"python": {"executable": "/venv/bin/python", "version": "3.12"}, "dists": {}},
+            "stale_gpu_holders": [],
+            "patches": [
+                {
+                    "dist": "speculators",
+                    "installed": "0.3.0",
+                    "note": None,
+                    "hand_edited": [],
+                    "plan": {
+                        "patches": [{"id": "0001-limit", "state": "applies cleanly", "why": why}],
+                        "changes": [{"path": "pkg/mod.py", "diff": diff}],
+                    },
+                }
+            ],
+            "check": None,
+            "check_with_patches": None,
+            "step": STEP,
+            "reasons": [reason.to_dict()],
+        }
     )
 
 

@@ -23,9 +23,9 @@ from typing import Any
 import paramiko
 import pytest
 
-from harness.config import HostConfig
 from harness.errors import ConfigError, ConnectError, HostKeyError, TargetError
 from harness.targets.ssh import SshTarget
+from harness.targets.ssh.entry import HostConfig
 from tests.support.sshd import SshServer
 
 pytestmark = pytest.mark.ssh

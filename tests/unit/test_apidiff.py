@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from harness.analysis.apidiff import compare_symbols, diff_apis, normalize_annotation
+from harness.models import Symbol
 
 
 def fn(*params: str, returns: str | None = None, file: str = "m.py") -> dict[str, Any]:
@@ -29,6 +30,14 @@ def fn(*params: str, returns: str | None = None, file: str = "m.py") -> dict[str
     }
 
 
+def _sym(d: dict[str, Any]) -> Symbol:
+    return Symbol.from_dict(d)
+
+
+def _syms(table: dict[str, dict[str, Any]]) -> dict[str, Symbol]:
+    return {k: Symbol.from_dict(v) for k, v in table.items()}
+
+
 @pytest.mark.parametrize(
     ("old", "new", "kinds"),
     [
@@ -45,6 +54,7 @@ def fn(*params: str, returns: str | None = None, file: str = "m.py") -> dict[str
     ],
 )
 def test_compare_symbols(old: dict[str, Any], new: dict[str, Any], kinds: list[str]) -> None:
+    old, new = _sym(old), _sym(new)  # type: ignore[assignment]
     assert [c.kind for c in compare_symbols(old, new)] == kinds
 
 
@@ -65,14 +75,14 @@ def test_annotation_spellings_agree(a: str, b: str) -> None:
 def test_diff_apis_moved_removed_added_changed() -> None:
     old = {"p.a:f": fn("x"), "p.a:g": fn("x"), "p.a:h": fn("x")}
     new = {"p.b:f": fn("x"), "p.a:h": fn("x", "y"), "p.a:k": fn()}
-    got = {(e.status, e.symbol, e.moved_to) for e in diff_apis(old, new)}
+    got = {(e.status, e.symbol, e.moved_to) for e in diff_apis(_syms(old), _syms(new))}
     assert got == {
         ("moved", "p.a:f", "p.b:f"),
         ("removed", "p.a:g", None),
         ("changed", "p.a:h", None),
         ("added", "p.a:k", None),
     }
-    breaking = {e.symbol: e.breaking for e in diff_apis(old, new)}
+    breaking = {e.symbol: e.breaking for e in diff_apis(_syms(old), _syms(new))}
     assert breaking == {"p.a:f": True, "p.a:g": True, "p.a:h": True, "p.a:k": False}
 
 
@@ -87,5 +97,7 @@ def test_class_methods_added_and_removed() -> None:
             "members": [{"qualname": f"C.{m}", "kind": "method"} for m in methods],
         }
 
-    kinds = [(c.kind, c.name) for c in compare_symbols(cls("run", "old"), cls("run", "new"))]
+    kinds = [
+        (c.kind, c.name) for c in compare_symbols(_sym(cls("run", "old")), _sym(cls("run", "new")))
+    ]
     assert kinds == [("method-removed", "old"), ("method-added", "new")]

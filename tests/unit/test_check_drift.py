@@ -14,6 +14,7 @@ import pytest
 
 from harness.analysis.checker import Checker
 from harness.analysis.findings import Finding
+from harness.analysis.scan import Scan, fits_from, lookups_from
 from harness.reading.check import baseline_args
 from probes import callsites
 from tests.support.markers import expected
@@ -27,8 +28,11 @@ def check(new: str = "v2", old: str = "v1") -> list[Finding]:
         {"caller": "drifter", "callees": None, "paths": [str(DRIFT / "caller"), str(DRIFT / new)]},
         lambda m: None,
     )
-    base = callsites.run({**baseline_args(scan), "paths": [str(DRIFT / old)]}, lambda m: None)
-    return Checker(scan, {"driftee": "2.0"}, base["symbols"], base.get("fits") or {}).run()
+    parsed = Scan.from_dict(scan)
+    base = callsites.run({**baseline_args(parsed), "paths": [str(DRIFT / old)]}, lambda m: None)
+    return Checker(
+        parsed, {"driftee": "2.0"}, lookups_from(base["symbols"]), fits_from(base.get("fits"))
+    ).run()
 
 
 @pytest.fixture(scope="module")

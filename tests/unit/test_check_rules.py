@@ -14,6 +14,8 @@ import pytest
 
 from harness.analysis.checker import Checker, override_issues
 from harness.analysis.findings import CheckReport, Finding
+from harness.analysis.scan import Scan
+from harness.models import Symbol
 from probes import callsites
 from tests.support import markers
 
@@ -33,7 +35,7 @@ def expected() -> set[tuple[str, int, str, str]]:
 
 @pytest.fixture(scope="module")
 def findings() -> list[Finding]:
-    return Checker(scan(), {"calleepkg": "1.2.3", "hyphen_pkg": "2.0"}).run()
+    return Checker(Scan.from_dict(scan()), {"calleepkg": "1.2.3", "hyphen_pkg": "2.0"}).run()
 
 
 def test_every_marked_finding_and_nothing_else(findings: list[Finding]) -> None:
@@ -100,8 +102,8 @@ def test_override_compatibility(base: list[str], override: list[str], ok: bool) 
         return out
 
     issues = override_issues(
-        {"kind": "method", "parameters": params(base)},
-        {"kind": "method", "parameters": params(override)},
+        Symbol.from_dict({"qualname": "f", "kind": "method", "parameters": params(base)}),
+        Symbol.from_dict({"qualname": "f", "kind": "method", "parameters": params(override)}),
     )
     assert (issues == []) is ok
 
@@ -113,7 +115,7 @@ def test_against_takes_the_dist_name_or_the_import_name(against: str) -> None:
     )
     assert set(data["callees"]) == {"hyphen_pkg"}
     assert data["callees"]["hyphen_pkg"]["dist"] == "hyphen-dist"
-    found = Checker(data, {"hyphen_pkg": "2.0"}).run()
+    found = Checker(Scan.from_dict(data), {"hyphen_pkg": "2.0"}).run()
     assert [(f.category, f.symbol) for f in found if f.severity == "error"] == [
         ("unexpected-kwarg", "hyphen_pkg.api:upload"),
     ]

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import HostConfig, HostsConfig, find_hosts_file, load_hosts, locate_line
+from harness.config import HostsConfig, find_hosts_file, locate_line
 from harness.errors import ConfigError
+from harness.targets.registry import load_hosts
+from harness.targets.ssh.entry import HostConfig
 
 REPO_HOSTS = Path(__file__).resolve().parents[2] / "hosts.toml"
 

@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from harness.analysis.evaluate import UNKNOWN, call_values, evaluate
+from harness.analysis.facts import FitClass, Fits, Forwards, ReturnPath
 from harness.analysis.rules.defaults import changed_defaults
 from harness.analysis.rules.installs import lost, renames
 from harness.analysis.rules.returns import differs, selected
-from harness.analysis.uses import CallSite, FitClass, Fits, ReturnPath
+from harness.analysis.uses import CallUse as CallSite
 from harness.models import Parameter
 
 P = "positional-or-keyword"
@@ -197,6 +198,7 @@ def _site_fw(
 def test_forwarded_keys_rejected(fw: dict, extras: list[str], want: list[str]) -> None:
     from harness.analysis.rules.forwards import rejected
 
+    fw = Forwards.from_dict(fw)
     assert sorted(rejected(fw, extras)) == want
 
 
@@ -214,14 +216,19 @@ def test_a_removed_parameter_matters_where_a_call_reaches_it(
     from harness.analysis.apidiff import Change
     from harness.analysis.checker import relevant_changes
 
-    site = {
-        "shape": {
-            "positional": positional,
-            "keywords": keywords,
-            "star": False,
-            "double_star": False,
+    site = CallSite.from_dict(
+        {
+            "file": "f.py",
+            "line": 1,
+            "ref": ["symbol", "m", "f"],
+            "shape": {
+                "positional": positional,
+                "keywords": keywords,
+                "star": False,
+                "double_star": False,
+            },
         }
-    }
+    )
     got = relevant_changes(
         [Change("parameter-removed", "offload_device", None, None)], [site], {"offload_device": 3}
     )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.models import TargetFacts
 from harness.report.model import BLOCKER, judge
+from harness.runs.describe import StepPlan
 from harness.runs.needs import Need, needs, pip_line, step_paths
 
 
@@ -39,8 +41,10 @@ def test_pip_line_installs_where_the_step_looks_first() -> None:
     )
 
 
-def _step(requires: list[dict[str, object]], pip: str | None = None) -> dict[str, object]:
-    return {"name": "train", "command": ["python"], "requires": requires, "pip": pip}
+def _step(requires: list[dict[str, object]], pip: str | None = None) -> StepPlan:
+    return StepPlan.from_dict(
+        {"name": "train", "command": ["python"], "requires": requires, "pip": pip}
+    )
 
 
 @pytest.mark.parametrize(
@@ -61,7 +65,19 @@ def _step(requires: list[dict[str, object]], pip: str | None = None) -> dict[str
 def test_unmet_needs_block_the_launch_with_the_pip_line(
     requires: list[dict[str, object]], blockers: list[str]
 ) -> None:
-    facts = {"gpus": [{"index": 0}]}
+    facts = TargetFacts.from_dict(
+        {
+            "gpus": [
+                {
+                    "index": 0,
+                    "name": "gpu",
+                    "memory_total_mib": None,
+                    "memory_used_mib": None,
+                    "memory_free_mib": None,
+                }
+            ]
+        }
+    )
     reasons = judge(facts, [], [], None, None, _step(requires, "PIP LINE"))
     got = [r for r in reasons if r.severity == BLOCKER]
     assert [r.text for r in got] == blockers

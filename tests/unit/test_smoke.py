@@ -7,6 +7,7 @@ import json
 import pytest
 
 from harness.errors import UsageError
+from harness.report.model import Review
 from harness.runs import smoke
 from harness.runs.pipeline import parse_pipeline
 from probes.smoke_hook import cut_config
@@ -116,14 +117,16 @@ def test_cut_config(before: dict, layers: int, after: dict, said: list[str]) -> 
     assert cfg == after
 
 
-def _review(dists: dict, applied: list[str]) -> dict:
+def _review(dists: dict, applied: list[str]) -> Review:
     states = [{"id": p, "state": "applied"} for p in applied] + [
         {"id": "9999-x", "state": "skipped"}
     ]
-    return {
-        "facts": {"dists": dists},
-        "patches": [{"dist": "speculators", "plan": {"patches": states}}],
-    }
+    return Review.from_dict(
+        {
+            "facts": {"dists": dists},
+            "patches": [{"dist": "speculators", "plan": {"patches": states}}],
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -142,5 +145,5 @@ def _review(dists: dict, applied: list[str]) -> dict:
         ),
     ],
 )
-def test_what_changed_since_the_last_green_smoke_run(then: dict, now: dict, said: list) -> None:
+def test_what_changed_since_the_last_green_smoke_run(then: Review, now: Review, said: list) -> None:
     assert smoke.changes(smoke.fingerprint(then), smoke.fingerprint(now)) == said

@@ -12,12 +12,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from harness.analysis.findings import WARNING
-from harness.analysis.uses import CallSite, Resolution, parameters, resolutions
+from harness.analysis.apidiff import Change, ChangeKind
+from harness.analysis.findings import Category, Severity
 from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
     from harness.analysis.checker import Checker
+    from harness.analysis.facts import Resolution
+    from harness.analysis.uses import CallUse
     from harness.models import Parameter
 
 
@@ -29,7 +31,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def changed_defaults(
-    site: CallSite, old: tuple[Parameter, ...], new: tuple[Parameter, ...]
+    site: CallUse, old: tuple[Parameter, ...], new: tuple[Parameter, ...]
 ) -> list[tuple[Parameter, Parameter]]:
     """Pure: (old, new) parameters this call leaves to a default that changed."""
     if site.double_star:
@@ -62,52 +64,44 @@ def _resolved(items: tuple[Resolution, ...], target: str, owner: str, file: str 
 def run(ck: Checker) -> None:
     if ck.baseline is None:
         return
-    for raw in ck.scan.get("calls") or []:
-        site = CallSite.from_dict(raw)
-        new, old = ck._sym(site.symbol), ck.base_sym(site.symbol)
-        if new is None or old is None or new.get("kind") != old.get("kind"):
+    for site in ck.scan.calls:
+        new, old = ck.callee(site.symbol), ck.base_callee(site.symbol)
+        if new is None or old is None or new.kind != old.kind:
             continue
-        if new.get("kind") not in ("class", "function", "method", "classmethod", "staticmethod"):
+        if new.kind not in ("class", "function", "method", "classmethod", "staticmethod"):
             continue
         found = changed_defaults(
-            site, parameters(old, bound=site.on_instance), parameters(new, bound=site.on_instance)
+            site, old.parameters(bound=site.on_instance), new.parameters(bound=site.on_instance)
         )
         if not found:
             continue
-        container = ck._sym(site.passed_to.symbol) if site.passed_to else None
+        container = ck.callee(site.passed_to.symbol) if site.passed_to else None
         parts = []
         for q, p in found:
             text = f"{p.name}: {q.default} -> {p.default}"
-            text += _resolved(resolutions(new), p.name, new["qualname"], new.get("file"))
+            text += _resolved(new.resolutions, p.name, new.qualname, new.file)
             if container is not None and site.passed_to is not None:
                 text += _resolved(
-                    resolutions(container),
+                    container.resolutions,
                     f"{site.passed_to.keyword}.{p.name}",
-                    container["qualname"],
-                    container.get("file"),
+                    container.qualname,
+                    container.file,
                 )
             parts.append(text)
-        name = new["qualname"]
-        old_v = f"{old.get('dist')} {old.get('version')}"
-        ck._add(
-            WARNING,
-            "drift",
-            site.raw,
+        name = new.qualname
+        old_v = f"{old.dist} {old.version}"
+        ck.add(
+            Severity.WARNING,
+            Category.DRIFT,
+            site,
             site.symbol,
             f"{name}() leaves {', '.join(p.name for _, p in found)} to defaults that changed "
-            f"since {old_v} ({ck._version(site.symbol.split(':')[0])}): {'; '.join(parts)}",
+            f"since {old_v} ({ck.version_of(site.symbol.split(':')[0])}): {'; '.join(parts)}",
             f"Pass {', '.join(f'{p.name}={q.default}' for q, p in found)} to keep the "
             f"behaviour the caller was written for, or confirm the new default is wanted.",
             new,
             tuple(
-                {
-                    "kind": "parameter-default-changed",
-                    "name": p.name,
-                    "old": q.default,
-                    "new": p.default,
-                    "breaking": False,
-                    "text": t,
-                }
+                Change(ChangeKind.PARAMETER_DEFAULT_CHANGED, p.name, q.default, p.default, text=t)
                 for (q, p), t in zip(found, parts, strict=True)
             ),
         )

@@ -9,39 +9,37 @@ forwarding call rejects it, and the finding says the chain.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harness.analysis.findings import ERROR
-from harness.analysis.uses import parameters
+from harness.analysis.findings import Category, Severity
 from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Parameter
 
 if TYPE_CHECKING:
     from harness.analysis.checker import Checker
-
-Json = dict[str, Any]
+    from harness.analysis.facts import Forwards
 
 
 def _named(params: tuple[Parameter, ...]) -> set[str]:
     return {p.name for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
 
 
-def rejected(fw: Json, extras: list[str], hops: tuple[str, ...] = ()) -> dict[str, list[str]]:
+def rejected(fw: Forwards, extras: list[str], hops: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """Pure: key -> the chain of hops that ends where it is rejected (every forward rejects)."""
-    keys = [k for k in extras if k not in set(fw.get("removed") or ())]
+    keys = [k for k in extras if k not in set(fw.removed)]
     per_site: list[dict[str, list[str]]] = []
-    for site in fw.get("sites") or []:
-        params = tuple(Parameter.from_dict(p) for p in site.get("parameters") or ())
-        hop = f"{site['target']} ({site['file']}:{site['line']})"
+    for site in fw.sites:
+        params = site.parameters
+        hop = f"{site.target} ({site.file}:{site.line})"
         here: dict[str, list[str]] = {}
-        explicit = set(site.get("keywords") or ())
+        explicit = set(site.keywords)
         for k in keys:
             if k in explicit:
                 here[k] = [*hops, hop, "which passes it as well"]
-        lenient = site.get("extra") in ("ignore", "allow", "unknown")
+        lenient = site.extra in ("ignore", "allow", "unknown")
         takes_any = any(p.kind == VAR_KEYWORD for p in params)
         rest = [k for k in keys if k not in _named(params) and k not in explicit]
-        if takes_any and site.get("forwards"):
-            here.update(rejected(site["forwards"], rest, (*hops, hop)))
+        if takes_any and site.forwards:
+            here.update(rejected(site.forwards, rest, (*hops, hop)))
         elif not takes_any and not lenient:
             here.update({k: [*hops, hop] for k in rest})
         per_site.append(here)
@@ -54,29 +52,28 @@ def rejected(fw: Json, extras: list[str], hops: tuple[str, ...] = ()) -> dict[st
 
 
 def run(ck: Checker) -> None:
-    for use in ck.scan.get("calls") or []:
-        key = f"{use['ref'][1]}:{use['ref'][2]}"
-        sym = ck._sym(key)
-        if sym is None or not sym.get("forwards"):
+    for use in ck.scan.calls:
+        key = f"{use.ref.module}:{use.ref.qualname}"
+        sym = ck.callee(key)
+        if sym is None or not sym.forwards:
             continue
-        if sym.get("kind") == "class":
-            params = tuple(Parameter.from_dict(p) for p in sym.get("parameters") or ())
+        if sym.kind == "class":
+            params = sym.symbol.parameters or ()
         else:
-            params = parameters(sym, bound=bool(use.get("on_instance")))
+            params = sym.parameters(bound=use.on_instance)
         if not any(p.kind == VAR_KEYWORD for p in params):
             continue
-        spread = use["shape"].get("spread_keys") or []
-        passed = [*use["shape"]["keywords"], *(k["key"] for k in spread)]
+        passed = [*use.keywords, *(k.key for k in use.spread or ())]
         extras = [k for k in dict.fromkeys(passed) if k not in _named(params)]
         if not extras:
             continue
-        name = sym["qualname"]
-        for k, chain in rejected(sym["forwards"], extras).items():
+        name = sym.qualname
+        for k, chain in rejected(sym.forwards, extras).items():
             path = " -> ".join(chain)
             twice = chain[-1] == "which passes it as well"
-            ck._add(
-                ERROR,
-                "duplicate-argument" if twice else "unexpected-kwarg",
+            ck.add(
+                Severity.ERROR,
+                Category.DUPLICATE_ARGUMENT if twice else Category.UNEXPECTED_KWARG,
                 use,
                 key,
                 f"{name}() got an unexpected keyword argument '{k}': it takes **kwargs and "

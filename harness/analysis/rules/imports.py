@@ -7,34 +7,30 @@ itself guarded is a NameError (``unbound-name``); a ``def`` fallback must fit th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harness.analysis.bind import CallShape, bind
-from harness.analysis.findings import ERROR, INFO, WARNING
-from harness.analysis.uses import ref_key
-from harness.models import Parameter
+from harness.analysis.bind import bind
+from harness.analysis.findings import Category, Severity
 
 if TYPE_CHECKING:
     from harness.analysis.checker import Checker
-
-Json = dict[str, Any]
+    from harness.analysis.uses import ImportUse
 
 
 def run(ck: Checker) -> None:
-    for use in ck.scan.get("imports") or []:
-        if use.get("ok"):
+    for use in ck.scan.imports:
+        if use.ok:
             continue
-        name = use.get("name")
-        what = f"{use['module']}:{name}" if name else use["module"]
-        where = ck._version(use["module"])
-        sugg = use.get("suggestions") or []
-        hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""
+        name = use.name
+        what = f"{use.module}:{name}" if name else use.module
+        where = ck.version_of(use.module)
+        hint = f" Did you mean {', '.join(use.suggestions)}?" if use.suggestions else ""
         if name:
-            ck.failed_imports.add((use["file"], f"{use['module']}:{name}"))
-        if use.get("guarded"):
-            ck._add(
-                INFO,
-                "import-guarded",
+            ck.failed_imports.add((use.file, f"{use.module}:{name}"))
+        if use.guarded:
+            ck.add(
+                Severity.INFO,
+                Category.IMPORT_GUARDED,
                 use,
                 what,
                 f"{what} does not exist in {where}; the import is guarded, so the "
@@ -44,10 +40,10 @@ def run(ck: Checker) -> None:
             _unbound(ck, use, what, where)
             _fallback_shape(ck, use, what)
             continue
-        if use.get("dynamic"):
-            ck._add(
-                WARNING,
-                "unverifiable",
+        if use.dynamic:
+            ck.add(
+                Severity.WARNING,
+                Category.UNVERIFIABLE,
                 use,
                 what,
                 f"{what} is not defined statically in {where} (the module has a __getattr__)",
@@ -55,13 +51,13 @@ def run(ck: Checker) -> None:
             )
             continue
         msg = (
-            f"cannot import name '{name}' from '{use['module']}' ({where})"
+            f"cannot import name '{name}' from '{use.module}' ({where})"
             if name
-            else f"no module named '{use['module']}' in {where}"
+            else f"no module named '{use.module}' in {where}"
         )
-        ck._add(
-            ERROR,
-            "import-missing",
+        ck.add(
+            Severity.ERROR,
+            Category.IMPORT_MISSING,
             use,
             what,
             msg,
@@ -69,48 +65,37 @@ def run(ck: Checker) -> None:
         )
 
 
-def _unbound(ck: Checker, use: Json, what: str, where: str) -> None:
+def _unbound(ck: Checker, use: ImportUse, what: str, where: str) -> None:
     """Uses of a name the failed guarded import left unbound: NameError when reached."""
-    for site in use.get("unbound_uses") or []:
-        ck._add(
-            ERROR,
-            "unbound-name",
+    for site in use.unbound_uses:
+        ck.add(
+            Severity.ERROR,
+            Category.UNBOUND_NAME,
             site,
             what,
-            f"name '{site['name']}' is not defined: `from {use['module']} import "
-            f"{use['name']}` (line {use['line']}) fails on {where} and the except branch "
+            f"name '{site.name}' is not defined: `from {use.module} import "
+            f"{use.name}` (line {use.line}) fails on {where} and the except branch "
             "binds nothing",
-            f"Bind a fallback in the except branch (e.g. {site['name']} = None) and guard "
-            f"this use, or import {use['name']} from where {where} defines it now.",
+            f"Bind a fallback in the except branch (e.g. {site.name} = None) and guard "
+            f"this use, or import {use.name} from where {where} defines it now.",
         )
 
 
-def _fallback_shape(ck: Checker, use: Json, what: str) -> None:
+def _fallback_shape(ck: Checker, use: ImportUse, what: str) -> None:
     """A ``def`` fallback must take the calls written for the callee's function."""
-    fb = use.get("fallback") or {}
-    if fb.get("kind") != "def":
+    fb = use.fallback
+    if fb is None or fb.kind != "def":
         return
-    params = tuple(Parameter.from_dict(p) for p in fb.get("parameters") or ())
-    for call in ck.scan.get("calls") or []:
-        if call["file"] != use["file"] or ref_key(call["ref"]) != what:
+    for call in ck.scan.calls:
+        if call.file != use.file or call.symbol != what:
             continue
-        shape = call["shape"]
-        got = bind(
-            CallShape(
-                shape["positional"],
-                tuple(shape["keywords"]),
-                shape["star"],
-                shape["double_star"],
-            ),
-            params,
-        )
-        for p in got:
-            ck._add(
-                WARNING,
-                "import-guarded",
+        for p in bind(call.shape, fb.parameters):
+            ck.add(
+                Severity.WARNING,
+                Category.IMPORT_GUARDED,
                 call,
                 what,
-                f"the fallback {use['local']}() (line {fb.get('line')}) runs instead of "
-                f"{what}, and this call does not fit it: {use['local']}() {p.detail}",
+                f"the fallback {use.local}() (line {fb.line}) runs instead of "
+                f"{what}, and this call does not fit it: {use.local}() {p.detail}",
                 "Give the fallback the parameters of the function it stands in for.",
             )

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from harness.analysis.findings import ERROR, WARNING
-from harness.analysis.uses import FitClass, Fits, Install
+from harness.analysis.apidiff import Change, ChangeKind
+from harness.analysis.facts import FitClass, Fits
+from harness.analysis.findings import Category, Severity
+from harness.models import Symbol
 
 if TYPE_CHECKING:
     from harness.analysis.checker import Checker
+    from harness.analysis.uses import Install
 
 
 def lost(new: Fits, old: Fits) -> dict[str, list[tuple[FitClass, FitClass]]]:
@@ -53,36 +56,35 @@ def renames(attr: str, pairs: list[tuple[FitClass, FitClass]]) -> list[tuple[str
 
 
 def _exact(ck: Checker, ins: Install) -> None:
-    cls = ck._sym(ins.target or "")
-    if cls is None or not cls.get("mro_complete"):
+    cls = ck.callee(ins.target or "")
+    if cls is None or not cls.mro_complete:
         return
-    members = set(cls.get("mro_members") or ())
+    members = set(cls.mro_members)
     for attr in ins.attrs:
         if attr in members:
             continue
-        ck._add(
-            ERROR,
-            "missing-attribute",
-            ins.raw,
+        ck.add(
+            Severity.ERROR,
+            Category.MISSING_ATTRIBUTE,
+            ins,
             f"{ins.target}.{attr}",
-            f"{ins.function}() (line {ins.function_line}) is installed on {cls['qualname']} "
+            f"{ins.function}() (line {ins.function_line}) is installed on {cls.qualname} "
             f"and reads self.{attr} (line {ins.attr_lines.get(attr)}), which "
-            f"{cls['qualname']} and its bases do not define ({ck._version(cls['module'])})",
-            f"Find what replaced {attr} on {cls['qualname']} (`harness diff`) and use it.",
+            f"{cls.qualname} and its bases do not define ({ck.version_of(cls.module)})",
+            f"Find what replaced {attr} on {cls.qualname} (`harness diff`) and use it.",
             cls,
         )
 
 
 def run(ck: Checker) -> None:
-    for raw in ck.scan.get("installs") or []:
-        ins = Install.from_dict(raw)
+    for ins in ck.scan.installs:
         if ins.target:
             _exact(ck, ins)
             continue
         if ck.baseline_fits is None or not ins.attrs:
             continue
-        new = Fits.from_dict((ck.scan.get("fits") or {}).get(ins.key))
-        old = Fits.from_dict(ck.baseline_fits.get(ins.key))
+        new = ck.scan.fits.get(ins.key) or Fits((), ())
+        old = ck.baseline_fits.get(ins.key) or Fits((), ())
         for attr, pairs in sorted(lost(new, old).items()):
             names = sorted(c.qualname for c, _ in pairs)
             shown = ", ".join(names[:6]) + (f" (+{len(names) - 6} more)" if len(names) > 6 else "")
@@ -98,34 +100,33 @@ def run(ck: Checker) -> None:
                 ""
                 if new.full
                 else (
-                    f" No class of {ck._version(top.module)} defines all of "
+                    f" No class of {ck.version_of(top.module)} defines all of "
                     f"{', '.join(ins.attrs)} now."
                 )
             )
-            ck._add(
-                WARNING,
-                "drift",
-                ins.raw,
+            ck.add(
+                Severity.WARNING,
+                Category.DRIFT,
+                ins,
                 f"{top.module}:{top.qualname}.{attr}",
                 f"{ins.function}() (line {ins.function_line}) is installed as "
                 f"{ins.obj}.{ins.replaces} and reads self.{attr} (line "
                 f"{ins.attr_lines.get(attr)}); {len(names)} classes that defined every "
-                f"attribute it reads in the baseline lack {attr} in {ck._version(top.module)}: "
+                f"attribute it reads in the baseline lack {attr} in {ck.version_of(top.module)}: "
                 f"{shown}{hint}.{none_fit}",
                 f"Use {guess[0][0]} where {ins.function} reads self.{attr}"
                 if guess
                 else f"Find what replaced {attr} on those classes (`harness diff`).",
-                {"qualname": top.qualname, "kind": "class", "file": top.file, "line": top.line},
+                Symbol(top.qualname, "class", top.file, top.line, top.line),
                 (
-                    {
-                        "kind": "attribute-removed",
-                        "name": attr,
-                        "old": f"{old_v.file}:{old_v.line}",
-                        "new": guess[0][0] if guess else None,
-                        "breaking": True,
-                        "text": f"{attr} gone from {len(names)} classes"
+                    Change(
+                        ChangeKind.ATTRIBUTE_REMOVED,
+                        attr,
+                        f"{old_v.file}:{old_v.line}",
+                        guess[0][0] if guess else None,
+                        text=f"{attr} gone from {len(names)} classes"
                         + (f", renamed to {guess[0][0]}" if guess else ""),
-                        "classes": names,
-                    },
+                        classes=tuple(names),
+                    ),
                 ),
             )

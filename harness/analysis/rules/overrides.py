@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
-from harness.analysis.findings import ERROR, WARNING
+from harness.analysis.findings import Category, Severity
+from harness.analysis.uses import Site
 from harness.models import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
@@ -17,51 +18,59 @@ from harness.models import (
 if TYPE_CHECKING:
     from harness.analysis.checker import Checker
 
-Json = dict[str, Any]
+
+class Signed(Protocol):
+    """A function-like thing: a callee symbol or a caller's method."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...] | None: ...
 
 
 def run(ck: Checker) -> None:
-    for sub in ck.scan.get("subclasses") or []:
-        for meth in sub.get("methods") or []:
-            for base in sub["bases"]:
-                key = f"{base[1]}:{base[2]}.{meth['name']}"
-                bsym = ck._sym(key)
-                dunder = meth["name"].startswith("__") and meth["name"] != "__call__"
+    for sub in ck.scan.subclasses:
+        for meth in sub.methods:
+            for base in sub.bases:
+                key = f"{base.module}:{base.qualname}.{meth.name}"
+                bsym = ck.callee(key)
+                dunder = meth.name.startswith("__") and meth.name != "__call__"
                 if bsym is None or dunder:
                     continue
-                problems = override_problems(bsym, meth)
+                problems = override_problems(bsym.symbol, meth)
                 issues = [text for text, _ in problems]
                 certain = any(sure for _, sure in problems)
-                old = ck.base_sym(key)
+                old = ck.base_callee(key)
                 if issues:
-                    use = {**sub, "line": meth["line"], "source": sub.get("source", "")}
+                    site = Site(sub.file, meth.line, sub.source, sub.scope)
                     # incompatible already in the version the caller was written for: a
                     # deliberate re-signature the caller keeps the base from calling
-                    was = old is not None and bool(override_issues(old, meth))
-                    ver = f"{old.get('dist')} {old.get('version')}" if old else ""
-                    ck._add(
-                        ERROR if certain and not was else WARNING,
-                        "override-incompatible",
-                        use,
+                    was = old is not None and bool(override_issues(old.symbol, meth))
+                    ver = f"{old.dist} {old.version}" if old else ""
+                    ck.add(
+                        Severity.ERROR if certain and not was else Severity.WARNING,
+                        Category.OVERRIDE_INCOMPATIBLE,
+                        site,
                         key,
-                        f"{sub['class']}.{meth['name']} "
+                        f"{sub.name}.{meth.name} "
                         f"{'does not accept' if was else 'no longer accepts'} what "
-                        f"{bsym['qualname']} is called with: {'; '.join(issues)}"
+                        f"{bsym.qualname} is called with: {'; '.join(issues)}"
                         + (
                             f" (already so in {ver}, the version it was written for)" if was else ""
                         ),
-                        f"Match the override's parameters to {bsym['qualname']}'s.",
+                        f"Match the override's parameters to {bsym.qualname}'s.",
                         bsym,
                     )
                 break
 
 
-def override_issues(base: Json, meth: Json) -> list[str]:
+def override_issues(base: Signed, meth: Signed) -> list[str]:
     """Why an override cannot take every call its base method accepts (pure)."""
     return [text for text, _ in override_problems(base, meth)]
 
 
-def override_problems(base: Json, meth: Json) -> list[tuple[str, bool]]:
+def override_problems(base: Signed, meth: Signed) -> list[tuple[str, bool]]:
     """(why, certain) for each way an override cannot take its base's calls (pure).
 
     Not certain: the base has more positional parameters than the override, but the extra
@@ -69,11 +78,11 @@ def override_problems(base: Json, meth: Json) -> list[tuple[str, bool]]:
     callers that pass them positionally (transformers' Trainer passes
     ``compute_loss(model, inputs, num_items_in_batch=...)`` by name).
     """
-    bp = [Parameter.from_dict(p) for p in base.get("parameters") or []]
-    op = [Parameter.from_dict(p) for p in meth.get("parameters") or []]
-    if base.get("kind") in ("method", "classmethod") and bp:
+    bp = list(base.parameters or ())
+    op = list(meth.parameters or ())
+    if base.kind in ("method", "classmethod") and bp:
         bp = bp[1:]
-    if meth.get("kind") in ("method", "classmethod") and op:
+    if meth.kind in ("method", "classmethod") and op:
         op = op[1:]
     issues: list[tuple[str, bool]] = []
     o_var_pos = any(p.kind == VAR_POSITIONAL for p in op)

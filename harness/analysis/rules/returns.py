@@ -13,9 +13,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.evaluate import call_values, evaluate
-from harness.analysis.findings import WARNING
-from harness.analysis.uses import CallSite, ReturnPath, parameters, return_paths
+from harness.analysis.facts import ReturnPath
+from harness.analysis.findings import Category, Severity
+from harness.analysis.uses import CallUse
 
 if TYPE_CHECKING:
     from harness.analysis.checker import Checker
@@ -52,7 +54,7 @@ def differs(now: list[ReturnPath], was: list[ReturnPath]) -> bool:
     return a != b
 
 
-def passed_names(site: CallSite, params: tuple[object, ...]) -> set[str]:
+def passed_names(site: CallUse, params: tuple[object, ...]) -> set[str]:
     from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, Parameter
 
     positional = [
@@ -77,18 +79,17 @@ def _where(paths: list[ReturnPath]) -> str:
 def run(ck: Checker) -> None:
     if ck.baseline is None:
         return
-    for raw in ck.scan.get("calls") or []:
-        site = CallSite.from_dict(raw)
+    for site in ck.scan.calls:
         if not site.result:
             continue
-        new, old = ck._sym(site.symbol), ck.base_sym(site.symbol)
+        new, old = ck.callee(site.symbol), ck.base_callee(site.symbol)
         if new is None or old is None:
             continue
-        new_paths, old_paths = return_paths(new), return_paths(old)
+        new_paths, old_paths = new.return_paths, old.return_paths
         if not new_paths or not old_paths:
             continue
-        new_params = parameters(new, bound=site.on_instance)
-        old_params = parameters(old, bound=site.on_instance)
+        new_params = new.parameters(bound=site.on_instance)
+        old_params = old.parameters(bound=site.on_instance)
         chosen = passed_names(site, new_params) & (selectors(new_paths) | selectors(old_paths))
         if not chosen:
             continue
@@ -98,34 +99,30 @@ def run(ck: Checker) -> None:
         was = selected(old_paths, call_values(old_params, args, kwargs, spread))
         if not differs(now, was):
             continue
-        name = new["qualname"].rsplit(".", 1)[-1]
+        name = new.qualname.rsplit(".", 1)[-1]
         given = ", ".join(
             f"{k}={site.kwarg_values.get(k) or '...'}" for k in sorted(chosen & set(site.keywords))
         ) or ", ".join(sorted(chosen))
         uses = "; ".join(f"{u.text} (line {u.line})" for u in site.result[:3])
-        new_v, old_v = (
-            ck._version(site.symbol.split(":")[0]),
-            f"{old.get('dist')} {old.get('version')}",
-        )
-        ck._add(
-            WARNING,
-            "drift",
-            site.raw,
+        new_v, old_v = ck.version_of(site.symbol.split(":")[0]), f"{old.dist} {old.version}"
+        ck.add(
+            Severity.WARNING,
+            Category.DRIFT,
+            site,
             site.symbol,
-            f"{name}(..., {given}) now returns {_exprs(now)} ({new_v}, {new.get('file')} "
+            f"{name}(..., {given}) now returns {_exprs(now)} ({new_v}, {new.file} "
             f"{_where(now)}); {old_v} returned {_exprs(was)} ({_where(was)}). "
             f"The caller uses the result: {uses}",
             f"Check what {name} returns under {', '.join(sorted(chosen))} now and adapt the "
             "use of its result (e.g. drop the indexing if it returns the element itself).",
             new,
             (
-                {
-                    "kind": "returns-behaviour-changed",
-                    "name": ", ".join(sorted(chosen)),
-                    "old": _exprs(was),
-                    "new": _exprs(now),
-                    "breaking": True,
-                    "text": f"returns {_exprs(now)} (was {_exprs(was)})",
-                },
+                Change(
+                    ChangeKind.RETURNS_BEHAVIOUR_CHANGED,
+                    ", ".join(sorted(chosen)),
+                    _exprs(was),
+                    _exprs(now),
+                    text=f"returns {_exprs(now)} (was {_exprs(was)})",
+                ),
             ),
         )

@@ -11,14 +11,13 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.config import HostConfig
 from harness.errors import ConnectError, HarnessError
-from harness.targets.base import CommandResult, FileStat
+from harness.targets.base import ByteStream, CommandResult, FileStat
 from harness.targets.mux.paths import (
     DEBUG_ENV,
     debug,
@@ -27,6 +26,7 @@ from harness.targets.mux.paths import (
     remove_stale,
     sibling,
 )
+from harness.targets.mux.streams import MuxStream
 from harness.targets.mux.wire import (
     PROTOCOL,
     ProtocolError,
@@ -37,6 +37,7 @@ from harness.targets.mux.wire import (
     recv_frame,
     send_frame,
 )
+from harness.targets.ssh.entry import HostConfig
 
 #: A client must send its request this soon after the hello (the server's limit too).
 REQUEST_WAIT_S = 30.0
@@ -200,6 +201,28 @@ class MuxClient:
         if st is None:
             return None
         return FileStat(str(st[0]), int(st[1]), int(st[2]), float(st[3]))
+
+    def stream(self, argv: Sequence[str], on_lost: Callable[[], None]) -> ByteStream:
+        """``argv``'s output relayed as it comes (see :mod:`.streams`)."""
+        sock, _ = open_connection(self.path, self.wait, self.expect)
+        try:
+            sock.settimeout(REPLY_SEND_S)
+            send_frame(sock, {"op": "stream", "argv": list(argv)})
+            sock.settimeout(self.wait)
+            reply = recv_frame(sock)
+        except (OSError, ProtocolError) as e:
+            sock.close()
+            raise self._lost(f"starting {argv[0]}", str(e) or type(e).__name__) from None
+        except BaseException:
+            sock.close()
+            raise
+        head = {} if reply is None else reply[0]
+        if head.get("ok"):
+            return MuxStream(sock, on_lost)
+        sock.close()
+        if reply is None or head.get("retry"):
+            raise MuxUnavailable("server could not start the stream")
+        raise error_from_wire(head.get("error"))
 
     def shutdown(self) -> None:
         """Ask the server to exit now (it removes its socket before answering)."""

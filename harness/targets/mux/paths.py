@@ -9,6 +9,7 @@ unlink happen under an ``flock`` on ``NAME.lock``. Stdlib only.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
 import stat
@@ -16,10 +17,10 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from harness.config import HostConfig
 from harness.errors import ConfigError
 from harness.targets.identity import ConnectionIdentity, connection_identity
 from harness.targets.mux.wire import PROTOCOL
+from harness.targets.ssh.entry import HostConfig
 
 #: Seconds a mux server lingers unused; ``0`` disables connection sharing altogether.
 PERSIST_ENV = "HARNESS_SSH_PERSIST"
@@ -151,3 +152,33 @@ def remove_stale(path: str) -> None:
     with contextlib.suppress(OSError), name_lock(path):
         if not alive(path):
             os.unlink(path)
+
+
+def claim(path: str) -> socket.socket | None:
+    """Bind and listen on ``path``; ``None`` when a live server already has it.
+
+    Race handling (documented here because it is the subtle part): bind() on an existing
+    path fails with EADDRINUSE whether or not anyone listens there, so under the name's
+    ``flock`` we ask: is someone listening? Yes -> another server won; we exit. No -> the
+    file is stale; unlink and bind. Every server binds under the same lock and clients only
+    remove stale files under it too, so exactly one server ever owns the name.
+    """
+    with name_lock(path):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            try:
+                sock.bind(path)
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE:
+                    raise
+                if alive(path):
+                    sock.close()
+                    return None
+                os.unlink(path)
+                sock.bind(path)
+            os.chmod(path, 0o600)
+            sock.listen(64)
+        except BaseException:
+            sock.close()
+            raise
+        return sock

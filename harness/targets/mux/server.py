@@ -8,7 +8,6 @@ never accepts a new host key.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import socket
@@ -21,17 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import ConnectError, HarnessError, TargetError
-from harness.targets.base import CommandResult
+from harness.targets.base import CommandResult, LinkLost
 from harness.targets.mux.client import REPLY_SEND_S, REQUEST_WAIT_S, stop_all
 from harness.targets.mux.paths import (
     DEFAULT_PERSIST_S,
     PERSIST_ENV,
-    alive,
+    claim,
     debug,
     mux_dir,
     name_lock,
     sibling,
 )
+from harness.targets.mux.streams import relay
 from harness.targets.mux.wire import (
     PROTOCOL,
     ProtocolError,
@@ -55,36 +55,6 @@ def log(message: str) -> None:
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
     sys.stderr.write(f"{stamp} harness-mux[{os.getpid()}] {message}\n")
     sys.stderr.flush()
-
-
-def claim(path: str) -> socket.socket | None:
-    """Bind and listen on ``path``; ``None`` when a live server already has it.
-
-    Race handling (documented here because it is the subtle part): bind() on an existing
-    path fails with EADDRINUSE whether or not anyone listens there, so under the name's
-    ``flock`` we ask: is someone listening? Yes -> another server won; we exit. No -> the
-    file is stale; unlink and bind. Every server binds under the same lock and clients only
-    remove stale files under it too, so exactly one server ever owns the name.
-    """
-    with name_lock(path):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            try:
-                sock.bind(path)
-            except OSError as e:
-                if e.errno != errno.EADDRINUSE:
-                    raise
-                if alive(path):
-                    sock.close()
-                    return None
-                os.unlink(path)
-                sock.bind(path)
-            os.chmod(path, 0o600)
-            sock.listen(64)
-        except BaseException:
-            sock.close()
-            raise
-        return sock
 
 
 class MuxServer:
@@ -182,6 +152,9 @@ class MuxServer:
                 if request is None:
                     return  # a liveness check or an attach: hello was all it wanted
                 conn.settimeout(None)
+                if request[0].get("op") == "stream":
+                    self._stream(conn, request[0])
+                    return
                 head, parts = self._dispatch(*request)
                 conn.settimeout(REPLY_SEND_S)
                 send_frame(conn, head, parts)
@@ -192,6 +165,24 @@ class MuxServer:
                 self._active -= 1
                 self._last = time.monotonic()
                 self._state.notify_all()
+
+    def _stream(self, conn: socket.socket, head: dict[str, Any]) -> None:
+        """Start the command on the SSH connection and relay its output (see .streams)."""
+        argv = head.get("argv")
+        try:
+            if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+                raise TargetError("harness mux: bad argv in request")
+            source = self.target.stream(argv)
+        except HarnessError as e:
+            if isinstance(e, ConnectError):
+                self.retire(f"connection lost: {e.message}")
+            send_frame(conn, {"ok": False, "error": error_to_wire(e)})
+            return
+        except LinkLost as e:
+            send_frame(conn, {"ok": False, "retry": True, "reason": str(e)})
+            return
+        send_frame(conn, {"ok": True, "op": "started"})
+        relay(conn, source)
 
     def _hello(self) -> dict[str, Any]:
         return {

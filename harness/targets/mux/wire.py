@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness import errors
-from harness.config import HostConfig
 from harness.errors import HarnessError, TargetError
+from harness.targets.ssh.entry import HostConfig
 
 #: Bumped when the framing or the request set changes (it is part of the socket name too).
 #: 2: the hello carries the server's identity; a probe request names its interpreter.
-PROTOCOL = 2
+#: 3: ``stream`` requests (a command's output relayed as it comes).
+PROTOCOL = 3
 #: A header is JSON with an argv and an env in it; anything bigger is a broken peer.
 MAX_HEADER = 16 * 1024 * 1024
 

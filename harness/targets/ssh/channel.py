@@ -1,4 +1,5 @@
-"""Session channels: feed stdin and drain stdout/stderr without deadlocks, wait for the status.
+"""Session channels: feed stdin and drain stdout/stderr without deadlocks, wait for the status;
+stream a command's output (:class:`ChannelStream`).
 
 Also the two ways Paramiko would print tracebacks the user never should see, and the one-line
 reason of any exception. Paramiko itself is imported only where needed.
@@ -6,10 +7,14 @@ reason of any exception. Paramiko itself is imported only where needed.
 
 from __future__ import annotations
 
+import contextlib
 import select
 import threading
 import time
 from typing import Any
+
+from harness.errors import HarnessError
+from harness.targets.base import MAX_STDERR, ByteStream, LinkLost
 
 #: Longest wait for one SFTP reply before the server is presumed gone.
 SFTP_TIMEOUT_S = 60.0
@@ -117,3 +122,54 @@ def reason(e: BaseException) -> str:
     """A one-line reason from any exception (some Paramiko ones have empty str())."""
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0]
+
+
+class ChannelStream(ByteStream):
+    """A command on a raw session channel of an SSH transport, read in 1 MiB gulps (not
+    Fabric's ``run()``, whose per-byte machinery is ~70x slower)."""
+
+    def __init__(self, transport: Any, line: str, connect_timeout: float) -> None:
+        try:
+            self._transport = transport
+            self._chan = transport.open_session(window_size=WINDOW_SIZE, timeout=connect_timeout)
+            self._chan.exec_command(line)
+            self._chan.shutdown_write()
+        except HarnessError:
+            raise
+        except Exception as e:  # paramiko's words for a dead link vary
+            raise LinkLost(str(e) or type(e).__name__) from e
+        self._err = bytearray()
+
+    def read(self, timeout: float) -> tuple[bytes, bool]:
+        chan = self._chan
+        try:
+            if not (chan.recv_ready() or chan.recv_stderr_ready() or chan.eof_received):
+                select.select([chan], [], [], timeout)
+            data = chan.recv(RECV_CHUNK) if chan.recv_ready() else b""
+            while chan.recv_stderr_ready():
+                self._err += chan.recv_stderr(RECV_CHUNK)
+                del self._err[:-MAX_STDERR]
+        except Exception as e:
+            raise LinkLost(str(e) or type(e).__name__) from e
+        if data:
+            return data, False
+        if chan.eof_received and not chan.recv_ready():
+            # EOF comes first, the exit status right after it. A channel that closes because
+            # the link died also sets the status event, but leaves the status at -1.
+            chan.status_event.wait(2.0)
+            with contextlib.suppress(Exception):
+                while chan.recv_stderr_ready():
+                    self._err += chan.recv_stderr(RECV_CHUNK)
+            if chan.exit_status_ready() and chan.exit_status >= 0:
+                return b"", True
+            raise LinkLost("the channel closed without an exit status")
+        if chan.closed or not self._transport.is_active():
+            raise LinkLost("the connection closed")
+        return b"", False
+
+    def stderr(self) -> bytes:
+        return bytes(self._err)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._chan.close()

@@ -9,15 +9,16 @@ hop, pass our timeouts to Paramiko, and turn each hop's failure into one Connect
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import socket
 from collections.abc import Iterator
 from typing import Any
 
-from harness.config import HostConfig
-from harness.errors import ConfigError, ConnectError, HarnessError, HostKeyError
-from harness.targets.ssh.channel import reason
+from harness.errors import ConfigError, ConnectError, HarnessError, HostKeyError, TargetError
+from harness.targets.ssh.channel import SFTP_TIMEOUT_S, reason
+from harness.targets.ssh.entry import HostConfig
 
 #: Seconds between SSH keepalive packets; a dead link then fails a write instead of idling.
 KEEPALIVE_S = 15
@@ -262,3 +263,31 @@ def connect_error(e: BaseException, conn: Any, files: Any, *, jump: bool) -> Har
     if isinstance(e, OSError):
         return ConnectError(f"cannot connect to {where}: {e.strerror or reason(e)}")
     return ConnectError(f"cannot connect to {user}@{where}: {reason(e)}")
+
+
+def sftp_error(e: BaseException, label: str, path: str) -> tuple[HarnessError, bool]:
+    """One SFTP failure as a domain error, and whether the link is presumed dead."""
+    import paramiko
+
+    if isinstance(e, HarnessError):
+        return e, False
+    if isinstance(e, OSError) and e.errno is not None:
+        if e.errno == errno.ENOENT:
+            return TargetError(f"{label}: no such file {path}"), False
+        if e.errno == errno.EACCES:
+            return TargetError(f"{label}: permission denied reading {path}"), False
+        return TargetError(f"{label}: cannot read {path}: {e.strerror or e}"), False
+    drop = isinstance(e, (socket.timeout, TimeoutError, paramiko.SSHException, EOFError, OSError))
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return ConnectError(
+            f"{label} did not answer an SFTP request for {path} within {SFTP_TIMEOUT_S:g}s",
+            hint="the host or the link may be down; rerun to reconnect",
+        ), drop
+    if isinstance(e, (paramiko.SSHException, EOFError, OSError)):
+        # Paramiko's words for a dead link: "Server connection dropped", EOFError,
+        # socket.error("Socket is closed") (an OSError without errno).
+        return ConnectError(
+            f"connection to {label} lost while reading {path}: {reason(e)}",
+            hint="rerun; the next access reconnects",
+        ), drop
+    return TargetError(f"{label}: cannot read {path}: {reason(e)}"), drop

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.config import HostConfig
 from harness.errors import ConnectError, HarnessError
+from harness.targets.ssh.entry import HostConfig
 
 if TYPE_CHECKING:
     from harness.targets.mux import MuxClient
@@ -64,10 +64,14 @@ class SharedConnection:
                 self._spawn_path = mux.path
             return NO_MUX
         except ConnectError:
-            with self._lock:
-                self._route_decided = False
-                self._mux = None
+            self._forget_route()
             raise
+
+    def _forget_route(self) -> None:
+        """The kept connection failed mid-request: look for a live one afresh next time."""
+        with self._lock:
+            self._route_decided = False
+            self._mux = None
 
     def _mux_route(self) -> MuxClient | None:
         """The live mux server to use, decided once per connection; ``None``: go direct."""

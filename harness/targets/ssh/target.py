@@ -6,27 +6,26 @@ Why it is built the way it is: see :mod:`harness.targets.ssh`.
 from __future__ import annotations
 
 import contextlib
-import errno
-import socket
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.config import HostConfig
 from harness.errors import ConnectError, HarnessError, TargetError
 from harness.targets import shell
-from harness.targets.base import CommandResult, FileStat, Target
+from harness.targets.base import ByteStream, CommandResult, FileStat, Target
 from harness.targets.ssh.channel import (
     SFTP_TIMEOUT_S,
     WINDOW_SIZE,
+    ChannelStream,
     Deadline,
     pump,
     quiet_prefetch_thread,
     reason,
     wait_status,
 )
-from harness.targets.ssh.connect import build_connection, chain, open_hops
+from harness.targets.ssh.connect import build_connection, chain, open_hops, sftp_error
+from harness.targets.ssh.entry import HostConfig
 from harness.targets.ssh.sharing import NoMux, SharedConnection
 
 if TYPE_CHECKING:
@@ -115,8 +114,38 @@ class SshTarget(SharedConnection, Target):
 
     # -- Target interface -----------------------------------------------------------------
 
+    kind = "ssh"
+    on_this_machine = False
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.host.name
+
+    @property
+    def run_env(self) -> Mapping[str, str]:
+        return self.host.env
+
+    @property
+    def default_workdir(self) -> str | None:
+        return self.host.workdir
+
+    def identity(self) -> dict[str, Any]:
+        """The kept connection's identity (:mod:`harness.targets.identity`)."""
+        from harness.targets.mux import identity_of
+
+        return identity_of(self.host, self.ssh_config_path).to_dict()
+
     def python_argv(self) -> list[str]:
         return [self.host.python]
+
+    def stream(self, argv: Sequence[str]) -> ByteStream:
+        """Through the kept connection's relay when there is one (no Paramiko import), else
+        on a raw session channel of the direct connection."""
+        argv = tuple(argv)
+        shared = self._via_mux(lambda mux: mux.stream(argv, on_lost=self._forget_route))
+        if not isinstance(shared, NoMux):
+            return shared
+        return ChannelStream(self.transport(), shell.command(argv), self.connect_timeout)
 
     def run_python(self, code: str, stdin: bytes, timeout: float | None = None) -> CommandResult:
         """Probes: through the kept connection's warm worker when there is one."""
@@ -356,30 +385,8 @@ class SshTarget(SharedConnection, Target):
         )
 
     def _file_error(self, e: BaseException, path: str) -> HarnessError:
-        import paramiko
-
-        if isinstance(e, HarnessError):
-            return e
-        if isinstance(e, OSError) and e.errno is not None:
-            if e.errno == errno.ENOENT:
-                return TargetError(f"{self.label}: no such file {path}")
-            if e.errno == errno.EACCES:
-                return TargetError(f"{self.label}: permission denied reading {path}")
-            return TargetError(f"{self.label}: cannot read {path}: {e.strerror or e}")
-        if isinstance(e, (socket.timeout, TimeoutError, paramiko.SSHException, EOFError, OSError)):
+        err, drop = sftp_error(e, self.label, path)
+        if drop:
             # Paramiko may still call the transport active for a moment; start afresh next time.
             self._disconnect()
-        if isinstance(e, (socket.timeout, TimeoutError)):
-            return ConnectError(
-                f"{self.label} did not answer an SFTP request for {path} "
-                f"within {SFTP_TIMEOUT_S:g}s",
-                hint="the host or the link may be down; rerun to reconnect",
-            )
-        if isinstance(e, (paramiko.SSHException, EOFError, OSError)):
-            # Paramiko's words for a dead link: "Server connection dropped", EOFError,
-            # socket.error("Socket is closed") (an OSError without errno).
-            return ConnectError(
-                f"connection to {self.label} lost while reading {path}: {reason(e)}",
-                hint="rerun; the next access reconnects",
-            )
-        return TargetError(f"{self.label}: cannot read {path}: {reason(e)}")
+        return err
