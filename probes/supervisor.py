@@ -2,7 +2,7 @@
 
 One stdlib-only file, run by the target's own Python, in two ways:
 
-* **As a probe** (shipped by :func:`harness.probing.run_probe`, JSON arguments on stdin, one
+* **As a probe** (shipped by :func:`harness.probe_runner.run_probe`, JSON arguments on stdin, one
   envelope on stdout): ``run(args)`` with ``args["op"]`` one of ``preflight`` (facts for the
   one-line verdicts: interpreter, workdir, command, GPUs, processes holding GPU devices, runs),
   ``holders`` (just the GPU holders and their runs), ``launch`` (make the run directory,
@@ -14,6 +14,12 @@ One stdlib-only file, run by the target's own Python, in two ways:
   waits for it, so that a SIGKILLed step still gets a status; ``python supervisor.py follow
   RUN_DIR OFFSET`` streams the log from a byte offset on stdout (the laptop reads it through a
   raw SSH channel) and ends once the step's status exists and the log is drained.
+
+Why one file: the copy in each run directory runs by its path (``python supervisor.py ...``),
+with no other module beside it, for as long as the run exists -- days, across harness upgrades
+on the laptop; ``follow`` and ``supervise`` must work from that one file alone. (The file
+helpers, /proc reading, run directories, the probe operations, the supervisor and the
+follower are its sections, in that order.)
 
 Why a supervisor at all: the step must outlive the SSH session (laptop asleep, link dropped),
 so it runs in its own session with stdin from /dev/null and its output in a file. Something

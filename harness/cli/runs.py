@@ -7,12 +7,13 @@ Nothing heavy is imported until a command runs (``harness --help`` stays fast).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.common import hosts_config
+from harness.cli.common import hosts_config, print_json
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
@@ -110,8 +111,6 @@ def run_cmd(
     Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
     keeps running; reattach with harness logs RUN --follow.
     """
-    from harness.runs.launch import run_step
-
     code = run_step(
         ctx(target, accept_new_host_key, workdir),
         step,
@@ -129,6 +128,77 @@ def run_cmd(
         require_smoke=require_smoke,
     )
     raise typer.Exit(code)
+
+
+def run_step(
+    ctx: Context,
+    step: str | None,
+    *,
+    pipeline_file: Path | None = None,
+    sets: Sequence[str] = (),
+    extra: Sequence[str] = (),
+    detach: bool = False,
+    kill_stale: bool = False,
+    as_json: bool = False,
+    force: bool = False,
+    patches: Path | None = None,
+    smoke: bool = False,
+    smoke_layers: int | None = None,
+    smoke_samples: int | None = None,
+    require_smoke: bool = False,
+) -> int:
+    """Launch detached (:func:`harness.runs.launch.start_run`, its events shown as they
+    come), then (unless ``detach``) follow to the step's exit code."""
+    from functools import partial
+
+    from harness.runs import smoke as smoke_mode
+    from harness.runs.attach import follow_run, print_next
+    from harness.runs.launch import start_run
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+    from harness.runs.resolve import parse_sets, resolve_step
+    from harness.runs.steps import BUILTINS
+    from harness.views import launch as view
+    from harness.views.runs import console
+
+    err = console(stderr=True)
+    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    if step is None:
+        if as_json:
+            print_json(pipeline.to_dict())
+        else:
+            view.steps(console(), pipeline)
+        return 0
+    overrides = parse_sets(sets)
+    if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
+        resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
+    plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
+    if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
+        overrides = {**overrides, **plan.sets}
+    with ctx.open() as target:
+        outcome = start_run(
+            ctx,
+            target,
+            pipeline,
+            step,
+            overrides=overrides,
+            extra=extra,
+            pipeline_file=pipeline_file,
+            patches=patches,
+            kill_stale=kill_stale,
+            force=force,
+            require_smoke=require_smoke,
+            smoke=plan,
+            on_event=partial(view.show, err),
+        )
+        info = outcome.run
+        if not detach:
+            return follow_run(ctx, target, info, start=0, follow=True)
+        if as_json:
+            print_json(info.to_dict())
+        else:
+            err.print(f"started [bold]{info.id}[/] (detached)")
+            print_next(err, ctx, info)
+        return 0
 
 
 def runs_cmd(

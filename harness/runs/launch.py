@@ -1,113 +1,135 @@
-"""``harness run``: resolve the step, preflight with one-line verdicts, launch detached, attach."""
+"""``harness run``'s use case: review, preflight, launch detached -- a model back, no printing.
+
+:func:`start_run` tells what happens as it happens through ``on_event`` (the CLI renders each
+event as one or more lines, :mod:`harness.views.launch`) and returns a :class:`RunOutcome`;
+a refusal (review not ready, preflight failure) is raised as its HarnessError, as before.
+Following the launched run is :mod:`harness.runs.attach`.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harness.errors import RunError
+from harness.errors import NotReady, RunError
 from harness.runs import remote
-from harness.runs.attach import follow_run, print_next
 from harness.runs.context import Context, workdir_for
 from harness.runs.describe import resolve_on
-from harness.runs.models import GpuHolder
-from harness.runs.pipeline import find_pipeline_file, load_pipeline
+from harness.runs.models import GpuHolder, RunInfo, Verdict
 from harness.runs.preflight import decide
-from harness.runs.resolve import parse_sets, resolve_step, step_parameters
 from harness.runs.state import new_run_id, tensor_parallel
-from harness.runs.steps import BUILTINS, Pipeline, ResolvedStep
+from harness.runs.steps import Pipeline, ResolvedStep
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.report.model import Review
+    from harness.runs.smoke import SmokePlan
 
 
-def run_step(
+# -- events (what the CLI shows while it happens) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The step and its command on the target; for a smoke run, where its outputs go."""
+
+    step: str
+    target: str
+    command: str
+    smoke: SmokePlan | None = None
+    smoke_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    review: Review
+    forced: bool  # not ready, launched anyway (--force)
+
+
+@dataclass(frozen=True)
+class Preflighted:
+    verdicts: tuple[Verdict, ...]
+
+
+@dataclass(frozen=True)
+class Launched:
+    run: RunInfo
+    killed: tuple[int, ...]  # stale GPU holders ended first
+    kill_remaining: tuple[int, ...]  # ... that survived SIGKILL
+
+
+RunEvent = Resolved | Reviewed | Preflighted | Launched
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What ``harness run`` started: the run, the review it was started on."""
+
+    run: RunInfo
+    review: Review
+    killed: tuple[int, ...] = ()
+    kill_remaining: tuple[int, ...] = ()
+
+
+def start_run(
     ctx: Context,
-    step: str | None,
+    target: Target,
+    pipeline: Pipeline,
+    step: str,
     *,
-    pipeline_file: Path | None = None,
-    sets: Sequence[str] = (),
+    overrides: dict[str, str],
     extra: Sequence[str] = (),
-    detach: bool = False,
-    kill_stale: bool = False,
-    as_json: bool = False,
-    force: bool = False,
+    pipeline_file: Path | None = None,
     patches: Path | None = None,
-    smoke: bool = False,
-    smoke_layers: int | None = None,
-    smoke_samples: int | None = None,
+    kill_stale: bool = False,
+    force: bool = False,
     require_smoke: bool = False,
-) -> int:
-    """Preflight, launch detached, then (unless ``detach``) follow to the step's exit code."""
-    from harness.runs import smoke as smoke_mode
-    from harness.views import runs as view
+    smoke: SmokePlan | None = None,
+    on_event: Callable[[RunEvent], None] = lambda event: None,
+) -> RunOutcome:
+    """Resolve, review, preflight and launch ``step`` detached on ``target``.
 
-    err = view.console(stderr=True)
-    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
-    if step is None:
-        _list_steps(pipeline, as_json)
-        return 0
-    overrides = parse_sets(sets)
-    if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
-        resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
-    plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
-    if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
-        overrides = {**overrides, **plan.sets}
-    with ctx.open() as target:
-        workdir = workdir_for(target, ctx.workdir, absolute=True)
-        assert workdir is not None
-        run_id = new_run_id(step)
-        resolved = resolve_on(target, pipeline, step, workdir, run_id, overrides, extra, plan)
-        err.print(f"[bold]{view.esc(step)}[/] on {view.esc(target.label)}: ", end="")
-        err.print(resolved.display(), markup=False, highlight=False, soft_wrap=True)
-        if plan is not None:
-            where = smoke_mode.smoke_dir(f"{remote.runs_root(workdir)}/{run_id}")
-            err.print(
-                f"smoke run: {plan.layers} decoder layers, dummy weights"
-                + (f", {plan.samples} samples" if plan.samples else "")
-                + f"; outputs under {where}",
-                soft_wrap=True,
-                markup=False,
-            )
-        review = _gate(
-            target, step, pipeline_file, overrides, patches, force, err, require_smoke, plan
+    Raises:
+        NotReady: the review says not ready and ``force`` is not set.
+        RunError: a preflight check failed.
+    """
+    from harness.report.model import Gate
+    from harness.runs import smoke as smoke_mode
+
+    workdir = workdir_for(target, ctx.workdir, absolute=True)
+    assert workdir is not None
+    run_id = new_run_id(step)
+    resolved = resolve_on(target, pipeline, step, workdir, run_id, overrides, extra, smoke)
+    where = smoke_mode.smoke_dir(f"{remote.runs_root(workdir)}/{run_id}") if smoke else None
+    on_event(Resolved(step, target.label, resolved.display(), smoke, where))
+    review = _gate(target, step, pipeline_file, overrides, patches, require_smoke, smoke)
+    blockers = [r for r in review.reasons if r.severity == Gate.BLOCKER]
+    on_event(Reviewed(review, forced=bool(blockers) and force))
+    if blockers and not force:
+        raise NotReady(
+            f"not launching {step}: the review says not ready ({len(blockers)} blocker(s))",
+            f"read it with `harness report {step}`; fix the blockers, or pass --force",
         )
-        stale = _preflight(ctx, target, workdir, resolved, kill_stale, err)
-        launched = remote.launch(
-            target,
-            run_id,
-            workdir,
-            resolved,
-            pipeline=pipeline.path,
-            timings=ctx.timings,
-            kill_first=stale,
-            review=review.to_dict(),
-            smoke=None
-            if plan is None
-            else {
-                **plan.to_dict(),
-                "fingerprint": smoke_mode.fingerprint(review),
-            },
-            hook=None if plan is None else {"sitecustomize.py": smoke_mode.hook_source()},
-        )
-        if launched.killed:
-            err.print(f"ended stale GPU process(es): {', '.join(map(str, launched.killed))}")
-        if launched.kill_remaining:
-            left = ", ".join(map(str, launched.kill_remaining))
-            err.print(f"[red]still alive after SIGKILL: {left}[/]")
-        info = launched.run
-        if not detach:
-            return follow_run(ctx, target, info, start=0, follow=True)
-        if as_json:
-            sys.stdout.write(json.dumps(info.to_dict(), indent=2) + "\n")
-        else:
-            err.print(f"started [bold]{info.id}[/] (detached)")
-            print_next(err, ctx, info)
-        return 0
+    stale = _preflight(ctx, target, workdir, resolved, kill_stale, on_event)
+    launched = remote.launch(
+        target,
+        run_id,
+        workdir,
+        resolved,
+        pipeline=pipeline.path,
+        timings=ctx.timings,
+        kill_first=stale,
+        review=review.to_dict(),
+        smoke=None
+        if smoke is None
+        else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
+        hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
+    )
+    killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
+    on_event(Launched(launched.run, killed, left))
+    return RunOutcome(launched.run, review, killed, left)
 
 
 def _gate(
@@ -116,24 +138,16 @@ def _gate(
     pipeline_file: Path | None,
     overrides: dict[str, str],
     patches: Path | None,
-    force: bool,
-    err: Any,
     require_smoke: bool = False,
-    smoke: Any = None,
+    smoke: SmokePlan | None = None,
 ) -> Review:
-    """The pre-run review: print its summary; refuse "not ready" unless ``force``.
-
-    The review (JSON) goes into the run directory, so a run can always say what it was
-    started on.
-    """
-    from harness.errors import NotReady
+    """The pre-run review (saved as ``review.json`` in the run directory, so a run can always
+    say what it was started on). Stale GPU holders are the preflight's to refuse or end
+    (``--kill-stale``), in its own words."""
     from harness.patching.series import patches_root
     from harness.report.build import build_review
-    from harness.report.model import Gate
-    from harness.views.review import terminal
 
-    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
-    review = build_review(
+    return build_review(
         target,
         patches_root(patches),
         step=step,
@@ -143,16 +157,6 @@ def _gate(
         require_smoke=require_smoke and smoke is None,
         check_smoke=smoke is None,  # a smoke run is the test itself
     )
-    terminal(err, review, brief=True)
-    blockers = [r for r in review.reasons if r.severity == Gate.BLOCKER]
-    if blockers and not force:
-        raise NotReady(
-            f"not launching {step}: the review says not ready ({len(blockers)} blocker(s))",
-            f"read it with `harness report {step}`; fix the blockers, or pass --force",
-        )
-    if blockers:
-        err.print("[yellow]launching anyway (--force)[/]")
-    return review
 
 
 def _preflight(
@@ -161,11 +165,9 @@ def _preflight(
     workdir: str,
     resolved: ResolvedStep,
     kill_stale: bool,
-    err: Any,
+    on_event: Callable[[RunEvent], None],
 ) -> tuple[GpuHolder, ...]:
-    """Print the verdicts; refuse on any failure; return the stale holders to end first."""
-    from harness.views import runs as view
-
+    """Tell the verdicts; refuse on any failure; return the stale holders to end first."""
     facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
     checked = decide(
         facts,
@@ -176,7 +178,7 @@ def _preflight(
     )
     # The patch series is judged by the review gate (_gate), where --force can override it.
     verdicts = tuple(checked.verdicts)
-    view.verdicts(err, verdicts)
+    on_event(Preflighted(verdicts))
     failed = [v for v in verdicts if v.level == "fail"]
     if failed:
         raise RunError(
@@ -184,18 +186,3 @@ def _preflight(
             failed[0].hint,
         )
     return checked.stale
-
-
-def _list_steps(pipeline: Pipeline, as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(pipeline.to_dict(), indent=2) + "\n")
-        return
-    from harness.views import runs as view
-
-    out = view.console()
-    out.print(f"steps in {pipeline.path}:")
-    for name, step in pipeline.steps.items():
-        out.print(f"  [bold]{name}[/]  {step.help}", soft_wrap=True)
-        params = sorted(step_parameters(pipeline, step))
-        out.print(f"      [dim]parameters: {', '.join(params) or 'none'}[/]", soft_wrap=True)
-    out.print("run one with: harness run STEP [-t TARGET] [--set NAME=VALUE ...] [-- ARGS]")

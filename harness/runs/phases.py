@@ -24,10 +24,29 @@ from harness.runs.models import Phase
 _BAR = r":\s+(?P<pct>\d+)%(?:\|[^|\r\n]*\||\s+Completed\s+\|)\s*(?P<done>\d+)/(?P<total>\d+)"
 
 
+_BAR_NEEDLES = ("%|", "% Completed")
+
+
 @dataclass(frozen=True)
 class Rule:
+    """A log line that announces a phase: the plain substrings one such line always holds
+    (its ``needles``: the cheap search of :func:`scan` looks for them), the pattern, and the
+    phase it makes. :func:`recognise` applies a rule only to a line holding one of its
+    needles, so a rule whose needle is wrong fails its own table test instead of passing it
+    and never firing on a live log."""
+
+    needles: tuple[str, ...]
     pattern: re.Pattern[str]
     make: Callable[[re.Match[str]], Phase]
+
+    def __post_init__(self) -> None:
+        if not self.needles or not all(self.needles):
+            raise ValueError(f"a phase rule needs its needles: {self.pattern.pattern}")
+
+    def match(self, line: str) -> re.Match[str] | None:
+        if not any(n in line for n in self.needles):
+            return None
+        return self.pattern.search(line)
 
 
 def _bar(name: str) -> Callable[[re.Match[str]], Phase]:
@@ -41,73 +60,133 @@ def _fixed(name: str, detail: str | None = None) -> Callable[[re.Match[str]], Ph
 RULES: tuple[Rule, ...] = (
     # -- vLLM engine start-up ------------------------------------------------------------------
     Rule(
+        ("checkpoint shards",),
         re.compile(
             r"Loading (?:safetensors|pt|bin|npcache)[^:\r\n]*checkpoint shards[^:\r\n]*" + _BAR
         ),
         _bar("loading weights"),
     ),
-    Rule(re.compile(r"Loading safetensors using [^:\r\n]+" + _BAR), _bar("loading weights")),
-    Rule(re.compile(r"Starting to load model (\S+?)(?:\.\.\.)?$"), _fixed("loading model", "{}")),
     Rule(
+        ("Loading safetensors",),
+        re.compile(r"Loading safetensors using [^:\r\n]+" + _BAR),
+        _bar("loading weights"),
+    ),
+    Rule(
+        ("Starting to load model",),
+        re.compile(r"Starting to load model (\S+?)(?:\.\.\.)?$"),
+        _fixed("loading model", "{}"),
+    ),
+    Rule(
+        ("loading took",),
         re.compile(r"Model loading took ([\d.]+) GiB(?: memory)? and ([\d.]+) seconds"),
         _fixed("weights loaded", "{} GiB in {} s"),
     ),
-    Rule(re.compile(r"Loading weights took ([\d.]+) seconds"), _fixed("weights loaded", "{} s")),
-    Rule(re.compile(r"Memory profiling takes ([\d.]+) seconds"), _fixed("profiling memory")),
     Rule(
+        ("Loading weights took",),
+        re.compile(r"Loading weights took ([\d.]+) seconds"),
+        _fixed("weights loaded", "{} s"),
+    ),
+    Rule(
+        ("Memory profiling",),
+        re.compile(r"Memory profiling takes ([\d.]+) seconds"),
+        _fixed("profiling memory"),
+    ),
+    Rule(
+        ("KV cache",),
         re.compile(r"Available KV cache memory: ([\d.]+ GiB)"),
         _fixed("KV cache", "{} available"),
     ),
-    Rule(re.compile(r"GPU KV cache size: ([\d,]+) tokens"), _fixed("KV cache", "{} tokens")),
-    Rule(re.compile(r"# (?:GPU|CUDA) blocks: (\d+)"), _fixed("KV cache", "{} blocks")),
     Rule(
+        ("KV cache",),
+        re.compile(r"GPU KV cache size: ([\d,]+) tokens"),
+        _fixed("KV cache", "{} tokens"),
+    ),
+    Rule(
+        ("blocks: ",), re.compile(r"# (?:GPU|CUDA) blocks: (\d+)"), _fixed("KV cache", "{} blocks")
+    ),
+    Rule(
+        ("Maximum concurrency",),
         re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"),
         _fixed("KV cache", "{1}x concurrency at {0} tokens"),
     ),
-    Rule(re.compile(r"Initializing KV cache on all workers"), _fixed("KV cache")),
-    Rule(re.compile(r"Capturing CUDA graph[^:\r\n]*" + _BAR), _bar("capturing CUDA graphs")),
+    Rule(("KV cache",), re.compile(r"Initializing KV cache on all workers"), _fixed("KV cache")),
     Rule(
+        ("CUDA graph",),
+        re.compile(r"Capturing CUDA graph[^:\r\n]*" + _BAR),
+        _bar("capturing CUDA graphs"),
+    ),
+    Rule(
+        ("Graph capturing",),
         re.compile(r"Graph capturing finished in (\d+) secs"),
         _fixed("CUDA graphs captured", "{} s"),
     ),
     Rule(
+        ("init engine",),
         re.compile(r"init engine \(profile, create kv cache, warmup model\) took ([\d.]+) sec"),
         _fixed("engine ready", "start-up took {} s"),
     ),
     # -- speculators: data generation -----------------------------------------------------------
-    Rule(re.compile(r"Generating hidden states" + _BAR), _bar("extracting hidden states")),
-    Rule(re.compile(r"Saving files" + _BAR), _bar("saving hidden states")),
-    Rule(re.compile(r"Initializing vLLM hidden states generator"), _fixed("starting vLLM")),
-    Rule(re.compile(r"Resuming: (\d+) files already exist"), _fixed("resuming", "{} files done")),
-    Rule(re.compile(r"Starting dataset preprocessing"), _fixed("preprocessing")),
-    Rule(re.compile(r"Tokenizing and building dataset"), _fixed("tokenising")),
-    Rule(re.compile(r"(?:Map|Filter|Tokeniz\w*)(?: \(num_proc=\d+\))?" + _BAR), _bar("tokenising")),
-    Rule(re.compile(r"Computing token frequency distribution"), _fixed("token frequencies")),
-    Rule(re.compile(r"Saved d2t to (\S+)"), _fixed("vocab maps saved", "{}")),
+    Rule(
+        ("hidden states",),
+        re.compile(r"Generating hidden states" + _BAR),
+        _bar("extracting hidden states"),
+    ),
+    Rule(("Saving files",), re.compile(r"Saving files" + _BAR), _bar("saving hidden states")),
+    Rule(
+        ("hidden states",),
+        re.compile(r"Initializing vLLM hidden states generator"),
+        _fixed("starting vLLM"),
+    ),
+    Rule(
+        ("Resuming: ",),
+        re.compile(r"Resuming: (\d+) files already exist"),
+        _fixed("resuming", "{} files done"),
+    ),
+    Rule(
+        ("preprocessing",), re.compile(r"Starting dataset preprocessing"), _fixed("preprocessing")
+    ),
+    Rule(("Tokeniz",), re.compile(r"Tokenizing and building dataset"), _fixed("tokenising")),
+    Rule(
+        ("Tokeniz", *_BAR_NEEDLES),
+        re.compile(r"(?:Map|Filter|Tokeniz\w*)(?: \(num_proc=\d+\))?" + _BAR),
+        _bar("tokenising"),
+    ),
+    Rule(
+        ("token frequency",),
+        re.compile(r"Computing token frequency distribution"),
+        _fixed("token frequencies"),
+    ),
+    Rule(("Saved d2t",), re.compile(r"Saved d2t to (\S+)"), _fixed("vocab maps saved", "{}")),
     # -- speculators: training ------------------------------------------------------------------
     Rule(
+        ("epoch ",),
         re.compile(r"Training epoch (\d+)/(\d+) started"),
         _fixed("training", "epoch {}/{}"),
     ),
     Rule(
+        ("epoch ",),
         re.compile(r"Validation epoch (\d+)/(\d+) started"),
         _fixed("validating", "epoch {}/{}"),
     ),
     Rule(
+        ("Epoch ",),
         re.compile(r"Epoch (?P<epoch>\d+)" + _BAR),
         lambda m: Phase("training", int(m["done"]), int(m["total"]), f"epoch {m['epoch']}"),
     ),
     # one metrics record per optimiser step / validation epoch (speculators' FormatDictFilter)
     Rule(
+        ("train/loss=",),
         re.compile(r"\btrain/loss=(?P<loss>[-+\d.e]+)\b.*?\bepoch=(?P<epoch>\d+)"),
         lambda m: Phase("training", detail=f"epoch {int(m['epoch']) + 1} · loss {m['loss']}"),
     ),
     Rule(
+        ("val/loss_epoch=",),
         re.compile(r"\bval/loss_epoch=(?P<loss>[-+\d.e]+)\b.*?\bepoch=(?P<epoch>\d+)"),
         lambda m: Phase("validated", detail=f"epoch {int(m['epoch']) + 1} · val loss {m['loss']}"),
     ),
     # -- any other tqdm bar ---------------------------------------------------------------------
     Rule(
+        _BAR_NEEDLES,
         re.compile(r"(?:^|\s|\))(?P<desc>[A-Za-z][^:\r\n]{0,58}?)" + _BAR),
         lambda m: Phase(m["desc"].strip(), int(m["done"]), int(m["total"])),
     ),
@@ -115,21 +194,15 @@ RULES: tuple[Rule, ...] = (
 
 #: Cheap prefilter: a line can only match a rule if it holds one of these. Plain substrings,
 #: found with ``str.rfind`` (C speed, ~GB/s); a regex alternation of the same words runs at
-#: ~10 MB/s, slower than a log can arrive.
-NEEDLES = (
-    "checkpoint shards", "Loading safetensors", "Starting to load model", "loading took",
-    "Loading weights took", "Memory profiling", "KV cache", "blocks: ", "Maximum concurrency",
-    "CUDA graph", "Graph capturing", "init engine", "hidden states", "Saving files",
-    "Resuming: ", "preprocessing", "Tokeniz", "token frequency", "Saved d2t", "epoch ",
-    "Epoch ", "%|", "% Completed", "train/loss=", "val/loss_epoch=",
-)  # fmt: skip
+#: ~10 MB/s, slower than a log can arrive. Made from the rules' own needles.
+NEEDLES = tuple(dict.fromkeys(n for rule in RULES for n in rule.needles))
 _MAX_LINE = 2000
 
 
 def recognise(line: str) -> Phase | None:
     """The phase one log line announces, or ``None`` if it announces none."""
     for rule in RULES:
-        m = rule.pattern.search(line)
+        m = rule.match(line)
         if m is not None:
             return rule.make(m)
     return None

@@ -1,4 +1,4 @@
-"""The supervisor probe's operations, called through :func:`harness.probing.run_probe`.
+"""The supervisor probe's operations, called through :func:`harness.probe_runner.run_probe`.
 
 ``probes/supervisor.py`` runs on the target's own Python with its arguments as JSON on stdin
 (so no path, argv or secret ever passes through a shell) and answers with facts; this module

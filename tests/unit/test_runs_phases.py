@@ -154,3 +154,23 @@ def test_tracker_scans_at_most_every_interval_and_only_a_window() -> None:
     assert t.phase == Phase("KV cache", detail="5 tokens")  # the latest wins; the buried skipped
     t.update("init engine (profile, create kv cache, warmup model) took 9.0 seconds\n")
     assert t.flush() is True and t.phase is not None and t.phase.name == "engine ready"
+
+
+def test_a_rule_fires_only_on_lines_holding_its_needle() -> None:
+    """A rule cannot pass its table test yet never fire live: recognise() applies a rule
+    only where the live prefilter (``scan``) would look, so a wrong needle fails the table."""
+    import re
+
+    from harness.runs.phases import NEEDLES, RULES, Rule
+
+    wrong = Rule(("no such words",), re.compile(r"Memory profiling takes"), lambda m: Phase("x"))
+    assert wrong.match("Memory profiling takes 3.1 seconds") is None
+    assert all(n in NEEDLES for rule in RULES for n in rule.needles)
+    with pytest.raises(ValueError):
+        Rule((), re.compile("x"), lambda m: Phase("x"))
+
+
+@pytest.mark.parametrize("line", [line for line, want in CASES if want is not None])
+def test_every_recognised_line_is_found_by_the_prefilter(line: str) -> None:
+    """What recognise() finds in a line, scan() finds in a log made of it."""
+    assert scan(f"noise\n{line}\nmore noise") == recognise(line)
