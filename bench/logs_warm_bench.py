@@ -73,7 +73,7 @@ def main() -> None:
             harness("run", "writer", "-t", "box", "--force")
             _, out, _ = harness("runs", "-t", "box", "--json")
             data = json.loads(out)
-            run_id = (data["runs"] if isinstance(data, dict) else data)[0]["id"]
+            run_id = (data["runs"] if isinstance(data, dict) else data)[0]["record"]["id"]
             results = {}
             for mode, extra in (("kept", {}), ("direct", {"HARNESS_SSH_PERSIST": "0"})):
                 harness("logs", run_id, "-t", "box", extra=extra)  # warm: connection, copy

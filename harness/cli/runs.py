@@ -209,8 +209,14 @@ def runs_cmd(
 ) -> None:
     """List runs on the target: id, step, state, started, duration, exit."""
     from harness.runs.commands import list_runs
+    from harness.views import runs as view
 
-    raise typer.Exit(list_runs(ctx(target, accept_new_host_key, workdir), as_json))
+    listing = list_runs(ctx(target, accept_new_host_key, workdir))
+    if as_json:
+        print_json([r.to_dict() for r in listing.runs])
+    else:
+        view.runs_table(view.console(), listing.runs, listing.target)
+    raise typer.Exit(0)
 
 
 def logs_cmd(
@@ -263,14 +269,14 @@ def stop_cmd(
 ) -> None:
     """Stop a run's whole process tree (setsid'd workers too); report GPU holders left."""
     from harness.runs.commands import stop_run
+    from harness.views import runs as view
 
-    code = stop_run(
-        ctx(target, accept_new_host_key, workdir),
-        run,
-        grace=grace,
-        as_json=as_json,
-    )
-    raise typer.Exit(code)
+    rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace)
+    if as_json:
+        print_json(rep.to_dict())
+    else:
+        view.stop_report(view.console(), rep)
+    raise typer.Exit(1 if rep.remaining else 0)
 
 
 def register(app: typer.Typer) -> None:

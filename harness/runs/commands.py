@@ -1,38 +1,39 @@
-"""``harness runs``, ``logs`` and ``stop`` as functions (callable from tests).
+"""``harness runs``, ``logs`` and ``stop`` as use cases (callable from tests).
 
 Each opens the target once, asks :mod:`~harness.runs.remote` for facts or an action, lets
-the pure modules decide, and hands models to :mod:`~harness.views.runs`; each returns the exit
-code. ``harness run`` is :mod:`harness.runs.launch`.
+the pure modules decide, and returns a model (:func:`list_runs`, :func:`stop_run`) for the
+CLI to render; :func:`show_logs` follows a run live (:mod:`~harness.runs.attach`) and returns
+its exit code. ``harness run`` is :mod:`harness.runs.launch`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import sys
+from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import UsageError
 from harness.runs import remote
 from harness.runs.attach import follow_run
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
-from harness.runs.models import GpuHolder
+from harness.runs.models import GpuHolder, RunInfo, StopReport
 from harness.runs.state import classify_holders, match_run
 from harness.targets.base import Target
 
 
-def list_runs(ctx: Context, as_json: bool = False) -> int:
-    from harness.views import runs as view
+@dataclass(frozen=True)
+class Listing:
+    """The runs on a target (``harness runs``)."""
 
+    target: str  # its label
+    runs: tuple[RunInfo, ...]
+
+
+def list_runs(ctx: Context) -> Listing:
     with ctx.open() as target:
         listing = remote.list_runs(target, workdir_for(target, ctx.workdir, absolute=False))
-        label = target.label
-    if as_json:
-        sys.stdout.write(json.dumps([r.to_dict() for r in listing.runs], indent=2) + "\n")
-    else:
-        view.runs_table(view.console(), listing.runs, label)
-    return 0
+        return Listing(target.label, tuple(listing.runs))
 
 
 def show_logs(
@@ -58,9 +59,8 @@ def show_logs(
         return follow_run(ctx, target, info, start=offset or 0, tail=tail, follow=follow)
 
 
-def stop_run(ctx: Context, run: str, *, grace: float | None = None, as_json: bool = False) -> int:
-    from harness.views import runs as view
-
+def stop_run(ctx: Context, run: str, *, grace: float | None = None) -> StopReport:
+    """Stop a run's whole tree; the report says what still holds a GPU."""
     if grace is not None and not (math.isfinite(grace) and grace >= 0):
         # before anything is signalled: "nan" would never SIGKILL, "inf" never return
         raise UsageError(
@@ -79,11 +79,7 @@ def stop_run(ctx: Context, run: str, *, grace: float | None = None, as_json: boo
             timings=ctx.timings,
             device_glob=ctx.device_glob,
         )
-    if as_json:
-        sys.stdout.write(json.dumps(rep.to_dict(), indent=2) + "\n")
-    else:
-        view.stop_report(view.console(), rep)
-    return 1 if rep.remaining else 0
+    return rep
 
 
 def stale_holders(target: Target) -> list[GpuHolder]:

@@ -17,7 +17,7 @@ from harness.errors import NotReady, RunError
 from harness.runs import remote
 from harness.runs.context import Context, workdir_for
 from harness.runs.describe import resolve_on
-from harness.runs.models import GpuHolder, RunInfo, Verdict
+from harness.runs.models import GpuHolder, Level, RunInfo, Verdict
 from harness.runs.preflight import decide
 from harness.runs.state import new_run_id, tensor_parallel
 from harness.runs.steps import Pipeline, ResolvedStep
@@ -179,7 +179,7 @@ def _preflight(
     # The patch series is judged by the review gate (_gate), where --force can override it.
     verdicts = tuple(checked.verdicts)
     on_event(Preflighted(verdicts))
-    failed = [v for v in verdicts if v.level == "fail"]
+    failed = [v for v in verdicts if v.level == Level.FAIL]
     if failed:
         raise RunError(
             f"preflight refused to launch {resolved.step}: " + ", ".join(v.check for v in failed),

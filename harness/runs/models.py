@@ -12,9 +12,28 @@ from typing import Any, Literal
 
 from harness.models import FlatRecord, pick_fields
 from harness.runs.lifecycle import derive_state, exit_code_of, state_label
+from harness.vocab import Word
 
 RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
-Level = Literal["ok", "warn", "fail", "skip"]
+
+
+class Level(Word):
+    """A preflight verdict: ``fail`` refuses the launch; ``mark`` is how a line starts."""
+
+    mark: str
+    hinted: bool  # its hint is shown
+
+    def __new__(cls, value: str, mark: str = "", hinted: bool = False) -> Level:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.mark = mark
+        member.hinted = hinted
+        return member
+
+    OK = ("ok", "[green]✓[/]")
+    WARN = ("warn", "[yellow]![/]", True)
+    FAIL = ("fail", "[red]✗[/]", True)
+    SKIP = ("skip", "[dim]–[/]")
 
 
 def _opt_int(v: Any) -> int | None:
@@ -233,6 +252,12 @@ class Verdict(FlatRecord):
     level: Level
     message: str
     hint: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "level", Level(self.level))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "level": self.level.value}
 
 
 @dataclass(frozen=True)

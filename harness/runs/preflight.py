@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.runs.models import GpuHolder, Verdict
+from harness.runs.models import GpuHolder, Level, Verdict
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import classify_holders, describe_holder
 
@@ -20,7 +20,7 @@ class Preflight:
 
     @property
     def ok(self) -> bool:
-        return all(v.level != "fail" for v in self.verdicts)
+        return all(v.level != Level.FAIL for v in self.verdicts)
 
 
 def decide(
@@ -40,7 +40,7 @@ def decide(
     out = [
         Verdict(
             "target",
-            "ok",
+            Level.OK,
             f"{target_label}: Python {facts.python_version} at {facts.python}",
         )
     ]
@@ -57,7 +57,7 @@ def decide(
         out.append(
             Verdict(
                 "stale GPU",
-                "fail",
+                Level.FAIL,
                 f"{len(stale)} stale process(es) hold GPU devices: {shown}{more}",
                 "rerun with --kill-stale to end them (SIGTERM, then SIGKILL after the grace "
                 "period), or end them yourself",
@@ -65,55 +65,61 @@ def decide(
         )
     elif stale:
         shown = ", ".join(str(h.pid) for h in stale)
-        out.append(Verdict("stale GPU", "warn", f"ending {len(stale)} stale process(es): {shown}"))
+        out.append(
+            Verdict("stale GPU", Level.WARN, f"ending {len(stale)} stale process(es): {shown}")
+        )
     for h, why in busy:
-        out.append(Verdict("GPU in use", "warn", f"{describe_holder(h)}: {why}"))
+        out.append(Verdict("GPU in use", Level.WARN, f"{describe_holder(h)}: {why}"))
     for h in others:
         out.append(
-            Verdict("GPU in use", "warn", f"{describe_holder(h)} (its parent is alive; left alone)")
+            Verdict(
+                "GPU in use", Level.WARN, f"{describe_holder(h)} (its parent is alive; left alone)"
+            )
         )
     if not facts.holders and facts.gpus_available:
-        out.append(Verdict("stale GPU", "ok", "no process holds a GPU device"))
+        out.append(Verdict("stale GPU", Level.OK, "no process holds a GPU device"))
     return Preflight(tuple(out), tuple(stale) if kill_stale else ())
 
 
 def _workdir(facts: PreflightFacts) -> Verdict:
     if not facts.workdir_exists:
-        return Verdict("workdir", "warn", f"{facts.workdir} does not exist yet; it will be created")
+        return Verdict(
+            "workdir", Level.WARN, f"{facts.workdir} does not exist yet; it will be created"
+        )
     if not facts.workdir_writable:
         return Verdict(
             "workdir",
-            "fail",
+            Level.FAIL,
             f"{facts.workdir} is not writable",
             "set workdir in hosts.toml (or --workdir) to a folder you can write",
         )
-    return Verdict("workdir", "ok", facts.workdir)
+    return Verdict("workdir", Level.OK, facts.workdir)
 
 
 def _command(facts: PreflightFacts) -> Verdict:
     if not facts.cwd_exists and facts.cwd != facts.workdir:
         return Verdict(
             "command",
-            "fail",
+            Level.FAIL,
             f"the step's cwd {facts.cwd} does not exist",
             "fix the step's cwd in the pipeline file, or create the folder",
         )
     if facts.resolved is None:
         return Verdict(
             "command",
-            "fail",
+            Level.FAIL,
             f"{facts.argv0!r} not found (PATH of the step, cwd {facts.cwd})",
             "give a full path or fix PATH in the step's env / hosts.toml env",
         )
     if facts.script is not None and not facts.script_exists:
         return Verdict(
             "command",
-            "fail",
+            Level.FAIL,
             f"script {facts.script} not found",
             "check the path parameters (e.g. --set speculators=/path/to/checkout)",
         )
     found = f"; script {facts.script} found" if facts.script else ""
-    return Verdict("command", "ok", f"{facts.resolved}{found}")
+    return Verdict("command", Level.OK, f"{facts.resolved}{found}")
 
 
 def _tensor_parallel(facts: PreflightFacts, tp: int | None, visible: str | None) -> Verdict | None:
@@ -127,23 +133,23 @@ def _tensor_parallel(facts: PreflightFacts, tp: int | None, visible: str | None)
     if tp > seen:
         return Verdict(
             "tensor-parallel",
-            "fail",
+            Level.FAIL,
             f"tensor-parallel size {tp} needs {tp} GPUs; the step sees {where}",
             f"--set tp={seen}, or run on a target with {tp} GPUs",
         )
-    return Verdict("tensor-parallel", "ok", f"size {tp} on {where}")
+    return Verdict("tensor-parallel", Level.OK, f"size {tp} on {where}")
 
 
 def _gpus(facts: PreflightFacts) -> Verdict:
     if not facts.gpus_available:
         why = facts.gpus_reason or "none found"
-        return Verdict("GPUs", "skip", f"no GPU on the target ({why}); continuing")
+        return Verdict("GPUs", Level.SKIP, f"no GPU on the target ({why}); continuing")
     parts = [
         f"{g.index}: {g.name} {(g.memory_free_mib or 0) / 1024:.1f}/"
         f"{(g.memory_total_mib or 0) / 1024:.1f} GiB free"
         for g in facts.gpus
     ]
-    return Verdict("GPUs", "ok", f"{len(facts.gpus)} GPU(s) -- " + "; ".join(parts))
+    return Verdict("GPUs", Level.OK, f"{len(facts.gpus)} GPU(s) -- " + "; ".join(parts))
 
 
 # -- the patch series hook -----------------------------------------------------------------

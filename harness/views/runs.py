@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from rich.live import Live
 
 READ_CHUNK = 1 << 20
-_MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]", "skip": "[dim]–[/]"}
 
 
 def console(stderr: bool = False) -> Console:
@@ -50,8 +49,8 @@ def esc(text: str) -> str:
 def verdicts(out: Console, items: Sequence[Verdict]) -> None:
     width = max((len(v.check) for v in items), default=0)
     for v in items:
-        out.print(f"{_MARKS[v.level]} {v.check.ljust(width)}  {esc(v.message)}", soft_wrap=True)
-        if v.hint and v.level in ("fail", "warn"):
+        out.print(f"{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}", soft_wrap=True)
+        if v.hint and v.level.hinted:
             out.print(f"  {' ' * width}  [yellow]hint:[/] {esc(v.hint)}", soft_wrap=True)
 
 
