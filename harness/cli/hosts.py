@@ -43,17 +43,7 @@ def hosts(
                 {
                     "file": str(cfg.path) if cfg.path else None,
                     "default": cfg.default,
-                    "hosts": {
-                        n: {
-                            "address": h.address,
-                            "user": h.user,
-                            "port": h.port,
-                            "python": h.python,
-                            "workdir": h.workdir,
-                            "source": h.source,
-                        }
-                        for n, h in cfg.hosts.items()
-                    },
+                    "hosts": {n: h.listing() for n, h in cfg.hosts.items()},
                 }
             )
         else:

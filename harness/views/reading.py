@@ -139,11 +139,7 @@ def hosts_table(console: Console, hosts: HostsConfig) -> None:
         t.add_column(col, overflow="fold")
     for name, h in hosts.hosts.items():
         mark = " (default)" if name == hosts.default else ""
-        user = f"{h.user}@" if h.user else ""
-        port = f":{h.port}" if h.port else ""
-        t.add_row(
-            name + mark, f"{user}{h.address}{port}", h.python, h.workdir or "", h.source or ""
-        )
+        t.add_row(name + mark, h.reach(), h.python, h.workdir or "", h.source or "")
     t.add_row(
         "local" + ("" if hosts.default else " (default)"),
         "this machine",

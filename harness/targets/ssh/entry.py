@@ -46,6 +46,12 @@ class HostConfig:
     def kind(self) -> str:
         return "ssh"
 
+    def reach(self) -> str:
+        """``user@address:port`` as far as hosts.toml says (``harness hosts``' table)."""
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port else ""
+        return f"{user}{self.address}{port}"
+
     def listing(self) -> dict[str, Any]:
         """What ``harness hosts --json`` shows of the entry."""
         return {
