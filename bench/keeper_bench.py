@@ -143,9 +143,13 @@ def measure(server: object, ssh: str, root: Path, big: Path, runs: int) -> dict[
         p.wait()
 
     cm("true")  # the master
+
+    def cm_probe() -> None:
+        cm(sys.executable, "-B", "-c", _quote(boot), stdin=payload)
+
     c = {
         "exec": median_ms(lambda: cm("true"), runs),
-        "probe": median_ms(lambda: cm(sys.executable, "-B", "-c", _quote(boot), stdin=payload), runs),
+        "probe": median_ms(cm_probe, runs),
         "stat": median_ms(lambda: cm("stat", "-c", "'%s %f %Y'", str(big)), runs),
         "read": median_ms(lambda: cm("cat", str(big)), runs),
         "stream": median_ms(cm_stream, runs),
