@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from harness.errors import HarnessError
 
@@ -23,6 +23,12 @@ class HostResult(Generic[T]):
     @property
     def ok(self) -> bool:
         return self.error is None and self.exit_code == 0
+
+    def unwrap(self) -> T:
+        """The value of a host that succeeded (a failed one has none)."""
+        if self.value is None:
+            raise ValueError(f"{self.host} failed: {self.error}")
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -74,5 +80,5 @@ def run_each(hosts: Sequence[str], fn: Callable[[str], T]) -> GroupResult[T]:
         return GroupResult(tuple(pool.map(one, hosts)))
 
 
-def values(result: GroupResult[Any]) -> dict[str, Any]:
-    return {r.host: r.value for r in result.results if r.ok}
+def values(result: GroupResult[T]) -> dict[str, T]:
+    return {r.host: r.unwrap() for r in result.results if r.ok}
