@@ -171,6 +171,7 @@ def _resolve(
     overrides: dict[str, str],
     extra: Sequence[str],
     smoke: Any = None,
+    node: dict[str, str] | None = None,
 ) -> ResolvedStep:
     """The step's argv/cwd/env for this target: built-ins filled in, host env underneath.
 
@@ -187,7 +188,10 @@ def _resolve(
         "run_id": run_id,
         "run_dir": f"{remote.runs_root(workdir)}/{run_id}",
         "step": step,
+        **(node or _ONE_NODE),
     }
+    if not node:
+        builtins["head"] = host.address if host is not None else "127.0.0.1"
     builtins[SMOKE_DIR] = smoke_mode.smoke_dir(builtins["run_dir"])
     resolved = resolve_step(
         pipeline,
@@ -200,6 +204,10 @@ def _resolve(
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})
+
+
+#: a step spread over hosts, run on one: node 0 of 1 (``head`` is the host's own address)
+_ONE_NODE = {"shard": "0", "num_shards": "1", "node_rank": "0", "nnodes": "1"}
 
 
 def _preflight(
