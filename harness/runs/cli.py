@@ -112,8 +112,24 @@ def register(app: typer.Typer) -> None:
         Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
         keeps running; reattach with harness logs RUN --follow.
         """
+        from harness.group.spec import expand
         from harness.runs.launch import run_step
 
+        hosts_cfg = root._hosts()
+        group = expand(target, hosts_cfg) if step else None
+        if group is not None:  # one step over several hosts, as its `spread` says
+            from harness.cli_options import State
+            from harness.group.runs import run_across
+
+            raise typer.Exit(
+                run_across(
+                    hosts_cfg, group, step or "",
+                    make_ctx=lambda h: ctx(h, accept_new_host_key, workdir),
+                    pipeline_file=pipeline, sets=sets or [], extra=extra or [],
+                    detach=detach, kill_stale=kill_stale, force=force, patches=patches,
+                    hosts_file=State.hosts_file,
+                )
+            )  # fmt: skip
         code = run_step(
             ctx(target, accept_new_host_key, workdir),
             step,

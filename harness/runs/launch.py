@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name
 
@@ -31,9 +31,12 @@ from harness.runs.pipeline import (
     resolve_step,
     step_parameters,
 )
-from harness.runs.preflight import decide
+from harness.runs.preflight import Preflight, decide
 from harness.runs.state import new_run_id, tensor_parallel
 from harness.targets.base import Target
+
+if TYPE_CHECKING:
+    from harness.report.model import Review
 
 
 def run_step(
@@ -135,21 +138,9 @@ def _gate(
     started on.
     """
     from harness.errors import NotReady
-    from harness.patching.series import patches_root
-    from harness.report.build import build_review
     from harness.report.render import terminal
 
-    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
-    review = build_review(
-        target,
-        patches_root(patches),
-        step=step,
-        pipeline=pipeline_file,
-        overrides=overrides,
-        stale=False,
-        require_smoke=require_smoke and smoke is None,
-        check_smoke=smoke is None,  # a smoke run is the test itself
-    )
+    review = _review(target, step, pipeline_file, overrides, patches, require_smoke, smoke)
     terminal(err, review, brief=True)
     blockers = [r for r in review.reasons if r.severity == "blocker"]
     if blockers and not force:
@@ -160,6 +151,32 @@ def _gate(
     if blockers:
         err.print("[yellow]launching anyway (--force)[/]")
     return review.to_dict()
+
+
+def _review(
+    target: Target,
+    step: str,
+    pipeline_file: Path | None,
+    overrides: dict[str, str],
+    patches: Path | None,
+    require_smoke: bool = False,
+    smoke: Any = None,
+) -> Review:
+    """The review a launch is gated on (``harness report STEP``'s), GPU holders left out."""
+    from harness.patching.series import patches_root
+    from harness.report.build import build_review
+
+    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
+    return build_review(
+        target,
+        patches_root(patches),
+        step=step,
+        pipeline=pipeline_file,
+        overrides=overrides,
+        stale=False,
+        require_smoke=require_smoke and smoke is None,
+        check_smoke=smoke is None,  # a smoke run is the test itself
+    )
 
 
 def _resolve(
@@ -210,6 +227,20 @@ def _resolve(
 _ONE_NODE = {"shard": "0", "num_shards": "1", "node_rank": "0", "nnodes": "1"}
 
 
+def _preflight_facts(
+    ctx: Context, target: Target, workdir: str, resolved: ResolvedStep, kill_stale: bool
+) -> Preflight:
+    """The preflight's verdicts for ``resolved`` on ``target`` (decided, not printed)."""
+    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
+    return decide(
+        facts,
+        target.label,
+        kill_stale=kill_stale,
+        tensor_parallel=tensor_parallel(resolved.argv),
+        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
+    )
+
+
 def _preflight(
     ctx: Context,
     target: Target,
@@ -221,14 +252,7 @@ def _preflight(
     """Print the verdicts; refuse on any failure; return the stale holders to end first."""
     from harness.runs import view
 
-    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
-    checked = decide(
-        facts,
-        target.label,
-        kill_stale=kill_stale,
-        tensor_parallel=tensor_parallel(resolved.argv),
-        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
-    )
+    checked = _preflight_facts(ctx, target, workdir, resolved, kill_stale)
     # The patch series is judged by the review gate (_gate), where --force can override it.
     verdicts = tuple(checked.verdicts)
     view.verdicts(err, verdicts)
