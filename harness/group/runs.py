@@ -84,9 +84,11 @@ def torchrun_argv(
     return [*argv, *prog]
 
 
-def ray_temp_dir(run_id: str, rank: int) -> str:
-    """Short (Ray's socket paths must stay under 107 bytes) and this run's own."""
-    return f"/tmp/hray-{hashlib.sha256(run_id.encode()).hexdigest()[:8]}-{rank}"
+def ray_temp_dir(run_id: str) -> str:
+    """This run's own (never /tmp/ray, where a cluster started by hand keeps its session) and
+    short: Ray's socket paths must stay under 107 bytes. Ray gives every node the head's path,
+    so it is one path for all."""
+    return f"/tmp/harness-ray/{hashlib.sha256(run_id.encode()).hexdigest()[:8]}"
 
 
 def ray_start_argv(
@@ -96,7 +98,7 @@ def ray_start_argv(
     argv = [
         python, "-c", "import sys; from ray.scripts.scripts import main; sys.exit(main())",
         "start", "--block", "--node-ip-address", node.address, "--disable-usage-stats",
-        "--temp-dir", ray_temp_dir(run_id, node.rank),
+        "--temp-dir", ray_temp_dir(run_id),
     ]  # fmt: skip
     if node.rank == 0:
         return [*argv, "--head", "--port", str(port), "--include-dashboard=false"]
@@ -213,6 +215,8 @@ def run_across(
     opened = run_each([n.host for n in nodes], lambda h: open_host(nodes[names.index(h)]))
     _refuse_failed(opened, "connect")
     hosts = [r.unwrap() for r in opened.results]
+    group: dict[str, Any] = {"id": run_id, "spread": spec.spread, "hosts": list(names)}
+    cluster: list[str] = []
     try:
         for h in hosts:
             node = node_builtins(nodes, h.node)
@@ -252,8 +256,6 @@ def run_across(
                 f"preflight refused to launch {step} on " + ", ".join(failed),
                 "fix what the lines above say on each host, then run again",
             )
-        group = {"id": run_id, "spread": spec.spread, "hosts": list(names)}
-        cluster: list[str] = []
         if spec.spread == "ray":
             cluster = _start_ray(err, hosts, nodes, port, run_id, group, pipeline.path)
             group["cluster"] = cluster
@@ -271,6 +273,10 @@ def run_across(
                 group={**group, "rank": h.node.rank, "role": "step"},
             )  # fmt: skip
         err.print(f"started [bold]{run_id}[/] on {', '.join(h.node.host for h in targets)}")
+    except BaseException:
+        if spec.spread == "ray" and "cluster" in group:
+            stop_cluster(make_ctx, hosts, cluster, err)  # never leave a cluster behind
+        raise
     finally:
         for h in hosts:
             h.target.__exit__(None, None, None)
@@ -423,16 +429,19 @@ def stop_cluster(
     )
 
 
-def follow_across(names: Sequence[str], run_id: str, hosts_file: Path | None, err: Any) -> int:
+def follow_across(
+    names: Sequence[str], run_id: str, hosts_file: Path | None, err: Any, follow: bool = True,
+    extra: Sequence[str] = (),
+) -> int:  # fmt: skip
     """Each host's log, line by line with a ``[host]`` prefix (each local copy byte-exact:
     every follower is a ``harness logs`` of its own); exit code of the worst host."""
     lock = threading.Lock()
     codes: dict[str, int] = {}
     base = [sys.executable, "-m", "harness"] + (["--hosts", str(hosts_file)] if hosts_file else [])
 
-    def follow(name: str) -> None:
+    def follow_one(name: str) -> None:
         proc = subprocess.Popen(
-            [*base, "logs", run_id, "--follow", "-t", name],
+            [*base, "logs", run_id, *(["--follow"] if follow else []), *extra, "-t", name],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env={**os.environ, "HARNESS_NO_FANOUT": "1"},
         )  # fmt: skip
@@ -443,7 +452,7 @@ def follow_across(names: Sequence[str], run_id: str, hosts_file: Path | None, er
                 sys.stdout.buffer.flush()
         codes[name] = proc.wait()
 
-    threads = [threading.Thread(target=follow, args=(n,)) for n in names]
+    threads = [threading.Thread(target=follow_one, args=(n,)) for n in names]
     for t in threads:
         t.start()
     try:
@@ -456,6 +465,8 @@ def follow_across(names: Sequence[str], run_id: str, hosts_file: Path | None, er
         )
         return 130
     bad = {n: c for n, c in codes.items() if c != 0}
+    if not follow:
+        return max(bad.values(), default=0)
     if bad:
         err.print(
             f"[red]✗ {run_id} failed on "
@@ -465,3 +476,130 @@ def follow_across(names: Sequence[str], run_id: str, hosts_file: Path | None, er
         return max(bad.values())
     err.print(f"[green]✓ {run_id} succeeded on {', '.join(names)}[/]")
     return 0
+
+
+def _listing(make_ctx: Callable[[str], Any], names: Sequence[str]) -> GroupResult[Any]:
+    from harness.runs import remote
+    from harness.runs.context import workdir_for
+
+    def one(name: str) -> Any:
+        ctx = make_ctx(name)
+        with ctx.open() as t:
+            return remote.list_runs(t, workdir_for(t, ctx.workdir, absolute=False)).runs
+
+    return run_each(list(names), one)
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """One run as the group sees it: its id, step, and each host's state."""
+
+    id: str
+    step: str
+    spread: str | None
+    states: dict[str, str]  # host -> state label
+    started: float | None
+
+    @property
+    def state(self) -> str:
+        seen = set(self.states.values())
+        if len(seen) == 1:
+            return next(iter(seen))
+        for worst in ("running", "failed", "killed", "lost"):
+            if any(v.startswith(worst) for v in seen):
+                return worst
+        return "mixed"
+
+
+def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
+    """Pure: runs per host -> one row per run id (a spread run's hosts folded into one row;
+    the Ray cluster's own runs are part of their step's row, not rows of their own)."""
+    from harness.runs.state import state_label
+
+    rows: dict[str, GroupRun] = {}
+    for host, runs in listed.items():
+        for r in runs:
+            group = r.record.group or {}
+            if str(group.get("role", "")).startswith("ray"):
+                continue
+            rid = group.get("id") or r.id
+            row = rows.get(rid) or GroupRun(rid, r.record.step, group.get("spread"), {},
+                                            r.started_at)  # fmt: skip
+            row.states[host] = state_label(r)
+            rows[rid] = row
+    return sorted(rows.values(), key=lambda g: (g.started or 0.0, g.id))
+
+
+def list_across(make_ctx: Callable[[str], Any], names: Sequence[str], as_json: bool) -> int:
+    import json
+
+    from harness.runs import view
+
+    got = _listing(make_ctx, names)
+    rows = group_runs({r.host: r.unwrap() for r in got.succeeded})
+    if as_json:
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {
+                        "id": g.id,
+                        "step": g.step,
+                        "spread": g.spread,
+                        "state": g.state,
+                        "hosts": g.states,
+                        "started_at": g.started,
+                    }
+                    for g in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        from rich.table import Table
+
+        out = view.console()
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("run", "step", "state", "hosts"):
+            table.add_column(col, overflow="fold")
+        for g in rows:
+            step = g.step + (f" ({g.spread})" if g.spread else "")
+            hosts = ", ".join(f"{h} {s}" for h, s in g.states.items())
+            table.add_row(g.id, view.esc(step), g.state, view.esc(hosts))
+        out.print(table)
+    for r in got.failed:
+        sys.stderr.write(f"{r.host}: {r.error}\n")
+    return 2 if got.failed else 0
+
+
+def stop_across(make_ctx: Callable[[str], Any], names: Sequence[str], run: str,
+                grace: float | None) -> int:  # fmt: skip
+    """Stop the run on every host that has it, and the Ray cluster it started, if any."""
+    from harness.runs import remote, view
+    from harness.runs.context import workdir_for
+
+    def one(name: str) -> list[str]:
+        ctx = make_ctx(name)
+        stopped = []
+        with ctx.open() as t:
+            wd = workdir_for(t, ctx.workdir, absolute=False)
+            for r in remote.list_runs(t, wd).runs:
+                gid = (r.record.group or {}).get("id")
+                if r.id == run or gid == run:
+                    if r.state == "running":
+                        wait = ctx.timings.stop_grace if grace is None else grace
+                        remote.stop(t, wd, r.id, timings=ctx.timings, grace=wait)
+                    stopped.append(r.id)
+        return stopped
+
+    got = run_each(list(names), one)
+    out = view.console()
+    for r in got.results:
+        if r.ok:
+            out.print(
+                f"{r.host}: "
+                + (", ".join(r.unwrap()) + " stopped" if r.unwrap() else f"no run {run}")
+            )
+        else:
+            out.print(f"[red]{r.host}: {view.esc(r.error or '')}[/]")
+    return got.exit_code

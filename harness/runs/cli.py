@@ -156,7 +156,16 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """List runs on the target: id, step, state, started, duration, exit."""
+        from harness.group.spec import expand
         from harness.runs.commands import list_runs
+
+        group = expand(target, root._hosts())
+        if group is not None:
+            from harness.group.runs import list_across
+
+            raise typer.Exit(
+                list_across(lambda h: ctx(h, accept_new_host_key, workdir), group, as_json)
+            )
 
         raise typer.Exit(list_runs(ctx(target, accept_new_host_key, workdir), as_json))
 
@@ -183,7 +192,27 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
+        from harness.group.spec import expand
         from harness.runs.commands import show_logs
+
+        group = expand(target, root._hosts())
+        if group is not None:  # each host's log, interleaved, with its name in front
+            from harness.cli_options import State
+            from harness.group.runs import follow_across
+            from harness.runs import view
+
+            more = [*(["--tail", str(tail)] if tail is not None else []),
+                    *(["--offset", str(offset)] if offset is not None else [])]  # fmt: skip
+            raise typer.Exit(
+                follow_across(
+                    group,
+                    run,
+                    State.hosts_file,
+                    view.console(stderr=True),
+                    follow=follow,
+                    extra=more,
+                )
+            )
 
         code = show_logs(
             ctx(target, accept_new_host_key, workdir),
@@ -212,7 +241,16 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Stop a run's whole process tree (setsid'd workers too); report GPU holders left."""
+        from harness.group.spec import expand
         from harness.runs.commands import stop_run
+
+        group = expand(target, root._hosts())
+        if group is not None:
+            from harness.group.runs import stop_across
+
+            raise typer.Exit(
+                stop_across(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
+            )
 
         code = stop_run(
             ctx(target, accept_new_host_key, workdir),

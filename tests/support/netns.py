@@ -30,6 +30,14 @@ from tests.support.sshd import SSHD, SshServer, _banner_at, start_sshd_at, stop_
 BRIDGE = "hxbr0"
 SUBNET = "10.77.0"
 IP = shutil.which("ip") or "/usr/sbin/ip"
+#: Each node's own scratch where programs expect a host's /tmp to be theirs alone (Ray keeps
+#: its session -- sockets, logs -- under one path that every node of a cluster uses): a
+#: private tmpfs at /tmp/harness-ray in a mount namespace of the node's sshd, inherited by
+#: every session. The rest of the filesystem stays shared, as on a cluster with a shared home.
+PRIVATE_TMP = [
+    "unshare", "-m", "--propagation", "private", "sh", "-c",
+    'mkdir -p /tmp/harness-ray && mount -t tmpfs -o size=1g tmpfs /tmp/harness-ray && exec "$0" "$@"',
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ def nodes(root: Path, count: int) -> Iterator[list[Node]]:
             _ip("netns", "exec", ns, IP, "addr", "add", f"{addr}/24", "dev", peer)
             _ip("netns", "exec", ns, IP, "link", "set", peer, "up")
             _ip("netns", "exec", ns, IP, "link", "set", "lo", "up")
-            server, proc = start_sshd_at(root / ns, addr, [IP, "netns", "exec", ns])
+            server, proc = start_sshd_at(root / ns, addr, [IP, "netns", "exec", ns, *PRIVATE_TMP])
             procs.append(proc)
             made.append(Node(ns, addr, server))
         deadline = time.monotonic() + 10
