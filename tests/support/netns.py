@@ -36,7 +36,8 @@ IP = shutil.which("ip") or "/usr/sbin/ip"
 #: every session. The rest of the filesystem stays shared, as on a cluster with a shared home.
 PRIVATE_TMP = [
     "unshare", "-m", "--propagation", "private", "sh", "-c",
-    'mkdir -p /tmp/harness-ray && mount -t tmpfs -o size=1g tmpfs /tmp/harness-ray && exec "$0" "$@"',
+    "mkdir -p /tmp/harness-ray && mount -t tmpfs -o size=1g tmpfs /tmp/harness-ray"
+    ' && exec "$0" "$@"',
 ]  # fmt: skip
 
 
