@@ -124,8 +124,8 @@ class Cluster:
                     "HARNESS_SSH_PERSIST": "0", "HARNESS_CACHE": str(root / "cache")}  # fmt: skip
 
     def __call__(self, *args: str, timeout: float = 300):  # type: ignore[no-untyped-def]
-        return run_cli(*args, "--pipeline", str(self.root / "pipeline.toml"), "--patches",
-                       str(self.root / "none"), env=self.env, cwd=self.root, timeout=timeout)  # fmt: skip
+        files = ("--pipeline", str(self.root / "pipeline.toml"), "--patches", str(self.root / "x"))
+        return run_cli(*args, *files, env=self.env, cwd=self.root, timeout=timeout)
 
     def run_ids(self, step: str) -> list[str]:
         r = run_cli("runs", "-t", "nodes", "--json", env=self.env, cwd=self.root)
