@@ -270,6 +270,7 @@ def run_across(
             remote.launch(
                 h.target, run_id, h.workdir, resolved, pipeline=pipeline.path,
                 timings=h.ctx.timings, review=h.review,
+                kill_first=checked[h.node.host].unwrap().stale,  # --kill-stale's, if asked
                 group={**group, "rank": h.node.rank, "role": "step"},
             )  # fmt: skip
         err.print(f"started [bold]{run_id}[/] on {', '.join(h.node.host for h in targets)}")
