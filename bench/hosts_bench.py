@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.support.netns import available, nodes  # noqa: E402
+from tests.support.netns import available, nodes
 
 
 def timed(argv: list[str], env: dict[str, str], runs: int = 5) -> tuple[float, str]:
@@ -49,20 +49,26 @@ def main() -> int:
         py = args.ray or sys.executable
         hosts = root / "hosts.toml"
         text = "".join(n.ssh.host_entry(n.name, python=py, workdir=str(root)) + "\n" for n in ns)
-        hosts.write_text(text + '[groups]\nnodes = ["hxn1", "hxn2", "hxn3"]\ntwo = ["hxn1", "hxn2"]\n')
+        hosts.write_text(
+            text + '[groups]\nnodes = ["hxn1", "hxn2", "hxn3"]\ntwo = ["hxn1", "hxn2"]\n'
+        )
         env = {**os.environ, "HARNESS_HOSTS": str(hosts), "HOME": str(root),
                "HARNESS_SSH_PERSIST": "0", "NO_COLOR": "1"}  # fmt: skip
         harness = [sys.executable, "-m", "harness"]
         one, _ = timed([*harness, "hosts", "--check", "-t", "hxn1"], env)
         three, _ = timed([*harness, "hosts", "--check", "-t", "nodes"], env)
-        print(f"harness hosts --check, cold, median of 5: 1 host {one:.2f} s, 3 hosts {three:.2f} s"
-              f" = {three / one:.2f}x (target <= 1.3x)")
+        print(
+            f"harness hosts --check, cold, median of 5: 1 host {one:.2f} s, 3 hosts {three:.2f} s"
+            f" = {three / one:.2f}x (target <= 1.3x)"
+        )
         warm = {**env, "HARNESS_SSH_PERSIST": "120"}  # kept connections, as users have them
         subprocess.run([*harness, "hosts", "--check", "-t", "nodes"], capture_output=True, env=warm)
         one_w, _ = timed([*harness, "hosts", "--check", "-t", "hxn1"], warm)
         three_w, _ = timed([*harness, "hosts", "--check", "-t", "nodes"], warm)
-        print(f"harness hosts --check, warm (kept connections), median of 5: 1 host {one_w:.2f} s,"
-              f" 3 hosts {three_w:.2f} s = {three_w / one_w:.2f}x")
+        print(
+            f"harness hosts --check, warm (kept connections), median of 5: 1 host {one_w:.2f} s,"
+            f" 3 hosts {three_w:.2f} s = {three_w / one_w:.2f}x"
+        )
         subprocess.run([*harness, "hosts", "--disconnect"], capture_output=True, env=warm)
         if args.ray:
             (root / "where.py").write_text(
@@ -79,9 +85,11 @@ def main() -> int:
             total = time.perf_counter() - t0
             up = re.search(r"Ray cluster up in ([\d.]+) s", cp.stderr)
             down = re.search(r"Ray cluster stopped in ([\d.]+) s", cp.stderr)
-            print(f"Ray over 2 nodes through harness: exit {cp.returncode}; cluster up in "
-                  f"{up[1] if up else '?'} s, stopped in {down[1] if down else '?'} s; "
-                  f"whole run {total:.1f} s")
+            print(
+                f"Ray over 2 nodes through harness: exit {cp.returncode}; cluster up in "
+                f"{up[1] if up else '?'} s, stopped in {down[1] if down else '?'} s; "
+                f"whole run {total:.1f} s"
+            )
     return 0
 
 
