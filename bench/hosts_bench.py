@@ -10,6 +10,8 @@ run through ``harness run -t nodes`` (its own "cluster up in" / "stopped in" lin
     sudo python3 bench/hosts_bench.py [--ray /path/to/venv/bin/python]
 """
 
+# ruff: noqa: E501 -- result lines are built in place, as they are printed
+
 from __future__ import annotations
 
 import argparse
