@@ -13,14 +13,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.integration.test_patches_faults import FIXTURES, installed, make_tiny
 from tests.support.cli import run_cli
-from tests.support.netns import Node, available, nodes
+from tests.support.netns import Node, available, inventory, nodes
 
 pytestmark = pytest.mark.ssh
 
@@ -35,30 +34,16 @@ class Cluster:
     def __init__(self, root: Path, members: list[Node]) -> None:
         self.root, self.nodes = root, members
         self.venvs = [make_tiny(root / f"venv-{n.name}") for n in members]
-        names = ", ".join(f'"{n.name}"' for n in members)
-        text = "".join(
-            n.ssh.host_entry(n.name, python=str(v.python)) + "\n"
-            for n, v in zip(members, self.venvs, strict=True)
-        )
-        self.hosts = root / "hosts.toml"
-        self.hosts.write_text(text + f"[groups]\nnodes = [{names}]\n")
-        home = root / "home"
-        (home / ".ssh").mkdir(parents=True, exist_ok=True)
-        self.env = {"HARNESS_HOSTS": str(self.hosts), "HOME": str(home),
-                    "HARNESS_SSH_PERSIST": "0", "HARNESS_CACHE": str(root / "cache")}  # fmt: skip
+        pythons = {n.name: str(v.python) for n, v in zip(members, self.venvs, strict=True)}
+        self.env = inventory(root, members, pythons)
 
     def __call__(self, *args: str, **env: str):  # type: ignore[no-untyped-def]
         return run_cli(*args, env={**self.env, **env})
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    why = available()
-    if why:
-        pytest.skip(why)
-    root = tmp_path_factory.mktemp("cluster")
-    with nodes(root, 3) as members:
-        yield Cluster(root, members)
+def cluster(three_nodes: list[Node], tmp_path_factory: pytest.TempPathFactory) -> Cluster:
+    return Cluster(tmp_path_factory.mktemp("cluster"), three_nodes)
 
 
 def test_a_group_is_one_target_for_any_command(cluster: Cluster) -> None:

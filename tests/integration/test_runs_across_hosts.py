@@ -19,13 +19,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_cli
-from tests.support.netns import IP, Node, available, nodes
+from tests.support.netns import IP, Node, inventory
 from tests.support.pipvenvs import (
     RAY_REQS,
     TORCH_CPU,
@@ -111,17 +110,10 @@ class Cluster:
         (root / "where.py").write_text(WHERE)
         (root / "part.py").write_text(PART)
         (root / "pipeline.toml").write_text(PIPELINE)
-        text = ""
         for n in members:
             (root / n.name).mkdir(exist_ok=True)
-            text += n.ssh.host_entry(n.name, python=str(python), workdir=str(root / n.name)) + "\n"
-        names = ", ".join(f'"{n.name}"' for n in members)
-        self.hosts = root / "hosts.toml"
-        self.hosts.write_text(text + f"[groups]\nnodes = [{names}]\n")
-        home = root / "home"
-        (home / ".ssh").mkdir(parents=True, exist_ok=True)
-        self.env = {"HARNESS_HOSTS": str(self.hosts), "HOME": str(home),
-                    "HARNESS_SSH_PERSIST": "0", "HARNESS_CACHE": str(root / "cache")}  # fmt: skip
+        self.env = inventory(root, members, {n.name: str(python) for n in members},
+                             {n.name: str(root / n.name) for n in members})  # fmt: skip
 
     def __call__(self, *args: str, timeout: float = 300):  # type: ignore[no-untyped-def]
         files = ("--pipeline", str(self.root / "pipeline.toml"), "--patches", str(self.root / "x"))
@@ -144,12 +136,8 @@ def ray_venv() -> PipVenv:
 
 
 @pytest.fixture(scope="module")
-def three(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Node]]:
-    why = available()
-    if why:
-        pytest.skip(why)
-    with nodes(tmp_path_factory.mktemp("nodes"), 3) as got:
-        yield got
+def three(three_nodes: list[Node]) -> list[Node]:
+    return three_nodes
 
 
 def test_shard_gives_each_host_its_part_and_names_the_failing_one(

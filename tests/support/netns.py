@@ -112,6 +112,26 @@ def nodes(root: Path, count: int) -> Iterator[list[Node]]:
         _cleanup(count)
 
 
+def inventory(
+    root: Path, members: list[Node], python: dict[str, str], workdir: dict[str, str] | None = None
+) -> dict[str, str]:
+    """hosts.toml for ``members`` (each with its ``python`` and optional ``workdir``) plus the
+    group ``nodes``; returns the CLI environment that uses it (a HOME of its own, no kept
+    connections, a private cache)."""
+    text = "".join(
+        n.ssh.host_entry(n.name, python=python[n.name],
+                         **({"workdir": workdir[n.name]} if workdir else {})) + "\n"
+        for n in members
+    )  # fmt: skip
+    names = ", ".join(f'"{n.name}"' for n in members)
+    hosts = root / "hosts.toml"
+    hosts.write_text(text + f"[groups]\nnodes = [{names}]\n")
+    home = root / "home"
+    (home / ".ssh").mkdir(parents=True, exist_ok=True)
+    return {"HARNESS_HOSTS": str(hosts), "HOME": str(home), "HARNESS_SSH_PERSIST": "0",
+            "HARNESS_CACHE": str(root / "cache")}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def three_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Node]]:
     why = available()
