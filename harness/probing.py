@@ -25,6 +25,9 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "live": ("_finder", "live"),
     "callsites": ("_finder", "_platform", "_astindex", "_describe", "signatures", "callsites"),
     "api": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api"),
+    # harness check --fix: where symbols live now, module listings, what bodies read
+    "locate": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api", "locate"),
+    "compiles": ("compiles",),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)
     "supervisor": ("_finder", "facts", "supervisor"),

@@ -1,0 +1,394 @@
+"""``harness check CALLER --fix``: from the check's errors to the next patch of the series.
+
+1. The series as it stands must apply cleanly (else: refuse, nothing written); the check runs
+   on the environment *as the series leaves it*, and the edits are made on that text, so the
+   new patch stacks on the series' result.
+2. Both callee versions are read (``locate``: the installed one and the baseline the check
+   compared with); each error is decided by the rules (:mod:`harness.fixing.rules`).
+3. The certain edits are made with LibCST (:mod:`harness.fixing.cst`), compiled on the
+   target's Python, and re-checked in memory: a fix that does not clear its finding is taken
+   back, and errors the fix uncovered (calls to a name whose import failed) are decided in the
+   next round.
+4. The edits become ``patches/<caller>/<version>/NNNN-<slug>.patch`` through the one patch
+   writer (:func:`harness.patching.make.record_patch`) -- or, with ``--dry-run``, only shown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.findings import CheckReport, Finding
+from harness.check import check, patched_texts
+from harness.errors import PatchError, UsageError
+from harness.fixing import describe
+from harness.fixing.cst import apply_edits
+from harness.fixing.facts import Wanted, homes, merge, read_sides, wanted
+from harness.fixing.lines import line_map
+from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual, Side
+from harness.fixing.rules import decide
+from harness.probing import run_probe
+from harness.targets.base import Target
+
+#: Rounds of decide -> edit -> re-check: a fix can uncover errors (calls of a name whose import
+#: failed are only checked once it resolves), which the next round decides.
+MAX_ROUNDS = 3
+
+
+Key = tuple[str, int, str, str, str]
+
+
+def _key(f: Finding, line: int | None = None) -> Key:
+    """A finding's identity across re-checks: its line as mapped through the edits so far."""
+    return (f.file, f.line if line is None else line, f.category, f.symbol, f.message)
+
+
+@dataclass
+class _State:
+    """What the rounds accumulate (private to one ``fix`` call)."""
+
+    base: dict[str, str]  # rel path -> the series' result
+    texts: dict[str, str] = field(default_factory=dict)  # rel path -> edited text
+    fixes: list[Fix] = field(default_factory=list)
+    refused: dict[Key, str] = field(default_factory=dict)  # -> why it is left to a person
+    moved_from: dict[str, str] = field(default_factory=dict)
+    rechecks: int = 0
+
+    def shift(self, rel: str, before: str, after: str) -> None:
+        """Refused findings of ``rel`` follow their lines through an edit."""
+        where = line_map(before, after)
+        self.refused = {
+            (k[0], where(k[1]), *k[2:]) if k[0] == rel else k: v for k, v in self.refused.items()
+        }
+
+
+def fix(
+    target: Target,
+    caller: str,
+    root: Path,
+    *,
+    against: list[str] | None = None,
+    baseline: list[str] | None = None,
+    baseline_from: Path | None = None,
+    slug: str = "check-fix",
+    dry_run: bool = False,
+    requires: Mapping[str, str] | None = None,
+) -> FixReport:
+    from harness.patching.make import check_slug
+
+    check_slug(slug)
+    start = time.perf_counter()
+    reports = _series(target, root)
+    run_check = partial(
+        check,
+        target,
+        caller,
+        against=against,
+        baseline=baseline,
+        baseline_from=baseline_from,
+        with_patches=reports or None,
+    )
+    report = run_check()
+    checked = time.perf_counter() - start
+    if not report.baseline:
+        raise UsageError(
+            f"--fix needs the API {report.caller} was written for, and no baseline is known",
+            "name it: --baseline DIST==VERSION (e.g. --baseline vllm==0.11.0)",
+        )
+    mine = next((r for r in reports if _same(r.dist, report.caller)), None)
+    state = _State(_base_texts(target, report, mine))
+    series_over, _ = patched_texts([r for r in reports if r is not mine])
+    root_dir = _site_root(target, report, mine)
+    from harness.targets.pypi import PypiTarget
+
+    spec = ",".join(f"{d}=={v}" for d, v in sorted(report.baseline.items()))
+    labels = (_label(report.baseline), _label(_dists(report)))
+    old, new = Side(labels[0]), Side(labels[1])
+    asked_old, asked_new = Wanted(), Wanted()
+    tops = sorted(report.callees)
+    with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
+        for _ in range(MAX_ROUNDS):
+            pending = [f for f in report.errors if _key(f) not in state.refused]
+            want = wanted(pending)
+            olds = Wanted(refs=frozenset(_split(state.moved_from.get(k, k)) for k in _keys(want)))
+            o, n = read_sides(
+                target, old_target, want - asked_new, olds - asked_old, tops, labels, series_over
+            )
+            old, new = merge(old, o), merge(new, n)
+            asked_old, asked_new = asked_old | olds, asked_new | want
+            more = homes(pending, old, new) - asked_new
+            if more:
+                o, n = read_sides(target, old_target, more, more, tops, labels, series_over)
+                old, new = merge(old, o), merge(new, n)
+                asked_old, asked_new = asked_old | more, asked_new | more
+            facts = Facts(old, new, dict(state.moved_from))
+            todo = [d for d in (decide(f, facts) for f in pending) if isinstance(d, Fix)]
+            if not todo:
+                break
+            report = _edit_and_recheck(todo, state, target, report, root_dir, run_check)
+    facts = Facts(old, new, dict(state.moved_from))
+    manual = tuple(_left(f, state, facts) for f in report.errors)
+    files = tuple(
+        FileFix(p, state.base[p], t) for p, t in sorted(state.texts.items()) if t != state.base[p]
+    )
+    fixes = tuple(state.fixes)
+    gates = describe.gates(fixes, requires or {})
+    why = describe.why_line(fixes, labels[0], labels[1]) if fixes else ""
+    written = None
+    if files and not dry_run:
+        written = _write(root, report, target, files, fixes, manual, slug, why, gates, labels)
+    total = time.perf_counter() - start
+    return FixReport(
+        target=target.label,
+        caller=report.caller,
+        caller_version=report.caller_version,
+        callees=dict(report.callees),
+        baseline=dict(report.baseline),
+        fixed=fixes,
+        manual=manual,
+        files=files,
+        requires=gates,
+        why=why,
+        patch=str(written) if written else None,
+        dry_run=dry_run,
+        notes=report.notes,
+        stats={
+            "seconds": round(total, 3),
+            "check_seconds": round(checked, 3),
+            "fix_seconds": round(total - checked, 3),
+            "rechecks": state.rechecks,
+        },
+    )
+
+
+def _edit_and_recheck(
+    todo: list[Fix],
+    state: _State,
+    target: Target,
+    report: CheckReport,
+    root_dir: str,
+    run_check: Callable[..., CheckReport],
+) -> CheckReport:
+    """Edit each file, compile it on the target, re-check; take back what did not hold."""
+    before = {rel: state.texts.get(rel, text) for rel, text in state.base.items()}
+    applied: list[Fix] = []
+    by_file: dict[str, list[Fix]] = {}
+    for fx in todo:
+        by_file.setdefault(fx.finding.file, []).append(fx)
+    for rel, fs in sorted(by_file.items()):
+        if rel not in before:
+            for fx in fs:
+                _refuse(state, fx, f"{rel} could not be read on {target.label}")
+            continue
+        out = apply_edits(before[rel], [fx.edit for fx in fs])
+        refused = {id(r.edit): r.reason for r in out.refused}
+        for fx in fs:
+            if id(fx.edit) in refused:
+                _refuse(state, fx, refused[id(fx.edit)])
+            else:
+                applied.append(fx)
+        state.texts[rel] = out.text
+    changed = {p: t for p, t in state.texts.items() if t != before.get(p)}
+    for rel, why in _compile_errors(target, changed).items():
+        _take_back(state, rel, before, applied, f"the edited file does not compile: {why}")
+    report = _recheck(state, root_dir, run_check)
+    still = {_key(f) for f in report.errors}
+    failed = {
+        fx.finding.file
+        for fx in applied
+        if _key(fx.finding, _moved_line(fx.finding, before, state)) in still
+    }
+    if failed:  # the finding did not go away: take that file's edits of this round back
+        for rel in failed:
+            _take_back(state, rel, before, applied, "the re-check still reported it")
+        report = _recheck(state, root_dir, run_check)
+    for rel in changed:
+        if rel not in failed:
+            state.shift(rel, before[rel], state.texts[rel])
+    for fx in applied:
+        state.fixes.append(fx)
+        if fx.moved:
+            state.moved_from[fx.moved[0]] = fx.moved[1]
+    return report
+
+
+def _recheck(state: _State, root_dir: str, run_check: Callable[..., CheckReport]) -> CheckReport:
+    """The same check, with the edited texts standing in for the files (nothing written)."""
+    state.rechecks += 1
+    return run_check(texts={f"{root_dir}/{p}": t for p, t in state.texts.items()})
+
+
+def _moved_line(f: Finding, before: dict[str, str], state: _State) -> int:
+    text = before.get(f.file)
+    return f.line if text is None else line_map(text, state.texts[f.file])(f.line)
+
+
+def _take_back(
+    state: _State, rel: str, before: dict[str, str], applied: list[Fix], why: str
+) -> None:
+    state.texts[rel] = before[rel]
+    for fx in [a for a in applied if a.finding.file == rel]:
+        applied.remove(fx)
+        _refuse(state, fx, f"{why} after the edit ({fx.summary})")
+
+
+def _refuse(state: _State, fx: Fix, reason: str) -> None:
+    state.refused[_key(fx.finding)] = f"{fx.context}, but {reason}" if fx.context else reason
+
+
+def _left(f: Finding, state: _State, facts: Facts) -> Manual:
+    """A remaining error as "needs a person": a refused fix's reason, else the rules' word."""
+    d = decide(f, facts)
+    why = state.refused.get(_key(f))
+    if why is not None:
+        sig = d.signature if isinstance(d, Manual) else f.signature
+        callee = f"{f.callee_file}:{f.callee_line}" if f.callee_file else None
+        where = d.location if isinstance(d, Manual) else callee
+        return Manual(f, why, sig, where)
+    if isinstance(d, Manual):
+        return d
+    return Manual(d.finding, f"{d.summary}; not attempted within {MAX_ROUNDS} rounds")
+
+
+def _compile_errors(target: Target, texts: dict[str, str]) -> dict[str, str]:
+    if not texts:
+        return {}
+    data = run_probe(target, "compiles", {"files": texts}).data
+    return {
+        rel: f"{rel}:{e['line']}: {e['message']} (Python {data['python']})"
+        for rel, e in (data.get("errors") or {}).items()
+    }
+
+
+# -- reading the series and the caller's files ---------------------------------------------
+def _series(target: Target, root: Path) -> list[Any]:
+    """Every dist's series state (what ``--with-patches`` checks with); refuse an unclean one."""
+    from harness.patching.ops import status
+    from harness.patching.series import dists_with_series
+
+    if not dists_with_series(root):
+        return []
+    reports = status(target, root)
+    for r in reports:
+        if r.plan is not None and not r.plan.ok:
+            bad = [p for p in r.plan.patches if p.state == "conflicts"]
+            what = (
+                ", ".join(f"{p.id} ({p.detail})" for p in bad)
+                if bad
+                else "; ".join(r.plan.problems)
+            )
+            raise PatchError(
+                f"{target.label}: the {r.dist} {r.plan.series_version} series does not apply "
+                f"cleanly ({what}); nothing written",
+                f"--fix stacks on the series' result: see `harness patches -t {target.label}` "
+                "and fix the series (or revert-patches) first",
+            )
+    return reports
+
+
+def _same(a: str, b: str) -> bool:
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(a) == canonicalize_name(b)
+
+
+def _base_texts(target: Target, report: CheckReport, mine: Any) -> dict[str, str]:
+    """rel path -> each erring file's text as the caller's series leaves it.
+
+    Refuses files edited by hand (neither pip's RECORD nor harness wrote them): a patch made
+    on top of them would not apply anywhere else.
+    """
+    from harness.patching.ops import read_state
+
+    files = sorted({f.file for f in report.errors})
+    if not files:
+        return {}
+    state = read_state(target, report.caller, files)
+    by_hand = set(state.hand_edited()) & set(files)
+    if by_hand:
+        raise PatchError(
+            f"{target.label}: {', '.join(sorted(by_hand))} differ from what pip installed and "
+            "were not patched by harness; nothing written",
+            f"record them first (harness make-patch {report.caller}) or reinstall the dist",
+        )
+    after = {c.path: c.after for c in (mine.plan.changes if mine and mine.plan else ())}
+    out: dict[str, str] = {}
+    for rel in files:
+        text = after.get(rel, state.live[rel].text if rel in state.live else None)
+        if text is not None:
+            out[rel] = text
+    return out
+
+
+def _site_root(target: Target, report: CheckReport, mine: Any) -> str:
+    if mine is not None and mine.root:
+        return str(mine.root)
+    from harness.patching.ops import read_state
+
+    return read_state(target, report.caller, []).root
+
+
+def _dists(report: CheckReport) -> dict[str, str | None]:
+    """Installed callee dists the baseline names, with their installed versions."""
+    return {d: _installed(report, d) for d in report.baseline}
+
+
+def _installed(report: CheckReport, dist: str) -> str | None:
+    for top, v in report.callees.items():
+        if _same(top, dist):
+            return v
+    return None
+
+
+def _label(versions: Mapping[str, str | None]) -> str:
+    return ", ".join(f"{d} {v}" for d, v in sorted(versions.items()))
+
+
+def _keys(want: Wanted) -> list[str]:
+    return [f"{m}:{q}" for m, q in sorted(want.refs)]
+
+
+def _split(key: str) -> tuple[str, str]:
+    m, _, q = key.partition(":")
+    return m, q
+
+
+# -- writing --------------------------------------------------------------------------------
+def _write(
+    root: Path,
+    report: CheckReport,
+    target: Target,
+    files: tuple[FileFix, ...],
+    fixes: tuple[Fix, ...],
+    manual: tuple[Manual, ...],
+    slug: str,
+    why: str,
+    gates: dict[str, str],
+    labels: tuple[str, str],
+) -> Path:
+    from packaging.utils import canonicalize_name
+
+    from harness.patching.make import record_patch
+
+    if report.caller_version is None:
+        raise PatchError(f"{report.caller} has no version on {target.label}: no series to add to")
+    made = (
+        f"Made by `harness check {report.caller} --fix` on {target.label}: the APIs of "
+        f"{labels[0]} (written for) and {labels[1]} (installed) compared; each edited file "
+        "compiled on the target's Python and re-checked."
+    )
+    return record_patch(
+        root,
+        str(canonicalize_name(report.caller)),
+        report.caller_version,
+        slug,
+        [f.diff() for f in files],
+        why,
+        made,
+        gates,
+        describe.details(fixes, manual),
+    )
