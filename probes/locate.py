@@ -1,7 +1,7 @@
 """Probe: what ``harness check --fix`` must know about one callee version beyond the check.
 
 args: {"tops": ["vllm"], "names": ["get_kv_cache_config_from_groups"],
-       "modules": [["vllm.v1.core.kv_cache_utils", ["vllm.v1.core"]]],  # [home, [imported via]]
+       "modules": [["vllm.v1.core.kv_cache_utils", ["vllm.v1.core"], [skip]]],  # home, vias
        "refs": [["vllm.v1.request", "Request"]], "reads": true | false,
        "overrides": {abs path: text}, "paths": [...] | null}
 
@@ -46,7 +46,10 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup = Lookup(index, warn)
     return {
         "defined": _defined(index, lookup, args.get("tops") or [], args.get("names") or [], warn),
-        "modules": {m: _module(index, lookup, m, via) for m, via in args.get("modules") or []},
+        "modules": {
+            m: _module(index, lookup, m, vias, set(skip))
+            for m, vias, skip in args.get("modules") or []
+        },
         "symbols": {
             f"{m}:{q}": _ref(index, lookup, m, q, bool(args.get("reads")))
             for m, q in args.get("refs") or []
@@ -123,20 +126,20 @@ def _mentions(path: str, names: list[bytes]) -> bool:
     return any(n in data for n in names)
 
 
-def _module(index: Index, lookup: Lookup, module: str, vias: list[str]) -> dict[str, Any] | None:
-    """The module's functions and classes, and for each importing module (``via``) the names
-    of them it serves (``from via import name`` reaches this module's definition)."""
+def _module(
+    index: Index, lookup: Lookup, module: str, vias: list[str], skip: set[str]
+) -> dict[str, Any] | None:
+    """The module's function and class names; those not in ``skip`` described; and for each
+    importing module (``via``) which of the described ones it serves (``from via import name``
+    reaches this module's definition)."""
     try:
         mod = index.module(module)
     except ProbeFailure:
         return None
     if mod is None:
         return None
-    defs = {
-        name: _brief(lookup, mod, node, name)
-        for name, node in mod.defs.items()
-        if isinstance(node, DEFS)
-    }
+    names = sorted(n for n, node in mod.defs.items() if isinstance(node, DEFS))
+    defs = {n: _brief(lookup, mod, mod.defs[n], n) for n in names if n not in skip}
     exported: dict[str, list[str]] = {}
     for via in vias:
         if via == module:
@@ -148,7 +151,7 @@ def _module(index: Index, lookup: Lookup, module: str, vias: list[str]) -> dict[
             sym = got.get("symbol") or {}
             if got.get("found") and sym.get("module") == module:
                 exported[via].append(name)
-    return {"defs": defs, "exported": exported}
+    return {"names": names, "defs": defs, "exported": exported}
 
 
 def _brief(lookup: Lookup, mod: ModuleSummary, node: ast.AST, name: str) -> dict[str, Any]:

@@ -93,8 +93,10 @@ def parse_side(label: str, data: Json) -> Side:
     for name, m in (data.get("modules") or {}).items():
         if m is None:
             continue
+        defs = {n: _symbol(s) for n, s in (m.get("defs") or {}).items()}
         modules[name] = ModuleDefs(
-            {n: _symbol(s) for n, s in (m.get("defs") or {}).items()},
+            frozenset(m.get("names") or defs),
+            defs,
             {v: frozenset(ns) for v, ns in (m.get("exported") or {}).items()},
         )
     return Side(label, symbols, reads, defined, modules)
@@ -105,7 +107,11 @@ def merge(a: Side, b: Side) -> Side:
     mods = dict(a.modules)
     for k, m in b.modules.items():
         mine = mods.get(k)
-        mods[k] = m if mine is None else ModuleDefs(m.defs, {**mine.exported, **m.exported})
+        mods[k] = (
+            m
+            if mine is None
+            else ModuleDefs(m.names, {**mine.defs, **m.defs}, {**mine.exported, **m.exported})
+        )
     return Side(
         a.label,
         {**a.symbols, **b.symbols},
@@ -115,20 +121,48 @@ def merge(a: Side, b: Side) -> Side:
     )
 
 
-def _args(want: Wanted, tops: list[str], reads: bool, overrides: dict[str, str]) -> dict[str, Any]:
+def _args(
+    want: Wanted,
+    tops: list[str],
+    reads: bool,
+    overrides: dict[str, str],
+    skip: Side | None = None,
+) -> dict[str, Any]:
     by_home: dict[str, list[str]] = {}
     for home, via in sorted(want.modules):
         by_home.setdefault(home, []).append(via)
+    known = skip.modules if skip is not None else {}
     args: dict[str, Any] = {
         "tops": tops,
         "names": sorted(want.names),
-        "modules": [[h, vias] for h, vias in sorted(by_home.items())],
+        "modules": [
+            [h, vias, sorted(known[h].names) if h in known else []]
+            for h, vias in sorted(by_home.items())
+        ],
         "refs": sorted([m, q] for m, q in want.refs),
         "reads": reads,
     }
     if overrides:
         args["overrides"] = overrides
     return args
+
+
+def read_side(
+    t: Target,
+    want: Wanted,
+    tops: list[str],
+    label: str,
+    *,
+    reads: bool = False,
+    overrides: dict[str, str] | None = None,
+    skip: Side | None = None,
+) -> Side:
+    """One ``locate`` run; ``skip``: a side whose module listings need not be described again
+    (the names a module had before are no rename candidates)."""
+    if not want:
+        return Side(label)
+    env = run_probe(t, "locate", _args(want, tops, reads, overrides or {}, skip), cache=True)
+    return parse_side(label, env.data)
 
 
 def read_sides(
@@ -142,13 +176,7 @@ def read_sides(
 ) -> tuple[Side, Side]:
     """One ``locate`` run on each side, at once (they are separate processes or links)."""
 
-    def one(t: Target, want: Wanted, reads: bool, label: str, extra: dict[str, str]) -> Side:
-        if not want:
-            return Side(label)
-        env = run_probe(t, "locate", _args(want, tops, reads, extra), cache=True)
-        return parse_side(label, env.data)
-
     with ThreadPoolExecutor(max_workers=2) as pool:
-        old = pool.submit(one, old_target, want_old, True, labels[0], {})
-        new = pool.submit(one, new_target, want_new, False, labels[1], overrides)
+        old = pool.submit(read_side, old_target, want_old, tops, labels[0], reads=True)
+        new = pool.submit(read_side, new_target, want_new, tops, labels[1], overrides=overrides)
         return old.result(), new.result()

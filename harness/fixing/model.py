@@ -20,7 +20,8 @@ Json = dict[str, Any]
 class ModuleDefs:
     """One module's functions and classes, and which of them an importing module re-exports."""
 
-    defs: Mapping[str, Symbol]
+    names: frozenset[str]  # every function and class defined there
+    defs: Mapping[str, Symbol]  # described ones (the new side skips what the old one had)
     exported: Mapping[str, frozenset[str]] = field(default_factory=dict)  # via module -> names
 
 

@@ -27,7 +27,7 @@ from harness.check import check, patched_texts
 from harness.errors import PatchError, UsageError
 from harness.fixing import describe
 from harness.fixing.cst import apply_edits
-from harness.fixing.facts import Wanted, homes, merge, read_sides, wanted
+from harness.fixing.facts import Wanted, homes, merge, read_side, read_sides, wanted
 from harness.fixing.lines import line_map
 from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual, Side
 from harness.fixing.rules import decide
@@ -106,7 +106,7 @@ def fix(
     from harness.targets.pypi import PypiTarget
 
     spec = ",".join(f"{d}=={v}" for d, v in sorted(report.baseline.items()))
-    labels = (_label(report.baseline), _label(_dists(report)))
+    labels = (_label(report.baseline), _label(_dists(target, report)))
     old, new = Side(labels[0]), Side(labels[1])
     asked_old, asked_new = Wanted(), Wanted()
     tops = sorted(report.callees)
@@ -121,9 +121,10 @@ def fix(
             old, new = merge(old, o), merge(new, n)
             asked_old, asked_new = asked_old | olds, asked_new | want
             more = homes(pending, old, new) - asked_new
-            if more:
-                o, n = read_sides(target, old_target, more, more, tops, labels, series_over)
-                old, new = merge(old, o), merge(new, n)
+            if more:  # the old listing first: the new one describes only what is new
+                old = merge(old, read_side(old_target, more, tops, labels[0]))
+                n = read_side(target, more, tops, labels[1], overrides=series_over, skip=old)
+                new = merge(new, n)
                 asked_old, asked_new = asked_old | more, asked_new | more
             facts = Facts(old, new, dict(state.moved_from))
             todo = [d for d in (decide(f, facts) for f in pending) if isinstance(d, Fix)]
@@ -332,16 +333,14 @@ def _site_root(target: Target, report: CheckReport, mine: Any) -> str:
     return read_state(target, report.caller, []).root
 
 
-def _dists(report: CheckReport) -> dict[str, str | None]:
-    """Installed callee dists the baseline names, with their installed versions."""
-    return {d: _installed(report, d) for d in report.baseline}
+def _dists(target: Target, report: CheckReport) -> dict[str, str | None]:
+    """The installed versions of the dists the baseline names (a dist is not its import
+    name: scikit-learn is ``sklearn``), asked of the target once."""
+    from packaging.utils import canonicalize_name
 
-
-def _installed(report: CheckReport, dist: str) -> str | None:
-    for top, v in report.callees.items():
-        if _same(top, dist):
-            return v
-    return None
+    data = run_probe(target, "facts", {"dists": sorted(report.baseline), "gpus": False}).data
+    got = {canonicalize_name(k): v for k, v in (data.get("dists") or {}).items()}
+    return {d: got.get(canonicalize_name(d)) for d in report.baseline}
 
 
 def _label(versions: Mapping[str, str | None]) -> str:

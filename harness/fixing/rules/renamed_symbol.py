@@ -2,8 +2,10 @@
 
 The name's defining module (in the version the caller was written for) lost ``Old`` and gained
 exactly one new name of the same shape (same kind, same parameters with the same kinds and
-defaults, for classes the same public methods). Two candidates, or a new name of another kind:
-a person decides. The uses of ``Old`` in the file are renamed too (see
+defaults, for classes the same public methods with the same parameters), no other name that
+left has that shape too, the shape has something in it (``f()`` proves nothing), and the names
+are related (a shared word, or a fixed typo). Two candidates, a new name of another kind, or
+unrelated names: a person decides. The uses of ``Old`` in the file are renamed too (see
 :mod:`harness.fixing.cst`).
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 from harness.analysis.findings import Finding
 from harness.fixing.model import Decision, Facts, Fix, ImportEdit, own_parameters
 from harness.fixing.rules.base import Rule, imported_name, manual
-from harness.fixing.shapes import same_shape
+from harness.fixing.shapes import distinctive, related, same_shape
 
 
 def decide(f: Finding, facts: Facts) -> Decision | None:
@@ -25,10 +27,17 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
         return None
     home = old.module
     before, after = facts.old.modules.get(home), facts.new.modules.get(home)
-    if before is None or after is None or name in after.defs:
+    if before is None or after is None or name in after.names:
         return None  # the module went (a person), or the name is still there (not a rename)
-    added = {n: s for n, s in after.defs.items() if n not in before.defs}
+    added = {n: s for n, s in after.defs.items() if n not in before.names}
     shaped = sorted(n for n, s in added.items() if same_shape(old, s))
+    if shaped and not distinctive(old):
+        return manual(
+            f,
+            f"{name} left {home}; {', '.join(shaped)} there has its shape, but a shape without "
+            "parameters or methods proves nothing",
+            old,
+        )
     if len(shaped) > 1:
         return manual(
             f,
@@ -54,6 +63,25 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
         return None
     new_name = shaped[0]
     new = after.defs[new_name]
+    twins = sorted(
+        n
+        for n, s in before.defs.items()
+        if n != name and n not in after.names and same_shape(s, new)
+    )
+    if twins:
+        return manual(
+            f,
+            f"{name} and {', '.join(twins)} left {home} with the same shape; which of them "
+            f"{new_name} replaces is a choice",
+            new,
+        )
+    if not related(name, new_name):
+        return manual(
+            f,
+            f"{name} left {home} and {new_name} there has its shape, but the names are "
+            "unrelated: a shape alone is no proof of a rename",
+            new,
+        )
     via = new_name in after.exported.get(module, frozenset())
     new_module = module if via else home
     return Fix(
