@@ -29,8 +29,24 @@ def short(fix: Fix) -> str:
 
 
 def why_line(fixes: Sequence[Fix], old: str, new: str) -> str:
-    """series.toml's one line: each fixed finding, named, and the two versions."""
-    return f"check --fix, {old} -> {new}: " + "; ".join(short(f) for f in fixes)
+    """series.toml's one line: each fixed finding, named, and the two versions. Names one
+    statement's moves to one module together (``a.py:15 import x, y from m``)."""
+    parts: list[str] = []
+    moves: dict[tuple[str, int, str], list[str]] = {}
+    for f in fixes:
+        e = f.edit
+        if isinstance(e, ImportEdit) and e.new_name == e.name:
+            key = (PurePosixPath(f.finding.file).name, f.finding.line, e.new_module)
+            if key not in moves:
+                moves[key] = []
+                parts.append("")  # its place in the order; filled below
+            moves[key].append(e.name)
+            continue
+        parts.append(short(f))
+    filled = iter(
+        f"{w}:{n} import {', '.join(names)} from {m}" for (w, n, m), names in moves.items()
+    )
+    return f"check --fix, {old} -> {new}: " + "; ".join(p or next(filled) for p in parts)
 
 
 def details(fixes: Sequence[Fix], manual: Sequence[Manual]) -> str:
