@@ -191,6 +191,12 @@ def check(
 
     if not fix and (dry_run or requires or name != "check-fix"):
         raise UsageError("--dry-run, --name and --requires go with --fix", "add --fix")
+    if fix and no_baseline:
+        raise UsageError(
+            "--fix compares the installed API with the one the caller was written for: it "
+            "needs the baseline",
+            "drop --no-baseline (or name it: --baseline DIST==VERSION)",
+        )
     if fix:
         _fix(
             caller,

@@ -39,7 +39,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
             f,
             f"{name} is defined in {len(same_kind)} modules of {facts.new.label}: {where}; "
             "which one the caller means is a choice",
-            None,
+            old,
         )
     new = same_kind[0]
     why_not = incompatibility(old, new)
