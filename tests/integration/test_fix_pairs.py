@@ -269,3 +269,32 @@ def test_requires_overrides_the_gate(env: dict[str, str], tmp_path: Path) -> Non
         'requires = { droplib = ">=2.0,<4" }'
         in (patches / "dropapp" / "0.1.0" / "series.toml").read_text()
     )
+
+
+def test_on_a_writable_target_the_patch_applies_and_the_errors_are_gone(
+    env: dict[str, str], fixpairs_cache: Path, tmp_path: Path
+) -> None:
+    """A venv stands in for the GPU box: fix, apply-patches, check the live files, revert."""
+    from tests.support.fixpairs import install
+
+    wheels = fixpairs_cache / "wheels"
+    site = install(
+        tmp_path / "box",
+        [wheels / "kwapp-0.1.0-py3-none-any.whl", wheels / "kwlib-2.0.0-py3-none-any.whl"],
+    )
+    box, patches = f"venv:{tmp_path / 'box'}", tmp_path / "patches"
+    before = (site / "kwapp/uses.py").read_bytes()
+    r = harness(env, "check", "kwapp", "-t", box, "--fix", "--json", "--patches", str(patches))
+    assert r.code == 1, r.err
+    data = json.loads(r.out)
+    assert (site / "kwapp/uses.py").read_bytes() == before  # --fix writes only patches/
+    r = harness(env, "apply-patches", "-t", box, "--patches", str(patches))
+    assert r.code == 0, r.err
+    assert (site / "kwapp/uses.py").read_text() == EXPECTED["kw"]
+    r = harness(env, "check", "kwapp", "-t", box, "--json")
+    live = json.loads(r.out)
+    errors = {(f["line"], f["symbol"]) for f in live["findings"] if f["severity"] == "error"}
+    assert errors == {(m["line"], m["symbol"]) for m in data["manual"]}
+    r = harness(env, "revert-patches", "-t", box, "--patches", str(patches))
+    assert r.code == 0, r.err
+    assert (site / "kwapp/uses.py").read_bytes() == before

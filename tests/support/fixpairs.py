@@ -52,3 +52,17 @@ def fixpairs_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if folder.is_dir():
             build_wheel(folder, root / "wheels")
     return root
+
+
+def install(venv: Path, wheels: list[Path]) -> Path:
+    """A venv (no pip) with ``wheels`` unpacked into its site-packages, RECORD and all --
+    what pip does for a pure wheel, without an index or a network. Returns site-packages."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    for w in wheels:
+        with zipfile.ZipFile(w) as zf:
+            zf.extractall(site)
+    return site
