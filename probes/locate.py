@@ -34,6 +34,7 @@ DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Decorators that do not see the call's arguments: a body that ignores a parameter then
 #: really ignores it.
 TRANSPARENT = {"staticmethod", "classmethod", "property", "cached_property", "override"}
+TEST_DIRS = {"tests", "test", "testing"}
 DYNAMIC = {"locals", "vars", "currentframe", "_getframe", "getcallargs", "signature"}
 
 
@@ -67,7 +68,8 @@ def _py_files(finder: Finder, top: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for base in loc.search_dirs:
         for d, dirs, files in os.walk(base):
-            dirs[:] = sorted(x for x in dirs if x.isidentifier())
+            # a test package is nobody's API: a name defined there is no place it moved to
+            dirs[:] = sorted(x for x in dirs if x.isidentifier() and x not in TEST_DIRS)
             rel = os.path.relpath(d, base)
             prefix = top if rel == "." else top + "." + rel.replace(os.sep, ".")
             for f in sorted(files):
@@ -116,7 +118,7 @@ def _mentions(path: str, names: list[bytes]) -> bool:
     from probes import _astindex
 
     touch(path)
-    if path in _astindex.OVERRIDES:
+    if _astindex.override_for(path) is not None:
         return True
     try:
         with open(path, "rb") as f:

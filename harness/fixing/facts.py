@@ -42,6 +42,11 @@ class Wanted:
         return bool(self.refs or self.names or self.modules)
 
 
+#: The categories a rule can fix; the others need no facts (their manual entry is the
+#: finding's own signature and location).
+FIXABLE = frozenset({"import-missing", "unexpected-kwarg"})
+
+
 def wanted(findings: Iterable[Finding]) -> Wanted:
     """Pure: the symbols the rules look at for these findings, and the names of failed
     imports (where is each defined now?)."""
@@ -49,7 +54,7 @@ def wanted(findings: Iterable[Finding]) -> Wanted:
     names: set[str] = set()
     for f in findings:
         module, _, qual = f.symbol.partition(":")
-        if qual:
+        if qual and f.category in FIXABLE:
             refs.add((module, qual))
         got = imported_name(f)
         if got is not None:
@@ -180,3 +185,65 @@ def read_sides(
         old = pool.submit(read_side, old_target, want_old, tops, labels[0], reads=True)
         new = pool.submit(read_side, new_target, want_new, tops, labels[1], overrides=overrides)
         return old.result(), new.result()
+
+
+class Reader:
+    """Both sides as the rounds learn them: each ref, name and module asked once per side."""
+
+    def __init__(
+        self,
+        new_target: Target,
+        old_target: Target,
+        tops: list[str],
+        labels: tuple[str, str],
+        overrides: dict[str, str],
+    ) -> None:
+        self.targets = (old_target, new_target)
+        self.tops = tops
+        self.overrides = overrides
+        self.old, self.new = Side(labels[0]), Side(labels[1])
+        self.asked_old, self.asked_new = Wanted(), Wanted()
+
+    def learn(self, pending: list[Finding], moved_from: dict[str, str]) -> None:
+        """What the rules need for ``pending``: symbols on both sides (the old one under the
+        key it had before an earlier fix re-pointed it), then the module listings a rename
+        needs -- old first, so the new listing describes only names that are new."""
+        old_t, new_t = self.targets
+        want = wanted(pending) - self.asked_new
+        olds = Wanted(
+            refs=frozenset(_split(moved_from.get(f"{m}:{q}", f"{m}:{q}")) for m, q in want.refs)
+        )
+        olds = olds - self.asked_old
+        o, n = read_sides(new_t, old_t, want, olds, self.tops, self.labels, self.overrides)
+        self.old, self.new = merge(self.old, o), merge(self.new, n)
+        self.asked_old, self.asked_new = self.asked_old | olds, self.asked_new | want
+        more = homes(pending, self.old, self.new) - self.asked_new
+        if more:
+            self.old = merge(self.old, read_side(old_t, more, self.tops, self.labels[0]))
+            n = read_side(
+                new_t, more, self.tops, self.labels[1], overrides=self.overrides, skip=self.old
+            )
+            self.new = merge(self.new, n)
+            self.asked_old, self.asked_new = self.asked_old | more, self.asked_new | more
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        return self.old.label, self.new.label
+
+    def relabel(self, new_label: str) -> None:
+        from dataclasses import replace
+
+        self.new = replace(self.new, label=new_label)
+
+    def seed(self, key: str, sym: Symbol) -> None:
+        """A symbol a fix re-pointed a use to, as the listing described it: the next round's
+        rules read it without asking the target again."""
+        if key not in self.new.symbols:
+            self.new = merge(self.new, Side(self.new.label, symbols={key: sym}))
+            m, _, q = key.partition(":")
+            self.asked_new = self.asked_new | Wanted(refs=frozenset({(m, q)}))
+
+
+def _split(key: str) -> tuple[str, str]:
+    m, _, q = key.partition(":")
+    return m, q

@@ -97,6 +97,7 @@ class Fix:
     moved: tuple[str, str] | None = None  # (new key, old key) of a symbol the edit re-points
     #: the break in a few words, for when the edit is refused: "<context>, but <why not>"
     context: str = ""
+    symbol: Symbol | None = None  # what a moved/renamed use points to now (for the next round)
 
     def to_dict(self) -> Json:
         return {

@@ -15,10 +15,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,10 @@ from harness.check import check, patched_texts
 from harness.errors import PatchError, UsageError
 from harness.fixing import describe
 from harness.fixing.cst import apply_edits
-from harness.fixing.facts import Wanted, homes, merge, read_side, read_sides, wanted
+from harness.fixing.facts import Reader
 from harness.fixing.lines import line_map
 from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual, Side
+from harness.fixing.recheck import Rechecker
 from harness.fixing.rules import decide
 from harness.probing import run_probe
 from harness.targets.base import Target
@@ -79,12 +81,15 @@ def fix(
     requires: Mapping[str, str] | None = None,
 ) -> FixReport:
     from harness.patching.make import check_slug
+    from harness.targets.pypi import PypiTarget
 
     check_slug(slug)
     start = time.perf_counter()
+    # LibCST takes ~0.2 s to import: let it load while the probes run (they wait on I/O)
+    warm = threading.Thread(target=lambda: __import__("harness.fixing.cst"), daemon=True)
+    warm.start()
     reports = _series(target, root)
-    run_check = partial(
-        check,
+    first = check(
         target,
         caller,
         against=against,
@@ -92,47 +97,47 @@ def fix(
         baseline_from=baseline_from,
         with_patches=reports or None,
     )
-    report = run_check()
     checked = time.perf_counter() - start
-    if not report.baseline:
+    if not first.baseline:
         raise UsageError(
-            f"--fix needs the API {report.caller} was written for, and no baseline is known",
+            f"--fix needs the API {first.caller} was written for, and no baseline is known",
             "name it: --baseline DIST==VERSION (e.g. --baseline vllm==0.11.0)",
         )
-    mine = next((r for r in reports if _same(r.dist, report.caller)), None)
-    state = _State(_base_texts(target, report, mine))
+    mine = next((r for r in reports if _same(r.dist, first.caller)), None)
+    state = _State(_base_texts(target, first, mine))
     series_over, _ = patched_texts([r for r in reports if r is not mine])
-    root_dir = _site_root(target, report, mine)
-    from harness.targets.pypi import PypiTarget
-
-    spec = ",".join(f"{d}=={v}" for d, v in sorted(report.baseline.items()))
-    labels = (_label(report.baseline), _label(_dists(target, report)))
-    old, new = Side(labels[0]), Side(labels[1])
-    asked_old, asked_new = Wanted(), Wanted()
-    tops = sorted(report.callees)
+    every_series, _ = patched_texts(reports)
+    recheck = Rechecker(
+        target,
+        first.caller,
+        tuple(against) if against else None,
+        _site_root(target, first, mine),
+        every_series,
+        tuple(first.errors),
+    )
+    spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
+    errors = list(first.errors)
     with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
-        for _ in range(MAX_ROUNDS):
-            pending = [f for f in report.errors if _key(f) not in state.refused]
-            want = wanted(pending)
-            olds = Wanted(refs=frozenset(_split(state.moved_from.get(k, k)) for k in _keys(want)))
-            o, n = read_sides(
-                target, old_target, want - asked_new, olds - asked_old, tops, labels, series_over
-            )
-            old, new = merge(old, o), merge(new, n)
-            asked_old, asked_new = asked_old | olds, asked_new | want
-            more = homes(pending, old, new) - asked_new
-            if more:  # the old listing first: the new one describes only what is new
-                old = merge(old, read_side(old_target, more, tops, labels[0]))
-                n = read_side(target, more, tops, labels[1], overrides=series_over, skip=old)
-                new = merge(new, n)
-                asked_old, asked_new = asked_old | more, asked_new | more
-            facts = Facts(old, new, dict(state.moved_from))
+        reader = Reader(
+            target, old_target, sorted(first.callees), (_label(first.baseline), ""), series_over
+        )
+        for n in range(MAX_ROUNDS):
+            pending = [f for f in errors if _key(f) not in state.refused]
+            reader.learn(pending, state.moved_from)
+            if n == 0:
+                reader.relabel(_label(_installed(target, first, reader.new)))
+            facts = Facts(reader.old, reader.new, dict(state.moved_from))
             todo = [d for d in (decide(f, facts) for f in pending) if isinstance(d, Fix)]
             if not todo:
                 break
-            report = _edit_and_recheck(todo, state, target, report, root_dir, run_check)
-    facts = Facts(old, new, dict(state.moved_from))
-    manual = tuple(_left(f, state, facts) for f in report.errors)
+            warm.join()
+            errors = _edit_and_recheck(todo, state, target, recheck)
+            for fx in todo:
+                if fx.moved and fx in state.fixes and fx.symbol is not None:
+                    reader.seed(fx.moved[0], fx.symbol)
+    labels = reader.labels
+    facts = Facts(reader.old, reader.new, dict(state.moved_from))
+    manual = tuple(_left(f, state, facts) for f in errors)
     files = tuple(
         FileFix(p, state.base[p], t) for p, t in sorted(state.texts.items()) if t != state.base[p]
     )
@@ -141,14 +146,14 @@ def fix(
     why = describe.why_line(fixes, labels[0], labels[1]) if fixes else ""
     written = None
     if files and not dry_run:
-        written = _write(root, report, target, files, fixes, manual, slug, why, gates, labels)
+        written = _write(root, first, target, files, fixes, manual, slug, why, gates, labels)
     total = time.perf_counter() - start
     return FixReport(
         target=target.label,
-        caller=report.caller,
-        caller_version=report.caller_version,
-        callees=dict(report.callees),
-        baseline=dict(report.baseline),
+        caller=first.caller,
+        caller_version=first.caller_version,
+        callees=dict(first.callees),
+        baseline=dict(first.baseline),
         fixed=fixes,
         manual=manual,
         files=files,
@@ -156,7 +161,7 @@ def fix(
         why=why,
         patch=str(written) if written else None,
         dry_run=dry_run,
-        notes=report.notes,
+        notes=first.notes,
         stats={
             "seconds": round(total, 3),
             "check_seconds": round(checked, 3),
@@ -167,13 +172,8 @@ def fix(
 
 
 def _edit_and_recheck(
-    todo: list[Fix],
-    state: _State,
-    target: Target,
-    report: CheckReport,
-    root_dir: str,
-    run_check: Callable[..., CheckReport],
-) -> CheckReport:
+    todo: list[Fix], state: _State, target: Target, recheck: Rechecker
+) -> list[Finding]:
     """Edit each file, compile it on the target, re-check; take back what did not hold."""
     before = {rel: state.texts.get(rel, text) for rel, text in state.base.items()}
     applied: list[Fix] = []
@@ -194,10 +194,15 @@ def _edit_and_recheck(
                 applied.append(fx)
         state.texts[rel] = out.text
     changed = {p: t for p, t in state.texts.items() if t != before.get(p)}
-    for rel, why in _compile_errors(target, changed).items():
+    with ThreadPoolExecutor(max_workers=1) as pool:  # compile while the re-check scans
+        compiled = pool.submit(_compile_errors, target, changed)
+        errors = _recheck(state, recheck)
+        bad = compiled.result()
+    for rel, why in bad.items():
         _take_back(state, rel, before, applied, f"the edited file does not compile: {why}")
-    report = _recheck(state, root_dir, run_check)
-    still = {_key(f) for f in report.errors}
+    if bad:
+        errors = _recheck(state, recheck)
+    still = {_key(f) for f in errors}
     failed = {
         fx.finding.file
         for fx in applied
@@ -206,7 +211,7 @@ def _edit_and_recheck(
     if failed:  # the finding did not go away: take that file's edits of this round back
         for rel in failed:
             _take_back(state, rel, before, applied, "the re-check still reported it")
-        report = _recheck(state, root_dir, run_check)
+        errors = _recheck(state, recheck)
     for rel in changed:
         if rel not in failed:
             state.shift(rel, before[rel], state.texts[rel])
@@ -214,13 +219,13 @@ def _edit_and_recheck(
         state.fixes.append(fx)
         if fx.moved:
             state.moved_from[fx.moved[0]] = fx.moved[1]
-    return report
+    return errors
 
 
-def _recheck(state: _State, root_dir: str, run_check: Callable[..., CheckReport]) -> CheckReport:
-    """The same check, with the edited texts standing in for the files (nothing written)."""
+def _recheck(state: _State, recheck: Rechecker) -> list[Finding]:
+    """The errors with the edited texts standing in for the files (nothing written)."""
     state.rechecks += 1
-    return run_check(texts={f"{root_dir}/{p}": t for p, t in state.texts.items()})
+    return recheck.errors(state.texts)
 
 
 def _moved_line(f: Finding, before: dict[str, str], state: _State) -> int:
@@ -333,27 +338,26 @@ def _site_root(target: Target, report: CheckReport, mine: Any) -> str:
     return read_state(target, report.caller, []).root
 
 
-def _dists(target: Target, report: CheckReport) -> dict[str, str | None]:
-    """The installed versions of the dists the baseline names (a dist is not its import
-    name: scikit-learn is ``sklearn``), asked of the target once."""
+def _installed(target: Target, report: CheckReport, new: Side) -> dict[str, str | None]:
+    """The installed versions of the dists the baseline names, as the described symbols say
+    (a dist is not its import name: scikit-learn is ``sklearn``); the target is asked only
+    for a dist none of them belongs to."""
     from packaging.utils import canonicalize_name
 
-    data = run_probe(target, "facts", {"dists": sorted(report.baseline), "gpus": False}).data
-    got = {canonicalize_name(k): v for k, v in (data.get("dists") or {}).items()}
-    return {d: got.get(canonicalize_name(d)) for d in report.baseline}
+    seen = {
+        canonicalize_name(s.dist): s.version for s in new.symbols.values() if s.dist and s.version
+    }
+    got: dict[str, str | None] = {d: seen.get(canonicalize_name(d)) for d in report.baseline}
+    missing = sorted(d for d, v in got.items() if v is None)
+    if missing:
+        data = run_probe(target, "facts", {"dists": missing, "gpus": False}).data
+        found = {canonicalize_name(k): v for k, v in (data.get("dists") or {}).items()}
+        got.update({d: found.get(canonicalize_name(d)) for d in missing})
+    return got
 
 
 def _label(versions: Mapping[str, str | None]) -> str:
     return ", ".join(f"{d} {v}" for d, v in sorted(versions.items()))
-
-
-def _keys(want: Wanted) -> list[str]:
-    return [f"{m}:{q}" for m, q in sorted(want.refs)]
-
-
-def _split(key: str) -> tuple[str, str]:
-    m, _, q = key.partition(":")
-    return m, q
 
 
 # -- writing --------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
         new.version,
         (f"{new.module}:{name}", facts.old_key(f.symbol)),
         f"{name} moved to {new.module}",
+        symbol=new,
     )
 
 

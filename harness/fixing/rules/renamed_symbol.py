@@ -94,6 +94,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
         new.version,
         (f"{new_module}:{new_name}", facts.old_key(f.symbol)),
         f"{name} became {new_name} in {facts.new.label}",
+        symbol=new,
     )
 
 
