@@ -61,5 +61,7 @@ def fix_report(console: Any, r: FixReport) -> None:
         )
     elif r.dry_run and diff:
         console.print(f"\n[yellow]dry run: nothing written[/] ({timing})")
+    elif not r.manual:
+        console.print(f"\n[green]no errors: nothing to fix, nothing written[/] ({timing})")
     else:
         console.print(f"\n[yellow]nothing to fix mechanically: nothing written[/] ({timing})")

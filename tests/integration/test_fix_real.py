@@ -206,3 +206,18 @@ def test_imbalanced_learn_on_sklearn_15_renamed_keyword(
     assert not [f for f in errors if f["symbol"] == "sklearn.preprocessing:OneHotEncoder"]
     before = {(m["file"], m["line"], m["symbol"]) for m in data["manual"]}
     assert {(f["file"], f["line"], f["symbol"]) for f in errors} == before
+
+
+def test_where_the_series_already_covers_the_breaks_there_is_nothing_to_write(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """speculators on vLLM 0.16.0: the shipped series fixes every error; --fix adds nothing."""
+    patches = tmp_path / "patches"
+    shutil.copytree(REPO_PATCHES, patches)
+    spec = "pypi:speculators==0.3.0,vllm==0.16.0"
+    r = harness(cli_env, "check", "speculators", "-t", spec, "--fix", "--patches", str(patches))
+    assert r.code == 0, r.err
+    assert "no errors: nothing to fix, nothing written" in r.out
+    assert sorted(p.name for p in (patches / "speculators/0.3.0").iterdir()) == sorted(
+        p.name for p in (REPO_PATCHES / "speculators/0.3.0").iterdir()
+    )

@@ -186,3 +186,12 @@ def test_fixscan_finds_in_its_files_what_the_whole_scan_finds() -> None:
     one = findings(fixscan.run({**args, "only": [files[0]]}, lambda m: None))
     assert one == [f for f in whole if f[0] == files[0]]
     assert one  # the file has errors, so the comparison means something
+
+
+def test_compiles_names_the_file_and_line_that_do_not_compile() -> None:
+    from probes import compiles
+
+    data = compiles.run({"files": {"ok.py": "x = 1\n", "bad.py": "x = 1\ny = (\n"}}, print)
+    assert set(data["errors"]) == {"bad.py"}
+    assert data["errors"]["bad.py"]["line"] == 2
+    assert data["python"].count(".") == 2
