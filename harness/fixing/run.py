@@ -98,46 +98,29 @@ def fix(
         with_patches=reports or None,
     )
     checked = time.perf_counter() - start
-    if not first.baseline:
+    if first.errors and not first.baseline:
         raise UsageError(
             f"--fix needs the API {first.caller} was written for, and no baseline is known",
             "name it: --baseline DIST==VERSION (e.g. --baseline vllm==0.11.0)",
         )
     mine = next((r for r in reports if _same(r.dist, first.caller)), None)
-    state = _State(_base_texts(target, first, mine))
-    series_over, _ = patched_texts([r for r in reports if r is not mine])
-    every_series, _ = patched_texts(reports)
-    recheck = Rechecker(
-        target,
-        first.caller,
-        tuple(against) if against else None,
-        _site_root(target, first, mine),
-        every_series,
-        tuple(first.errors),
-    )
-    spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
+    base, site = _base_texts(target, first, mine)
+    state = _State(base)
+    labels = (_label(first.baseline), "")
     errors = list(first.errors)
-    with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
-        reader = Reader(
-            target, old_target, sorted(first.callees), (_label(first.baseline), ""), series_over
-        )
-        for n in range(MAX_ROUNDS):
-            pending = [f for f in errors if _key(f) not in state.refused]
-            reader.learn(pending, state.moved_from)
-            if n == 0:
-                reader.relabel(_label(_installed(target, first, reader.new)))
-            facts = Facts(reader.old, reader.new, dict(state.moved_from))
-            todo = [d for d in (decide(f, facts) for f in pending) if isinstance(d, Fix)]
-            if not todo:
-                break
-            warm.join()
-            errors = _edit_and_recheck(todo, state, target, recheck)
-            for fx in todo:
-                if fx.moved and fx in state.fixes and fx.symbol is not None:
-                    reader.seed(fx.moved[0], fx.symbol)
-    labels = reader.labels
-    facts = Facts(reader.old, reader.new, dict(state.moved_from))
-    manual = tuple(_left(f, state, facts) for f in errors)
+    manual: tuple[Manual, ...] = ()
+    if errors:
+        every_series, _ = patched_texts(reports)
+        against_t = tuple(against) if against else None
+        recheck = Rechecker(target, first.caller, against_t, site, every_series, tuple(errors))
+        spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
+        series_over, _ = patched_texts([r for r in reports if r is not mine])
+        with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
+            reader = Reader(target, old_target, sorted(first.callees), labels, series_over)
+            errors = _rounds(state, reader, recheck, target, first, errors, warm)
+        labels = reader.labels
+        facts = Facts(reader.old, reader.new, dict(state.moved_from))
+        manual = tuple(_left(f, state, facts) for f in errors)
     files = tuple(
         FileFix(p, state.base[p], t) for p, t in sorted(state.texts.items()) if t != state.base[p]
     )
@@ -169,6 +152,33 @@ def fix(
             "rechecks": state.rechecks,
         },
     )
+
+
+def _rounds(
+    state: _State,
+    reader: Reader,
+    recheck: Rechecker,
+    target: Target,
+    first: CheckReport,
+    errors: list[Finding],
+    warm: threading.Thread,
+) -> list[Finding]:
+    """Decide, edit, re-check -- until no rule has a fix for what is left (or MAX_ROUNDS)."""
+    for n in range(MAX_ROUNDS):
+        pending = [f for f in errors if _key(f) not in state.refused]
+        reader.learn(pending, state.moved_from)
+        if n == 0:
+            reader.relabel(_label(_installed(target, first, reader.new)))
+        facts = Facts(reader.old, reader.new, dict(state.moved_from))
+        todo = [d for d in (decide(f, facts) for f in pending) if isinstance(d, Fix)]
+        if not todo:
+            break
+        warm.join()
+        errors = _edit_and_recheck(todo, state, target, recheck)
+        for fx in todo:
+            if fx.moved and fx in state.fixes and fx.symbol is not None:
+                reader.seed(fx.moved[0], fx.symbol)
+    return errors
 
 
 def _edit_and_recheck(
@@ -302,8 +312,9 @@ def _same(a: str, b: str) -> bool:
     return canonicalize_name(a) == canonicalize_name(b)
 
 
-def _base_texts(target: Target, report: CheckReport, mine: Any) -> dict[str, str]:
-    """rel path -> each erring file's text as the caller's series leaves it.
+def _base_texts(target: Target, report: CheckReport, mine: Any) -> tuple[dict[str, str], str]:
+    """rel path -> each erring file's text as the caller's series leaves it, and the
+    caller's site-packages on the target (as patchops names it).
 
     Refuses files edited by hand (neither pip's RECORD nor harness wrote them): a patch made
     on top of them would not apply anywhere else.
@@ -312,7 +323,7 @@ def _base_texts(target: Target, report: CheckReport, mine: Any) -> dict[str, str
 
     files = sorted({f.file for f in report.errors})
     if not files:
-        return {}
+        return {}, ""
     state = read_state(target, report.caller, files)
     by_hand = set(state.hand_edited()) & set(files)
     if by_hand:
@@ -327,15 +338,7 @@ def _base_texts(target: Target, report: CheckReport, mine: Any) -> dict[str, str
         text = after.get(rel, state.live[rel].text if rel in state.live else None)
         if text is not None:
             out[rel] = text
-    return out
-
-
-def _site_root(target: Target, report: CheckReport, mine: Any) -> str:
-    if mine is not None and mine.root:
-        return str(mine.root)
-    from harness.patching.ops import read_state
-
-    return read_state(target, report.caller, []).root
+    return out, state.root
 
 
 def _installed(target: Target, report: CheckReport, new: Side) -> dict[str, str | None]:
