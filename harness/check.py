@@ -125,10 +125,7 @@ def check(
     no_baseline: bool = False,
     with_patches: Path | list[Any] | None = None,
     baseline_from: Path | None = None,
-    texts: dict[str, str] | None = None,
 ) -> CheckReport:
-    """``texts`` (absolute path -> text) stand in for files over the series' result: what
-    ``check --fix`` re-checks its edits with, before anything is written."""
     start = time.perf_counter()
     overrides: dict[str, str] = {}
     patch_notes: list[str] = []
@@ -138,7 +135,6 @@ def check(
 
             with_patches = status(target, with_patches)
         overrides, patch_notes = patched_texts(with_patches)
-    overrides.update(texts or {})
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides
