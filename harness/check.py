@@ -82,6 +82,32 @@ def series_note(dist: str, plan: Any) -> str:
     return text + (f"; without {', '.join(left)}" if left else "")
 
 
+def behaviour_refs(scan: dict[str, Any], field: str) -> list[str]:
+    """The symbols the installed scan read ``field`` of (return paths, resolutions): the
+    baseline reads the same."""
+    return sorted(
+        k for k, got in (scan.get("symbols") or {}).items() if field in (got.get("symbol") or {})
+    )
+
+
+def baseline_args(scan: dict[str, Any]) -> dict[str, Any]:
+    """Pure: what the baseline probe reads -- the used symbols, and the files of the classes a
+    patched-in method fits now (to see whether they fitted it in the baseline)."""
+    # resolutions are read from the installed version only (what the new default becomes)
+    args: dict[str, Any] = {
+        "refs": used_refs(scan),
+        "returns_for": behaviour_refs(scan, "return_paths"),
+    }
+    fits = []
+    for key, got in sorted((scan.get("fits") or {}).items()):
+        files = sorted({c["file"] for c in got.get("near") or []})
+        if files:
+            fits.append({"attrs": key.split(","), "files": files})
+    if fits:
+        args["fits"] = fits
+    return args
+
+
 def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
     """Pure: absolute path -> text of every file the series would change (``harness patches``'
     DistReports), and notes for what could not be overlaid."""
@@ -156,19 +182,34 @@ def check(
         )
     )
     base_symbols: dict[str, Any] | None = None
+    base_fits: dict[str, Any] | None = None
     installed = {
         info.get("dist", top).lower(): info.get("version")
         for top, info in (scan.get("callees") or {}).items()
     }
+    current = {n for n, v in pins.items() if installed.get(n) == v}
     pins = {n: v for n, v in pins.items() if installed.get(n) != v}
+    if current:  # the target has the very version the caller was written for: it is the baseline
+        tops = {
+            top
+            for top, info in (scan.get("callees") or {}).items()
+            if info.get("dist", top).lower() in current
+        }
+        base_symbols = {
+            k: v
+            for k, v in (scan.get("symbols") or {}).items()
+            if k.split(":")[0].split(".")[0] in tops
+        }
+        base_fits = dict(scan.get("fits") or {})
     if pins:
         from harness.targets.pypi import PypiTarget
 
         spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
         try:
             with PypiTarget(spec, wheelhouse=baseline_from) as bt:
-                base_env = run_probe(bt, "callsites", {"refs": used_refs(scan)}, cache=True)
-            base_symbols = base_env.data["symbols"]
+                base_env = run_probe(bt, "callsites", baseline_args(scan), cache=True)
+            base_symbols = {**(base_symbols or {}), **base_env.data["symbols"]}
+            base_fits = {**(base_fits or {}), **(base_env.data.get("fits") or {})}
         except TargetError as exc:
             if baseline:  # asked for by name: its failure is the answer
                 raise
@@ -178,7 +219,7 @@ def check(
                 "give its wheel with --baseline-from DIR, or run where pip reaches an index"
             )
             pins = {}
-    findings = Checker(scan, versions, base_symbols).run()
+    findings = Checker(scan, versions, base_symbols, base_fits).run()
     return CheckReport(
         target=target.label,
         caller=scan["caller"]["dist"],

@@ -23,7 +23,20 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "signatures": ("_finder", "_platform", "_astindex", "_describe", "signatures"),
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
-    "callsites": ("_finder", "_platform", "_astindex", "_describe", "signatures", "callsites"),
+    "callsites": (
+        "_finder",
+        "_platform",
+        "_astindex",
+        "_describe",
+        "signatures",
+        "_returns",
+        "_fits",
+        "_guards",
+        "_dicts",
+        "_forwards",
+        "_uses",
+        "callsites",
+    ),
     "api": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api"),
     # harness check --fix: where symbols live now, module listings, what bodies read
     "locate": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api", "locate"),
@@ -54,11 +67,33 @@ def _source(name: str) -> str:
     return (probes_dir() / f"{name}.py").read_text(encoding="utf-8")
 
 
+@cache
+def _bytecode(name: str) -> str:
+    """A probe module compiled by this interpreter, marshalled (base64): a target running this
+    very interpreter (``local``, ``pypi:``) skips compiling ~180 KB of probe source per run,
+    and the bytecode comes from ``__pycache__`` like any installed module's."""
+    import base64
+    import marshal
+    from importlib.machinery import SourceFileLoader
+
+    # the import system's own loader: it reads (or writes) the module's __pycache__ entry
+    loader = SourceFileLoader(f"probes.{name}", str(probes_dir() / f"{name}.py"))
+    code = loader.get_code(f"probes.{name}")
+    return base64.b64encode(marshal.dumps(code)).decode("ascii")
+
+
 def build_payload(
-    probe: str, args: dict[str, Any], fingerprint: tuple[tuple[str, int, int], ...] | None = None
+    probe: str,
+    args: dict[str, Any],
+    fingerprint: tuple[tuple[str, int, int], ...] | None = None,
+    *,
+    compiled: bool = False,
 ) -> bytes:
-    """Pure: the stdin document for one probe run."""
-    mods = [[f"probes.{m}", _source(m)] for m in PROBE_MODULES[probe]]
+    """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python)."""
+    mods = [
+        [f"probes.{m}", "", _bytecode(m)] if compiled else [f"probes.{m}", _source(m)]
+        for m in PROBE_MODULES[probe]
+    ]
     doc: dict[str, Any] = {
         "modules": [["probes", ""], *mods],
         "main": f"probes.{probe}",
@@ -133,7 +168,15 @@ def run_probe(
     hit = store.load() if store else None
     if hit is not None and target.immutable:
         return hit
-    payload = build_payload(probe, args, fingerprint=hit.fingerprint if hit else None)
+    import sys
+
+    from harness.targets.local import LocalTarget
+
+    # the very interpreter running harness, on this machine: it can take our bytecode
+    same_python = isinstance(target, LocalTarget) and target.python_argv() == [sys.executable]
+    payload = build_payload(
+        probe, args, fingerprint=hit.fingerprint if hit else None, compiled=same_python
+    )
     result = target.run_python(_source("_boot"), payload, timeout=timeout)
     env = parse_envelope(result.stdout)
     if env is None:

@@ -198,6 +198,14 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
     return s
 
 
+def _alias_of(node: ast.AST | None) -> str | None:
+    """``New = Old`` at module level: the name it aliases."""
+    value = getattr(node, "value", None)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(value, ast.Name):
+        return value.id
+    return None
+
+
 def _is_impl(node: ast.AST) -> bool:
     """False for ``@overload`` stubs, so the implementation wins in ``defs``."""
     decos = getattr(node, "decorator_list", [])
@@ -271,6 +279,12 @@ class Index:
             file = self.rel(mod.loc.file) if mod.loc.file else mod.name
             node = mod.defs.get(name)
             is_assign = isinstance(node, (ast.Assign, ast.AnnAssign))
+            alias = _alias_of(node) if is_assign and name not in mod.imports else None
+            if alias is not None and alias != name and (alias in mod.defs or alias in mod.imports):
+                # ``PretrainedConfig = PreTrainedConfig``: the old name is the class itself
+                chain.append(Hop(mod.name, name, file, getattr(node, "lineno", 1), "alias"))
+                name = alias
+                continue
             if node is not None and (not is_assign or name not in mod.imports):
                 chain.append(Hop(mod.name, name, file, getattr(node, "lineno", 1), "defined"))
                 return Resolved(mod, name, node, chain)

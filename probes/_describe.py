@@ -43,6 +43,7 @@ FIELD_BASES = {
     "typing_extensions.TypedDict": "typeddict",
 }
 TRANSFORM = {"typing.dataclass_transform", "typing_extensions.dataclass_transform"}
+HF_STRICT = {"huggingface_hub.dataclasses.strict"}
 IGNORED_BASES = {
     "object",
     "typing.Generic",
@@ -192,7 +193,15 @@ class ClassDescriber:
             return None
         for d in getattr(got.node, "decorator_list", []):
             if self.index.resolve_dotted(got.module.name, dotted(d)) in TRANSFORM:
-                return _call_kwargs(d)
+                opts = _call_kwargs(d)
+                for n in ast.walk(got.node):  # vLLM's @config: a pydantic dataclass inside
+                    if isinstance(n, ast.Call) and (
+                        self.index.resolve_dotted(got.module.name, dotted(n.func))
+                        == "pydantic.dataclasses.dataclass"
+                    ):
+                        opts["wrapper"] = "pydantic"
+                        break
+                return opts
         return None
 
     def flavour(self, mod: ModuleSummary, cls: ast.ClassDef) -> tuple[str, dict] | None:
@@ -202,8 +211,12 @@ class ClassDescriber:
             return self._flavour_cache[key]
         self._flavour_cache[key] = None  # cycles
         found: tuple[str, dict] | None = None
+        weak: tuple[str, dict] | None = None  # huggingface_hub's @strict: fields, if nothing else
         for d in cls.decorator_list:
             full = self.index.resolve_dotted(mod.name, dotted(d))
+            if full in HF_STRICT:
+                weak = ("hf-strict", _call_kwargs(d))
+                continue
             if full in DATACLASS_DECORATORS:
                 found = (DATACLASS_DECORATORS[full], _call_kwargs(d))
                 break
@@ -212,6 +225,8 @@ class ClassDescriber:
                 kw = _call_kwargs(d)
                 if opts.get("kw_only_default") == "True" and "kw_only" not in kw:
                     kw["kw_only"] = "True"
+                if opts.get("wrapper"):
+                    kw["wrapper"] = opts["wrapper"]
                 found = ("dataclass_transform:" + full, kw)
                 break
         if found is None:
@@ -224,30 +239,83 @@ class ClassDescriber:
                     )
                     break
                 base = self._resolve_class(mod.name, dotted(b))
-                if base is not None:
-                    inherited = self.flavour(*base)
-                    if inherited is not None and not inherited[0].startswith(
-                        ("dataclass", "attrs")
-                    ):
-                        found = inherited  # model/struct/transform-by-base rules inherit
-                        break
-                    if inherited is None and self._base_transform(base[0], base[1]):
-                        found = ("dataclass_transform:" + full, {})
-                        break
+                if base is None:
+                    continue
+                transform = self._base_transform(base[0], base[1])
+                if transform is not None:  # PEP 681: a transform base makes its subclasses
+                    kw = {"inherit": "True"}
+                    if transform.get("kw_only_default") == "True":
+                        kw["kw_only"] = "True"
+                    found = ("dataclass_transform:" + full, kw)
+                    break
+                inherited = self.flavour(*base)
+                if inherited is not None and (
+                    inherited[1].get("inherit") == "True"
+                    or not inherited[0].startswith(("dataclass", "attrs", "hf-strict"))
+                ):
+                    found = inherited  # model/struct/transform-by-base rules inherit
+                    break
+        if found is None:
+            found = weak
         self._flavour_cache[key] = found
         return found
 
-    def _base_transform(self, mod: ModuleSummary, cls: ast.ClassDef) -> bool:
+    def _base_transform(self, mod: ModuleSummary, cls: ast.ClassDef) -> dict | None:
+        """The ``dataclass_transform(...)`` options when the class (or its metaclass) is
+        decorated with it: PEP 681 then makes every subclass dataclass-like."""
         for d in cls.decorator_list:
             if self.index.resolve_dotted(mod.name, dotted(d)) in TRANSFORM:
-                return True
+                return _call_kwargs(d)
         for k in cls.keywords:
             if k.arg == "metaclass":
                 meta = self._resolve_class(mod.name, dotted(k.value))
-                if meta and any(
-                    self.index.resolve_dotted(meta[0].name, dotted(d)) in TRANSFORM
-                    for d in meta[1].decorator_list
-                ):
+                for d in meta[1].decorator_list if meta else []:
+                    if self.index.resolve_dotted(meta[0].name, dotted(d)) in TRANSFORM:  # type: ignore[index]
+                        return _call_kwargs(d)
+        return None
+
+    def pydantic_extra(
+        self, mod: ModuleSummary, cls: ast.ClassDef, opts: dict, depth: int = 0
+    ) -> str:
+        """``extra=`` from the class's config, else the nearest base's (config inherits)."""
+        own = _pydantic_extra(cls, opts)
+        if own is not None:
+            return own
+        if depth < 8:
+            for b in cls.bases:
+                base = self._resolve_class(mod.name, dotted(b))
+                if base is not None and self.flavour(*base) is not None:
+                    got = self.pydantic_extra(base[0], base[1], {}, depth + 1)
+                    if got != "ignore":
+                        return got
+        return "ignore"
+
+    def _unread_base(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """A base outside the import path (``transformers.TrainingArguments`` under trl's
+        configs when transformers is absent) somewhere up the field-bearing bases."""
+        for b in cls.bases:
+            full = self.index.resolve_dotted(mod.name, dotted(b))
+            if full in IGNORED_BASES or full in FIELD_BASES or full.startswith("typing."):
+                continue
+            base = self._resolve_class(mod.name, dotted(b))
+            if base is None:
+                return True
+            if depth < 8 and self._unread_base(base[0], base[1], depth + 1):
+                return True
+        return False
+
+    def accepts_kwargs(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """huggingface_hub's ``@strict(accept_kwargs=True)`` here or on a base: unknown
+        keywords are kept as attributes, not rejected (transformers 5 configs)."""
+        for d in cls.decorator_list:
+            if self.index.resolve_dotted(mod.name, dotted(d)) in HF_STRICT and (
+                _call_kwargs(d).get("accept_kwargs") == "True"
+            ):
+                return True
+        if depth < 8:
+            for b in cls.bases:
+                base = self._resolve_class(mod.name, dotted(b))
+                if base is not None and self.accepts_kwargs(base[0], base[1], depth + 1):
                     return True
         return False
 
@@ -312,12 +380,12 @@ class ClassDescriber:
         funcs = _body_functions(cls.body)
         qual = f"{mod.name}.{cls.name}"
         flav = self.flavour(mod, cls)
-        for meth in ("__init__", "__new__"):
+        for meth in ("__new__", "__init__"):  # inspect's order: a class's own __new__ first
             if meth in funcs:
                 impl, ovl = funcs[meth]
                 assert isinstance(impl, (ast.FunctionDef, ast.AsyncFunctionDef))
                 params = parameters(impl.args, mod.src)[1:]
-                return {
+                got = {
                     "via": meth,
                     "from": qual,
                     "line": impl.lineno,
@@ -329,6 +397,11 @@ class ClassDescriber:
                     ],
                     "extra": "forbid",
                 }
+                if meth == "__new__" and "__init__" in funcs:
+                    # a call must bind to both; ``__new__(cls, *a, **k)`` alone says nothing
+                    init = funcs["__init__"][0]
+                    got["init_parameters"] = parameters(init.args, mod.src)[1:]  # type: ignore[attr-defined]
+                return got
         if flav is not None:
             kind, opts = flav
             if opts.get("init") == "False":
@@ -336,30 +409,48 @@ class ClassDescriber:
             else:
                 extra = "forbid"
                 if kind in ("pydantic-model", "pydantic-dataclass"):
-                    extra = _pydantic_extra(cls, opts)
-                return {
+                    extra = self.pydantic_extra(mod, cls, opts)
+                elif self.accepts_kwargs(mod, cls):
+                    extra = "allow"
+                if self._unread_base(mod, cls):
+                    extra = "unknown"  # a base we cannot read may add fields, before ours
+                params = self.fields(mod, cls, kind, opts)
+                if kind not in ("pydantic-model", "typeddict", "namedtuple", "msgspec"):
+                    # dataclasses: every positional field first, then the keyword-only ones
+                    params = [p for p in params if p["kind"] != KW_ONLY] + [
+                        p for p in params if p["kind"] == KW_ONLY
+                    ]
+                if kind == "pydantic-model" and extra == "allow":
+                    params.append(_param("extra_data", VAR_KW, None, None))
+                got = {
                     "via": kind,
                     "from": qual,
                     "line": cls.lineno,
-                    "parameters": self.fields(mod, cls, kind, opts),
+                    "parameters": params,
                     "overloads": [],
                     "extra": extra,
                 }
+                if opts.get("wrapper"):
+                    got["wrapper"] = opts["wrapper"]
+                return got
+        resolved = [self.index.resolve_dotted(mod.name, dotted(b)) for b in cls.bases]
+        enum_base = next((full for full in resolved if full in ENUMS), None)
+        if enum_base is not None:  # ``class Kind(str, Enum)``: the mixin does not decide
+            return _stdlib_ctor("enum", enum_base, _enum_call())
         if depth < 8:
             for b in cls.bases:
                 full = self.index.resolve_dotted(mod.name, dotted(b))
-                if full in IGNORED_BASES or full.startswith(("typing.Generic", "typing.Protocol")):
+                if full in PROTOCOLS:  # typing gives protocols a catch-all __init__
+                    return _stdlib_ctor("protocol", full, _VARIADIC)
+                if full in IGNORED_BASES or full.startswith("typing.Generic"):
                     continue
-                if full in ("enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag"):
-                    return {
-                        "via": "enum",
-                        "from": full,
-                        "parameters": None,
-                        "overloads": [],
-                        "extra": "forbid",
-                    }
+                if full in ENUMS:  # ``Color(value)``: the metaclass's __call__, this Python's
+                    return _stdlib_ctor("enum", full, _enum_call())
                 base = self._resolve_class(mod.name, dotted(b))
                 if base is None:
+                    std = _stdlib_class_params(full)
+                    if std is not None:
+                        return _stdlib_ctor("stdlib", full, std)
                     return {
                         "via": "unknown",
                         "from": full,
@@ -390,6 +481,9 @@ class ClassDescriber:
             if isinstance(st, ast.ClassDef):
                 members.append(self.describe(mod, st, f"{qualname}.{st.name}", attributes))
         ctor = self.constructor(mod, cls)
+        made = _made_init(ctor, f"{qualname}.__init__", cls.lineno)
+        if made is not None and "__init__" not in funcs:
+            members.append(made)
         return {
             "qualname": qualname,
             "kind": "class",
@@ -407,6 +501,87 @@ class ClassDescriber:
             "overloads": [],
             "doc": _doc(cls),
         }
+
+
+ENUMS = {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag", "enum.ReprEnum"}
+PROTOCOLS = {"typing.Protocol", "typing_extensions.Protocol"}
+_VARIADIC = [_param("args", VAR_POS, None, None), _param("kwargs", VAR_KW, None, None)]
+
+
+SYNTHESISED = ("dataclass", "attrs", "dataclass_transform:", "hf-strict", "pydantic-dataclass")
+
+
+def _made_init(ctor: dict, qualname: str, line: int) -> dict | None:
+    """The ``__init__`` a decorator or base writes into the class itself (not inherited)."""
+    if ctor.get("inherited") or ctor.get("parameters") is None:
+        return None
+    via = ctor.get("via") or ""
+    this = _param("self", POS_OR_KW, None, None)
+    if via == "pydantic-dataclass" or ctor.get("wrapper") == "pydantic":  # pydantic's wrapper
+        params = [_param("__dataclass_self__", POS_OR_KW, None, None), *_VARIADIC]
+    elif via == "protocol":
+        params = [this, *_VARIADIC]
+    elif via.startswith(SYNTHESISED):
+        params = [this, *ctor["parameters"]]
+    else:
+        return None
+    return {
+        "qualname": qualname,
+        "kind": "method",
+        "is_async": False,
+        "line": line,
+        "end_line": line,
+        "decorators": [],
+        "parameters": params,
+        "returns": "None",
+        "overloads": [],
+        "doc": f"synthesised by {via}",
+    }
+
+
+def _stdlib_ctor(via: str, full: str, params: list[dict] | None) -> dict:
+    return {"via": via, "from": full, "parameters": params, "overloads": [], "extra": "forbid"}
+
+
+def _enum_call() -> list[dict] | None:
+    """``EnumType.__call__`` less ``cls``, as the Python running this probe defines it."""
+    import enum
+
+    return _signature_params(getattr(enum, "EnumType", enum.EnumMeta).__call__, drop=1)
+
+
+def _stdlib_class_params(full: str) -> list[dict] | None:
+    """A stdlib base's constructor (``collections.UserDict``), read from this Python: the
+    stdlib is the target interpreter's own, so importing it here is reading the target."""
+    import sys
+
+    module, _, name = full.rpartition(".")
+    if not module or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
+        return None
+    try:
+        import importlib
+
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+    return _signature_params(obj, drop=0) if isinstance(obj, type) else None
+
+
+def _signature_params(obj: object, drop: int) -> list[dict] | None:
+    import inspect
+
+    try:
+        sig = inspect.signature(obj)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    kinds = {0: POS_ONLY, 1: POS_OR_KW, 2: VAR_POS, 3: KW_ONLY, 4: VAR_KW}
+    out = []
+    for p in list(sig.parameters.values())[drop:]:
+        default = None if p.default is inspect.Parameter.empty else repr(p.default)
+        out.append(
+            {"name": p.name, "kind": kinds[int(p.kind)], "default": default, "annotation": None}
+        )
+    return out
 
 
 def class_attributes(cls: ast.ClassDef) -> list[str]:
@@ -459,7 +634,7 @@ def _field_call(
     return default, init, kw_only, alias
 
 
-def _pydantic_extra(cls: ast.ClassDef, opts: dict) -> str:
+def _pydantic_extra(cls: ast.ClassDef, opts: dict) -> str | None:
     """pydantic ignores unknown kwargs unless the config says ``extra="forbid"``."""
     texts = [
         opts.get("config", ""),
@@ -476,4 +651,4 @@ def _pydantic_extra(cls: ast.ClassDef, opts: dict) -> str:
     for mode in ("forbid", "allow", "ignore"):
         if f"'{mode}'" in joined or f'"{mode}"' in joined or f"Extra.{mode}" in joined:
             return mode
-    return "ignore"
+    return None  # not said here: inherited, else pydantic's default ("ignore")

@@ -263,6 +263,41 @@ class Dists:
         self._cache[key] = found
         return found
 
+    def top_levels(self, dist: str) -> list[str]:
+        """Top-level import names a dist installs (top_level.txt, else its RECORD)."""
+        want = normalize(dist)
+        for root in self.finder.paths:
+            for e in self.infos(root):
+                if normalize(e[: -len(".dist-info")].split("-", 1)[0]) != want:
+                    continue
+                info = os.path.join(root, e)
+                try:
+                    with open(os.path.join(info, "top_level.txt"), encoding="utf-8") as f:
+                        names = [ln.strip() for ln in f if ln.strip()]
+                    if names:
+                        return sorted(set(names))
+                except OSError:
+                    pass
+                names = set()
+                try:
+                    with open(
+                        os.path.join(info, "RECORD"), encoding="utf-8", errors="replace"
+                    ) as f:
+                        for line in f:
+                            first = line.split(",", 1)[0].split("/", 1)[0]
+                            if first.endswith(".py"):
+                                first = first[:-3]
+                            if (
+                                first
+                                and not first.endswith((".dist-info", ".data"))
+                                and first != ".."
+                            ):
+                                names.add(first)
+                except OSError:
+                    pass
+                return sorted(n for n in names if n.isidentifier())
+        return []
+
     def version_of(self, dist: str) -> str | None:
         want = normalize(dist)
         for root in self.finder.paths:

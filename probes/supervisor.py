@@ -496,6 +496,7 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
             with open(os.path.join(folder, os.path.basename(name)), "w", encoding="utf-8") as f:
                 f.write(text)
         front.append(folder)
+        os.mkdir(os.path.join(run_dir, "smoke"))  # {smoke_dir}: the run's outputs, fresh
     secret = json.dumps(
         {"argv": args["argv"], "cwd": args["cwd"], "env": args.get("env") or {},
          "pythonpath_front": front}

@@ -1,54 +1,58 @@
-"""From the callsites probe's data to findings: imports, calls, attributes, overrides, drift.
+"""From the callsites probe's data to findings: the Checker, and the rules it runs in order.
 
 Pure: data in, findings out. Every error here is something that raises at run time; anything
-we cannot be sure of is at most a warning or info, so the list stays trustworthy.
+we cannot be sure of is at most a warning or info, so the list stays trustworthy. Each rule is
+a small module in ``harness.analysis.rules`` with ``run(checker)``, registered in ``RULES``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from harness.analysis.apidiff import Change, compare_symbols
-from harness.analysis.bind import CallShape, bind_any
 from harness.analysis.findings import ERROR, INFO, WARNING, Finding
-from harness.models import (
-    KEYWORD_ONLY,
-    POSITIONAL_ONLY,
-    POSITIONAL_OR_KEYWORD,
-    VAR_KEYWORD,
-    VAR_POSITIONAL,
-    Parameter,
-    Symbol,
+from harness.analysis.rules import (
+    api_drift,
+    attributes,
+    calls,
+    defaults,
+    forwards,
+    imports,
+    installs,
+    overrides,
+    returns,
 )
+from harness.models import Symbol
 
 Json = dict[str, Any]
 
 
-def _key(ref: list[Any] | tuple[Any, ...]) -> str:
-    return f"{ref[1]}:{ref[2]}" if ref[0] != "module" else str(ref[1])
-
-
-def _params(raw: list[Json] | None) -> tuple[Parameter, ...] | None:
-    return None if raw is None else tuple(Parameter.from_dict(p) for p in raw)
-
-
 class Checker:
+    """What every rule needs: the scan, the symbols (installed and baseline), and ``_add``."""
+
     def __init__(
         self,
         scan: Json,
         callee_versions: dict[str, str | None],
         baseline: dict[str, Json] | None = None,
+        baseline_fits: dict[str, Json] | None = None,
     ) -> None:
         self.scan = scan
         self.symbols: dict[str, Json] = scan.get("symbols") or {}
         self.versions = callee_versions
         self.baseline = baseline
+        self.baseline_fits = baseline_fits
         self.findings: list[Finding] = []
-        self._failed_imports: set[tuple[str, str]] = set()  # (file, local symbol key)
+        self.failed_imports: set[tuple[str, str]] = set()  # (file, symbol key) of failed imports
 
     # -- helpers --------------------------------------------------------------------------
     def _sym(self, key: str) -> Json | None:
         got = self.symbols.get(key) or {}
+        return got.get("symbol") if got.get("found") else None
+
+    def base_sym(self, key: str) -> Json | None:
+        """The symbol as the baseline version defines it (None: no baseline, or absent)."""
+        got = (self.baseline or {}).get(key) or {}
         return got.get("symbol") if got.get("found") else None
 
     def _version(self, module: str) -> str:
@@ -89,313 +93,33 @@ class Checker:
             )
         )
 
-    # -- rules ----------------------------------------------------------------------------
-    def imports(self) -> None:
-        for use in self.scan.get("imports") or []:
-            if use.get("ok"):
-                continue
-            name = use.get("name")
-            what = f"{use['module']}:{name}" if name else use["module"]
-            where = self._version(use["module"])
-            sugg = use.get("suggestions") or []
-            hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""
-            if name:
-                self._failed_imports.add((use["file"], f"{use['module']}:{name}"))
-            if use.get("guarded"):
-                self._add(
-                    INFO,
-                    "import-guarded",
-                    use,
-                    what,
-                    f"{what} does not exist in {where}; the import is guarded, so the "
-                    "fallback branch runs",
-                    "Check the fallback still does what you need." + hint,
-                )
-                continue
-            if use.get("dynamic"):
-                self._add(
-                    WARNING,
-                    "unverifiable",
-                    use,
-                    what,
-                    f"{what} is not defined statically in {where} (the module has a __getattr__)",
-                    "Confirm with `harness probe --live`." + hint,
-                )
-                continue
-            msg = (
-                f"cannot import name '{name}' from '{use['module']}' ({where})"
-                if name
-                else f"no module named '{use['module']}' in {where}"
-            )
-            self._add(
-                ERROR,
-                "import-missing",
-                use,
-                what,
-                msg,
-                f"Import it from where {where} defines it now, or drop the use." + hint,
-            )
-
-    def _variants(self, sym: Json, use: Json) -> tuple[list[tuple[Parameter, ...]], bool] | None:
-        """Parameter lists a call can bind to (self/cls removed), and whether extras pass."""
-        kind = sym.get("kind")
-        if kind == "class":
-            ctor = sym.get("constructor") or {}
-            params = _params(sym.get("parameters"))
-            if params is None:
-                return None
-            variants = [params] + [
-                tuple(Parameter.from_dict(p) for p in o) for o in ctor.get("overloads") or []
-            ]
-            return variants, ctor.get("extra") in ("ignore", "allow")
-        if kind in ("function", "method", "classmethod", "staticmethod"):
-            raw = [sym.get("parameters") or []] + [
-                o.get("parameters") or [] for o in sym.get("overloads") or []
-            ]
-            if sym.get("overloads"):
-                raw = raw[1:]  # the implementation is not callable as written; overloads are
-            drop = 0
-            if kind == "classmethod" or (kind == "method" and use.get("on_instance")):
-                drop = 1
-            return [tuple(Parameter.from_dict(p) for p in r[drop:]) for r in raw], False
-        return None
-
-    def calls(self) -> None:
-        for use in self.scan.get("calls") or []:
-            key = _key(use["ref"])
-            entry = self.symbols.get(key) or {}
-            sym = self._sym(key)
-            if sym is None:
-                if use.get("on_instance"):
-                    continue  # reported once as missing-attribute
-                if any(
-                    f == use["file"] and (key == k or key.startswith(k + "."))
-                    for f, k in self._failed_imports
-                ):
-                    continue  # the failed import already says it
-                if entry.get("module_only"):
-                    continue
-                self._missing(use, key, entry)
-                continue
-            got = self._variants(sym, use)
-            if got is None:
-                continue
-            variants, lenient = got
-            shape = CallShape(
-                use["shape"]["positional"],
-                tuple(use["shape"]["keywords"]),
-                use["shape"]["star"],
-                use["shape"]["double_star"],
-            )
-            problems = bind_any(shape, variants, ignore_unknown_kwargs=lenient)
-            name = sym["qualname"]
-            for p in problems:
-                self._add(
-                    ERROR,
-                    p.category,
-                    use,
-                    key,
-                    f"{name}() {p.detail}",
-                    _fix(p.category, p.names, name, sym),
-                    sym,
-                )
-
-    def _missing(self, use: Json, key: str, entry: Json) -> None:
-        module, _, qual = key.partition(":")
-        sugg = entry.get("suggestions") or []
-        hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""
-        if entry.get("dynamic"):
-            self._add(
-                WARNING,
-                "unverifiable",
-                use,
-                key,
-                f"{key} is not defined statically in {self._version(module)}",
-                "Confirm with `harness probe --live`." + hint,
-            )
-            return
-        self._add(
-            ERROR,
-            "missing-attribute",
-            use,
-            key,
-            f"{key} does not exist in {self._version(module)}",
-            f"Find where {qual.split('.')[-1]} went (`harness diff`) and use that." + hint,
-        )
-
-    def attributes(self) -> None:
-        seen: set[tuple[str, int, str]] = set()
-        for use in self.scan.get("attributes") or []:
-            mark = (use["file"], use["line"], use["attr"])
-            if mark in seen:
-                continue
-            seen.add(mark)
-            if use.get("on") == "module":
-                key = f"{use['ref'][1]}:{use['attr']}"
-                entry = self.symbols.get(key) or {}
-                if not entry.get("found"):
-                    self._missing(use, key, entry)
-                continue
-            key = _key(use["ref"])
-            cls = self._sym(key)
-            if cls is None or not cls.get("mro_complete"):
-                continue
-            if use["attr"] in (cls.get("mro_members") or []) or use["attr"].startswith("__"):
-                continue
-            name = cls["qualname"]
-            on = "object" if use.get("on") == "instance" else "class"
-            self._add(
-                ERROR,
-                "missing-attribute",
-                use,
-                f"{key}.{use['attr']}",
-                f"'{name}' {on} has no attribute '{use['attr']}' ({self._version(key)})",
-                f"{name} and its bases define no '{use['attr']}' any more; find its "
-                "replacement with `harness diff`.",
-                cls,
-            )
-
-    def overrides(self) -> None:
-        for sub in self.scan.get("subclasses") or []:
-            for meth in sub.get("methods") or []:
-                for base in sub["bases"]:
-                    key = f"{base[1]}:{base[2]}.{meth['name']}"
-                    bsym = self._sym(key)
-                    dunder = meth["name"].startswith("__") and meth["name"] != "__call__"
-                    if bsym is None or dunder:
-                        continue
-                    issues = override_issues(bsym, meth)
-                    if issues:
-                        use = {**sub, "line": meth["line"], "source": sub.get("source", "")}
-                        self._add(
-                            ERROR,
-                            "override-incompatible",
-                            use,
-                            key,
-                            f"{sub['class']}.{meth['name']} no longer accepts what "
-                            f"{bsym['qualname']} is called with: {'; '.join(issues)}",
-                            f"Match the override's parameters to {bsym['qualname']}'s.",
-                            bsym,
-                        )
-                    break
-
-    def drift(self) -> None:
-        """Warn once per used symbol whose API moved since the baseline, where the caller is hit.
-
-        A change counts only if some use could notice it: a parameter the caller passes (by
-        name or position), a new required one, a changed return, or -- for classes the caller
-        holds instances of -- a method added or removed (a new protocol step).
-        """
-        if self.baseline is None:
-            return
-        uses: dict[str, list[Json]] = {}
-        for kind in ("calls", "attributes"):
-            for use in self.scan.get(kind) or []:
-                if use["ref"][0] != "module":
-                    uses.setdefault(_key(use["ref"]), []).append(use)
-        erred = {f.symbol for f in self.findings if f.severity == ERROR}
-        firsts = sorted(uses.items(), key=lambda kv: (kv[1][0]["file"], kv[1][0]["line"]))
-        for key, sites in firsts:
-            new = self._sym(key)
-            old_entry = self.baseline.get(key) or {}
-            old = old_entry.get("symbol") if old_entry.get("found") else None
-            if new is None or old is None:
-                continue
-            changes = relevant_changes(compare_symbols(old, new), sites)
-            if key in erred:
-                changes = [c for c in changes if not c.kind.startswith("parameter")]
-            if not changes:
-                continue
-            text = "; ".join(c.describe() for c in changes[:6])
-            more = f" (+{len(changes) - 6} more)" if len(changes) > 6 else ""
-            base_v = old.get("version") or "baseline"
-            first = min(sites, key=lambda u: (u["file"], u["line"]))
-            self._add(
-                WARNING,
-                "drift",
-                first,
-                key,
-                f"{new['qualname']} changed since {old.get('dist')} {base_v}: {text}{more}",
-                "Read the new API before the run (`harness diff`); the caller was written "
-                f"for {old.get('dist')} {base_v}.",
-                new,
-                tuple(c.to_dict() for c in changes),
-            )
-
     def run(self) -> list[Finding]:
-        self.imports()
-        self.calls()
-        self.attributes()
-        self.overrides()
-        self.drift()
+        for rule in RULES:
+            rule(self)
         order = {ERROR: 0, WARNING: 1, INFO: 2}
-        return sorted(self.findings, key=lambda f: (f.file, f.line, order[f.severity]))
+        # a use seen by two rules (``Cls.meth(...)`` is a call and a class attribute) says once
+        unique: dict[tuple[str, ...], Finding] = {}
+        for f in self.findings:
+            key = (f.file, str(f.line), f.category, f.symbol)
+            unique.setdefault(key + ((f.message,) if f.category == "drift" else ()), f)
+        return sorted(unique.values(), key=lambda f: (f.file, f.line, order[f.severity]))
 
 
-def relevant_changes(changes: list[Change], sites: list[Json]) -> list[Change]:
-    """Pure: keep the API changes that the caller's uses of a symbol can notice."""
-    calls = [u for u in sites if "shape" in u]
-    passed = {k for u in calls for k in u["shape"]["keywords"]}
-    max_pos = max((u["shape"]["positional"] for u in calls), default=0)
-    spread = any(u["shape"]["star"] or u["shape"]["double_star"] for u in calls)
-    on_instance = any(u.get("on") == "instance" for u in sites)
-    keep: list[Change] = []
-    for c in changes:
-        if c.kind in ("parameter-added-required", "parameter-made-required"):
-            if c.name not in passed:  # a caller that now passes it is already fixed
-                keep.append(c)
-        elif c.kind in ("parameter-removed", "parameter-kind-changed"):
-            if spread or c.name in passed or max_pos > 0:
-                keep.append(c)
-        elif c.kind == "parameter-moved":
-            if spread or int(c.old or 0) < max_pos:
-                keep.append(c)
-        elif (
-            (c.kind == "returns-changed" and calls)
-            or (c.kind in ("method-added", "method-removed") and on_instance)
-            or c.kind in ("kind-changed", "symbol-removed")
-        ):
-            keep.append(c)
-    return keep
+#: Every rule, in order (later ones read what earlier ones found: calls skip names a failed
+#: import already reported, drift skips erred parameters). Each is ``run(checker)``.
+RULES: tuple[Callable[[Checker], None], ...] = (
+    imports.run,
+    calls.run,
+    forwards.run,
+    attributes.run,
+    overrides.run,
+    api_drift.run,
+    returns.run,
+    defaults.run,
+    installs.run,
+)
 
-
-def _fix(category: str, names: tuple[str, ...], func: str, sym: Json) -> str:
-    listed = ", ".join(names)
-    return {
-        "unexpected-kwarg": f"Drop or rename {listed}: {func} takes no such parameter now.",
-        "missing-required-arg": f"Pass {listed}: {func} now requires "
-        f"{'them' if len(names) > 1 else 'it'}.",
-        "too-many-positional": f"Pass fewer positional arguments to {func}, or name them.",
-        "positional-only-as-keyword": f"Pass {listed} positionally to {func}.",
-        "duplicate-argument": f"{listed} is given both by position and by name; keep one.",
-    }.get(category, f"Match the call to {func}'s signature.")
-
-
-def override_issues(base: Json, meth: Json) -> list[str]:
-    """Why an override cannot take every call its base method accepts (pure)."""
-    bp = [Parameter.from_dict(p) for p in base.get("parameters") or []]
-    op = [Parameter.from_dict(p) for p in meth.get("parameters") or []]
-    if base.get("kind") in ("method", "classmethod") and bp:
-        bp = bp[1:]
-    if meth.get("kind") in ("method", "classmethod") and op:
-        op = op[1:]
-    issues: list[str] = []
-    o_var_pos = any(p.kind == VAR_POSITIONAL for p in op)
-    o_var_kw = any(p.kind == VAR_KEYWORD for p in op)
-    o_pos = [p for p in op if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
-    o_names = {p.name for p in op if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
-    b_pos = [p for p in bp if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
-    if len(b_pos) > len(o_pos) and not o_var_pos:
-        issues.append(f"takes {len(o_pos)} positional arguments, base passes up to {len(b_pos)}")
-    for p in bp:
-        if (
-            p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)
-            and p.name not in o_names
-            and not o_var_kw
-        ):
-            issues.append(f"no parameter '{p.name}'")
-    b_names = {p.name for p in bp}
-    for p in op:
-        if p.required and p.name not in b_names and p.kind != POSITIONAL_ONLY:
-            issues.append(f"requires '{p.name}', which the base never passes")
-    return issues
+# kept importable from here (tests, other callers)
+override_issues = overrides.override_issues
+override_problems = overrides.override_problems
+relevant_changes = api_drift.relevant_changes

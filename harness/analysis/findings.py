@@ -21,6 +21,7 @@ CATEGORIES = (
     "override-incompatible",
     "drift",
     "import-guarded",
+    "unbound-name",
     "unverifiable",
 )
 

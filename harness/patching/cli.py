@@ -104,7 +104,26 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Apply the series all-or-nothing, idempotently, with backups and a journal."""
         from harness.errors import Interrupted
+        from harness.group.spec import expand
         from harness.patching.writing import applied_line, apply_patches
+
+        group = None if dry_run else expand(target, root._hosts())
+        if group is not None:  # every host or none
+            from harness.group.patches import apply_across, describe
+
+            got = apply_across(
+                group,
+                lambda h: root._target(h, accept_new_host_key),
+                _root(patches),
+                force=force,
+                only=dist,
+            )
+            _emit_lines(describe(got), as_json, got.ok)
+            if not got.ok:
+                raise typer.Exit(
+                    got.prepared.exit_code or (got.failed.exit_code if got.failed else 1) or 1
+                )
+            return
 
         flags = again(target, patches)
         reports: list[Any] | None = None
@@ -145,8 +164,24 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Restore every file harness patched, byte-identical (sha256 checked)."""
+        from harness.group.spec import expand
         from harness.patching.writing import revert_patches
 
+        group = expand(target, root._hosts())
+        if group is not None:
+            from harness.group.patches import revert_across
+
+            got = revert_across(
+                group, lambda h: root._target(h, accept_new_host_key), _root(patches),
+                force=force, only=dist,
+            )  # fmt: skip
+            lines = [
+                f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results
+            ]
+            _emit_lines(lines, as_json, got.ok)
+            if not got.ok:
+                raise typer.Exit(got.exit_code or 1)
+            return
         with root._target(target, accept_new_host_key) as t:
             reports = revert_patches(t, _root(patches), force=force, only=dist)
         _emit(reports, as_json)
@@ -181,3 +216,18 @@ def register(app: typer.Typer) -> None:
         with root._target(target, accept_new_host_key) as t:
             path = make_patch(t, _root(patches), dist, files or [], name, why, gates)
         root._console().print(f"[green]wrote[/] {path} and appended it to series.toml")
+
+
+def _emit_lines(lines: list[str], as_json: bool, ok: bool) -> None:
+    """What a command across hosts did, one line per host and the outcome."""
+    import json
+    import sys
+
+    if as_json:
+        sys.stdout.write(json.dumps({"ok": ok, "lines": lines}, indent=2) + "\n")
+        return
+    from harness import cli as root
+
+    out = root._console()
+    for line in lines:
+        out.print(line, markup=False, soft_wrap=True)

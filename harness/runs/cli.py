@@ -112,8 +112,24 @@ def register(app: typer.Typer) -> None:
         Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
         keeps running; reattach with harness logs RUN --follow.
         """
+        from harness.group.spec import expand
         from harness.runs.launch import run_step
 
+        hosts_cfg = root._hosts()
+        group = expand(target, hosts_cfg) if step else None
+        if group is not None:  # one step over several hosts, as its `spread` says
+            from harness.cli_options import State
+            from harness.group.runs import run_across
+
+            raise typer.Exit(
+                run_across(
+                    hosts_cfg, group, step or "",
+                    make_ctx=lambda h: ctx(h, accept_new_host_key, workdir),
+                    pipeline_file=pipeline, sets=sets or [], extra=extra or [],
+                    detach=detach, kill_stale=kill_stale, force=force, patches=patches,
+                    hosts_file=State.hosts_file,
+                )
+            )  # fmt: skip
         code = run_step(
             ctx(target, accept_new_host_key, workdir),
             step,
@@ -140,7 +156,16 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """List runs on the target: id, step, state, started, duration, exit."""
+        from harness.group.spec import expand
         from harness.runs.commands import list_runs
+
+        group = expand(target, root._hosts())
+        if group is not None:
+            from harness.group.runs import list_across
+
+            raise typer.Exit(
+                list_across(lambda h: ctx(h, accept_new_host_key, workdir), group, as_json)
+            )
 
         raise typer.Exit(list_runs(ctx(target, accept_new_host_key, workdir), as_json))
 
@@ -167,7 +192,27 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
+        from harness.group.spec import expand
         from harness.runs.commands import show_logs
+
+        group = expand(target, root._hosts())
+        if group is not None:  # each host's log, interleaved, with its name in front
+            from harness.cli_options import State
+            from harness.group.runs import follow_across
+            from harness.runs import view
+
+            more = [*(["--tail", str(tail)] if tail is not None else []),
+                    *(["--offset", str(offset)] if offset is not None else [])]  # fmt: skip
+            raise typer.Exit(
+                follow_across(
+                    group,
+                    run,
+                    State.hosts_file,
+                    view.console(stderr=True),
+                    follow=follow,
+                    extra=more,
+                )
+            )
 
         code = show_logs(
             ctx(target, accept_new_host_key, workdir),
@@ -196,7 +241,16 @@ def register(app: typer.Typer) -> None:
         accept_new_host_key: AcceptOpt = False,
     ) -> None:
         """Stop a run's whole process tree (setsid'd workers too); report GPU holders left."""
+        from harness.group.spec import expand
         from harness.runs.commands import stop_run
+
+        group = expand(target, root._hosts())
+        if group is not None:
+            from harness.group.runs import stop_across
+
+            raise typer.Exit(
+                stop_across(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
+            )
 
         code = stop_run(
             ctx(target, accept_new_host_key, workdir),

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name
 
@@ -31,9 +31,12 @@ from harness.runs.pipeline import (
     resolve_step,
     step_parameters,
 )
-from harness.runs.preflight import decide
+from harness.runs.preflight import Preflight, decide
 from harness.runs.state import new_run_id, tensor_parallel
 from harness.targets.base import Target
+
+if TYPE_CHECKING:
+    from harness.report.model import Review
 
 
 def run_step(
@@ -135,21 +138,9 @@ def _gate(
     started on.
     """
     from harness.errors import NotReady
-    from harness.patching.series import patches_root
-    from harness.report.build import build_review
     from harness.report.render import terminal
 
-    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
-    review = build_review(
-        target,
-        patches_root(patches),
-        step=step,
-        pipeline=pipeline_file,
-        overrides=overrides,
-        stale=False,
-        require_smoke=require_smoke and smoke is None,
-        check_smoke=smoke is None,  # a smoke run is the test itself
-    )
+    review = _review(target, step, pipeline_file, overrides, patches, require_smoke, smoke)
     terminal(err, review, brief=True)
     blockers = [r for r in review.reasons if r.severity == "blocker"]
     if blockers and not force:
@@ -162,6 +153,32 @@ def _gate(
     return review.to_dict()
 
 
+def _review(
+    target: Target,
+    step: str,
+    pipeline_file: Path | None,
+    overrides: dict[str, str],
+    patches: Path | None,
+    require_smoke: bool = False,
+    smoke: Any = None,
+) -> Review:
+    """The review a launch is gated on (``harness report STEP``'s), GPU holders left out."""
+    from harness.patching.series import patches_root
+    from harness.report.build import build_review
+
+    # Stale GPU holders are the preflight's to refuse or end (--kill-stale), in its own words.
+    return build_review(
+        target,
+        patches_root(patches),
+        step=step,
+        pipeline=pipeline_file,
+        overrides=overrides,
+        stale=False,
+        require_smoke=require_smoke and smoke is None,
+        check_smoke=smoke is None,  # a smoke run is the test itself
+    )
+
+
 def _resolve(
     target: Target,
     pipeline: Pipeline,
@@ -171,6 +188,7 @@ def _resolve(
     overrides: dict[str, str],
     extra: Sequence[str],
     smoke: Any = None,
+    node: dict[str, str] | None = None,
 ) -> ResolvedStep:
     """The step's argv/cwd/env for this target: built-ins filled in, host env underneath.
 
@@ -187,7 +205,10 @@ def _resolve(
         "run_id": run_id,
         "run_dir": f"{remote.runs_root(workdir)}/{run_id}",
         "step": step,
+        **(node or _ONE_NODE),
     }
+    if not node:
+        builtins["head"] = host.address if host is not None else "127.0.0.1"
     builtins[SMOKE_DIR] = smoke_mode.smoke_dir(builtins["run_dir"])
     resolved = resolve_step(
         pipeline,
@@ -202,6 +223,24 @@ def _resolve(
     return replace(resolved, env={**resolved.env, **smoke.env})
 
 
+#: a step spread over hosts, run on one: node 0 of 1 (``head`` is the host's own address)
+_ONE_NODE = {"shard": "0", "num_shards": "1", "node_rank": "0", "nnodes": "1"}
+
+
+def _preflight_facts(
+    ctx: Context, target: Target, workdir: str, resolved: ResolvedStep, kill_stale: bool
+) -> Preflight:
+    """The preflight's verdicts for ``resolved`` on ``target`` (decided, not printed)."""
+    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
+    return decide(
+        facts,
+        target.label,
+        kill_stale=kill_stale,
+        tensor_parallel=tensor_parallel(resolved.argv),
+        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
+    )
+
+
 def _preflight(
     ctx: Context,
     target: Target,
@@ -213,8 +252,7 @@ def _preflight(
     """Print the verdicts; refuse on any failure; return the stale holders to end first."""
     from harness.runs import view
 
-    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
-    checked = decide(facts, target.label, kill_stale=kill_stale)
+    checked = _preflight_facts(ctx, target, workdir, resolved, kill_stale)
     # The patch series is judged by the review gate (_gate), where --force can override it.
     verdicts = tuple(checked.verdicts)
     view.verdicts(err, verdicts)

@@ -38,9 +38,17 @@ else:  # pragma: no cover - exercised only on 3.10
 PIPELINE_FILENAME = "pipeline.toml"
 PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
 #: Filled in by harness at launch; a file may use them but not define them.
-BUILTINS = ("workdir", "python", "run_id", "run_dir", "step", "smoke_dir")
+BUILTINS = (
+    "workdir", "python", "run_id", "run_dir", "step", "smoke_dir",
+    # a step spread over hosts (``spread``): which node this is; 0 / 1 on one host
+    "shard", "num_shards", "node_rank", "nnodes", "head",
+)  # fmt: skip
+SPREADS = ("shard", "torchrun", "ray")
 _TOP_KEYS = ("params", "steps")
-_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke")
+_STEP_KEYS = (
+    "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
+    "spread", "nproc", "port",
+)  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
 #: The throwaway folder a smoke run's outputs go to (``<run_dir>/smoke``).
 SMOKE_DIR = "smoke_dir"
@@ -85,6 +93,10 @@ class Step:
     #: caller imports); ``None``: not declared, so the review checks every dist with a series
     checks: Mapping[str, tuple[str, ...]] | None = None
     smoke: SmokeSpec | None = None
+    #: how the step runs over several hosts: "shard", "torchrun" or "ray" (None: one host)
+    spread: str | None = None
+    nproc: str = "1"  # torchrun's --nproc-per-node (placeholders allowed: "{gpus}")
+    port: int | None = None  # rendezvous (torchrun, default 29500) / Ray GCS (default 6379)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +110,9 @@ class Step:
             "requires": dict(self.requires),
             "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
             "smoke": None if self.smoke is None else self.smoke.to_dict(),
+            "spread": self.spread,
+            "nproc": self.nproc,
+            "port": self.port,
         }
 
     @classmethod
@@ -116,6 +131,9 @@ class Step:
             if d.get("checks") is None
             else {c: tuple(v) for c, v in d["checks"].items()},
             smoke=SmokeSpec.from_dict(d["smoke"]) if d.get("smoke") else None,
+            spread=d.get("spread"),
+            nproc=str(d.get("nproc") or "1"),
+            port=d.get("port"),
         )
 
 
@@ -322,6 +340,7 @@ class _Checker:
 
     def step(self, name: str, table: Any) -> Step:
         here = ("steps", name)
+        self.line(here)  # later messages about the step (--smoke, --set) name its own line
         if not _STEP_NAME.match(name):
             raise self.fail(here, f"step name {name!r} is not valid", "use letters, digits, _ . -")
         self.table(table, here)
@@ -382,7 +401,33 @@ class _Checker:
             requires=self.requires(table.get("requires", {}), (*here, "requires")),
             checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
             smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
+            **self.spread(table, here, use_shell),
         )
+
+    def spread(
+        self, table: Mapping[str, Any], here: tuple[str, ...], use_shell: bool
+    ) -> dict[str, Any]:
+        spread = table.get("spread")
+        if spread is not None and spread not in SPREADS:
+            raise self.fail(
+                (*here, "spread"), f"unknown spread {spread!r}", "one of: " + ", ".join(SPREADS)
+            )
+        if spread is not None and use_shell and spread != "shard":
+            raise self.fail((*here, "spread"), f"a {spread} step needs an argv command, not shell")
+        for key in ("nproc", "port"):
+            if key in table and spread != "torchrun" and not (key == "port" and spread == "ray"):
+                raise self.fail(
+                    (*here, key),
+                    f'{key} is for spread = "torchrun"' + (' or "ray"' if key == "port" else ""),
+                )
+        port = table.get("port")
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535
+        ):
+            raise self.fail((*here, "port"), "expected a port number, 1..65535")
+        nproc = self.scalar(table.get("nproc", 1), (*here, "nproc"))
+        self.placeholders(nproc, (*here, "nproc"))
+        return {"spread": spread, "nproc": nproc, "port": port}
 
     def smoke(self, table: Any, key: tuple[str, ...]) -> SmokeSpec:
         self.table(table, key)

@@ -23,8 +23,20 @@ class Preflight:
         return all(v.level != "fail" for v in self.verdicts)
 
 
-def decide(facts: PreflightFacts, target_label: str, *, kill_stale: bool) -> Preflight:
-    """Pure: the facts -> verdict lines, and the stale GPU holders (if any)."""
+def decide(
+    facts: PreflightFacts,
+    target_label: str,
+    *,
+    kill_stale: bool,
+    tensor_parallel: int | None = None,
+    visible: str | None = None,
+) -> Preflight:
+    """Pure: the facts -> verdict lines, and the stale GPU holders (if any).
+
+    ``tensor_parallel``: the step's ``--tensor-parallel-size``; more than the GPUs the step
+    can see (all of the target's, or those ``CUDA_VISIBLE_DEVICES`` = ``visible`` names) is
+    refused here, before a model load finds out.
+    """
     out = [
         Verdict(
             "target",
@@ -35,6 +47,9 @@ def decide(facts: PreflightFacts, target_label: str, *, kill_stale: bool) -> Pre
     out.append(_workdir(facts))
     out.append(_command(facts))
     out.append(_gpus(facts))
+    tp = _tensor_parallel(facts, tensor_parallel, visible)
+    if tp is not None:
+        out.append(tp)
     stale, busy, others = classify_holders(facts.holders, facts.runs)
     if stale and not kill_stale:
         shown = "; ".join(describe_holder(h) for h in stale[:3])
@@ -99,6 +114,24 @@ def _command(facts: PreflightFacts) -> Verdict:
         )
     found = f"; script {facts.script} found" if facts.script else ""
     return Verdict("command", "ok", f"{facts.resolved}{found}")
+
+
+def _tensor_parallel(facts: PreflightFacts, tp: int | None, visible: str | None) -> Verdict | None:
+    if not tp or tp <= 1 or not facts.gpus_available:
+        return None
+    seen = len(facts.gpus)
+    where = f"{seen} GPU(s) on the target"
+    if visible is not None and visible.strip() not in ("", "all"):
+        seen = min(seen, len([d for d in visible.split(",") if d.strip()]))
+        where = f"{seen} GPU(s) visible (CUDA_VISIBLE_DEVICES={visible})"
+    if tp > seen:
+        return Verdict(
+            "tensor-parallel",
+            "fail",
+            f"tensor-parallel size {tp} needs {tp} GPUs; the step sees {where}",
+            f"--set tp={seen}, or run on a target with {tp} GPUs",
+        )
+    return Verdict("tensor-parallel", "ok", f"size {tp} on {where}")
 
 
 def _gpus(facts: PreflightFacts) -> Verdict:

@@ -1,13 +1,12 @@
 """`harness check` rules on a handwritten caller: each error line is marked in the fixture.
 
-The fixture `tests/fixtures/site/callerpkg/uses.py` ends every line that must be reported as an
-error with ``# E: <category>``; this test reads those markers as the specification, so adding a
-case to the fixture adds it here.
+The fixture `tests/fixtures/site/callerpkg/uses.py` ends every line that must be reported with
+``# E: <category>`` (error) or ``# W: <category>`` (warning); this test reads those markers as the
+specification, so adding a case to the fixture adds it here.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,10 @@ import pytest
 from harness.analysis.check import Checker, override_issues
 from harness.analysis.findings import CheckReport, Finding
 from probes import callsites
+from tests.support import markers
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 USES = SITE / "callerpkg" / "uses.py"
-MARK = re.compile(r"#\s*E:\s*([a-z-]+)")
 
 
 def scan() -> dict[str, Any]:
@@ -28,33 +27,33 @@ def scan() -> dict[str, Any]:
     )
 
 
-def expected() -> set[tuple[int, str]]:
-    out = set()
-    for i, line in enumerate(USES.read_text().splitlines(), 1):
-        m = MARK.search(line)
-        if m and not line.lstrip().startswith('"""'):
-            out.add((i, m.group(1)))
-    return out
+def expected() -> set[tuple[str, int, str, str]]:
+    return markers.expected(USES, "callerpkg/uses.py")
 
 
 @pytest.fixture(scope="module")
 def findings() -> list[Finding]:
-    return Checker(scan(), {"calleepkg": "1.2.3"}).run()
+    return Checker(scan(), {"calleepkg": "1.2.3", "hyphen_pkg": "2.0"}).run()
 
 
-def test_every_marked_error_and_nothing_else(findings: list[Finding]) -> None:
-    got = {(f.line, f.category) for f in findings if f.severity == "error"}
+def test_every_marked_finding_and_nothing_else(findings: list[Finding]) -> None:
+    got = {(f.file, f.line, f.severity, f.category) for f in findings if f.severity != "info"}
     assert got == expected()
 
 
 def test_guarded_import_is_info(findings: list[Finding]) -> None:
     infos = [(f.category, f.symbol) for f in findings if f.severity == "info"]
-    assert infos == [("import-guarded", "calleepkg.core:Optional_thing")]
+    assert infos == [
+        ("import-guarded", "calleepkg.core:Optional_thing"),  # fallback binds None
+        ("import-guarded", "calleepkg.core:gone_helper"),  # and its unguarded uses are errors
+        ("import-guarded", "calleepkg.core:gone_flagged"),  # uses behind the flag: fine
+        ("import-guarded", "calleepkg.core:gone_def"),  # a def fallback: calls bind to it
+    ]
 
 
 def test_default_callees_are_the_imported_source_packages() -> None:
     data = scan()
-    assert set(data["callees"]) == {"calleepkg"}
+    assert set(data["callees"]) == {"calleepkg", "hyphen_pkg"}
     assert data["callees"]["calleepkg"] == {"dist": "calleepkg", "version": "1.2.3"}
     assert data["caller"]["requires"] == ["calleepkg==1.0.0"]
 
@@ -105,3 +104,16 @@ def test_override_compatibility(base: list[str], override: list[str], ok: bool) 
         {"kind": "method", "parameters": params(override)},
     )
     assert (issues == []) is ok
+
+
+@pytest.mark.parametrize("against", ["hyphen-dist", "Hyphen_Dist", "hyphen_pkg"])
+def test_against_takes_the_dist_name_or_the_import_name(against: str) -> None:
+    data = callsites.run(
+        {"caller": "callerpkg", "callees": [against], "paths": [str(SITE)]}, lambda m: None
+    )
+    assert set(data["callees"]) == {"hyphen_pkg"}
+    assert data["callees"]["hyphen_pkg"]["dist"] == "hyphen-dist"
+    found = Checker(data, {"hyphen_pkg": "2.0"}).run()
+    assert [(f.category, f.symbol) for f in found if f.severity == "error"] == [
+        ("unexpected-kwarg", "hyphen_pkg.api:upload"),
+    ]

@@ -189,6 +189,36 @@ def test_preflight_verdicts(
     assert [h.pid for h in pf.stale] == ([42] if kill and "holders" in over else [])
 
 
+TWO = (GpuInfo(0, "NVIDIA H200", 143771, 0, 143771), GpuInfo(1, "NVIDIA H200", 143771, 0, 143771))
+TP = [
+    # (gpus, tensor-parallel size, CUDA_VISIBLE_DEVICES, level of "tensor-parallel", message)
+    (TWO[:1], 2, None, "fail", "tensor-parallel size 2 needs 2 GPUs; the step sees 1 GPU(s) on"),
+    (TWO, 2, None, "ok", "size 2 on 2 GPU(s) on the target"),
+    (TWO, 2, "1", "fail", "sees 1 GPU(s) visible (CUDA_VISIBLE_DEVICES=1)"),
+    (TWO, 2, "0,1", "ok", "size 2 on 2 GPU(s) visible"),
+    (TWO, 4, "0,1,2,3", "fail", "needs 4 GPUs; the step sees 2 GPU(s) visible"),
+    (TWO, 1, None, None, None),  # nothing to say for TP=1
+    ((), 8, None, None, None),  # no GPU seen at all: the GPUs line says so (skip)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("gpus", "tp", "visible", "level", "message"), TP)
+def test_preflight_refuses_more_tensor_parallel_ranks_than_visible_gpus(
+    gpus: tuple, tp: int, visible: str | None, level: str | None, message: str | None
+) -> None:
+    over: dict[str, object] = {"gpus": gpus, "gpus_available": bool(gpus)}
+    pf = decide(facts(**over), "box", kill_stale=False, tensor_parallel=tp, visible=visible)
+    got = [v for v in pf.verdicts if v.check == "tensor-parallel"]
+    if level is None:
+        assert got == []
+        return
+    (v,) = got
+    assert v.level == level and message is not None and message in v.message
+    assert pf.ok is (level == "ok")
+    if level == "fail":
+        assert v.hint is not None and "--set tp=" in v.hint
+
+
 def test_timings_from_env() -> None:
     t = Timings.from_env({"HARNESS_RUN_POLL_S": "0.01", "HARNESS_RUN_GRACE_S": "1"})
     assert (t.poll, t.stop_grace, t.reconnect) == (0.01, 1.0, Timings().reconnect)

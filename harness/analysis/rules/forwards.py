@@ -1,0 +1,89 @@
+"""Keys a callee takes into ``**kwargs`` only to hand them to a call that rejects them.
+
+``Engine(model, x=1)`` binds to ``Engine.__init__(self, model, **kwargs)``; if ``__init__``
+does ``Args(model=model, **kwargs)`` and ``Args`` has no ``x``, the call raises there. The
+probe follows each ``**kwargs`` inside the callee package (``_forwards``); here the caller's
+keys the first callee does not name are bound hop by hop. A key is an error when every
+forwarding call rejects it, and the finding says the chain.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.analysis.findings import ERROR
+from harness.analysis.uses import parameters
+from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Parameter
+
+if TYPE_CHECKING:
+    from harness.analysis.check import Checker
+
+Json = dict[str, Any]
+
+
+def _named(params: tuple[Parameter, ...]) -> set[str]:
+    return {p.name for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+
+
+def rejected(fw: Json, extras: list[str], hops: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """Pure: key -> the chain of hops that ends where it is rejected (every forward rejects)."""
+    keys = [k for k in extras if k not in set(fw.get("removed") or ())]
+    per_site: list[dict[str, list[str]]] = []
+    for site in fw.get("sites") or []:
+        params = tuple(Parameter.from_dict(p) for p in site.get("parameters") or ())
+        hop = f"{site['target']} ({site['file']}:{site['line']})"
+        here: dict[str, list[str]] = {}
+        explicit = set(site.get("keywords") or ())
+        for k in keys:
+            if k in explicit:
+                here[k] = [*hops, hop, "which passes it as well"]
+        lenient = site.get("extra") in ("ignore", "allow", "unknown")
+        takes_any = any(p.kind == VAR_KEYWORD for p in params)
+        rest = [k for k in keys if k not in _named(params) and k not in explicit]
+        if takes_any and site.get("forwards"):
+            here.update(rejected(site["forwards"], rest, (*hops, hop)))
+        elif not takes_any and not lenient:
+            here.update({k: [*hops, hop] for k in rest})
+        per_site.append(here)
+    if not per_site:
+        return {}
+    common = set(per_site[0])
+    for here in per_site[1:]:
+        common &= set(here)
+    return {k: per_site[0][k] for k in keys if k in common}
+
+
+def run(ck: Checker) -> None:
+    for use in ck.scan.get("calls") or []:
+        key = f"{use['ref'][1]}:{use['ref'][2]}"
+        sym = ck._sym(key)
+        if sym is None or not sym.get("forwards"):
+            continue
+        if sym.get("kind") == "class":
+            params = tuple(Parameter.from_dict(p) for p in sym.get("parameters") or ())
+        else:
+            params = parameters(sym, bound=bool(use.get("on_instance")))
+        if not any(p.kind == VAR_KEYWORD for p in params):
+            continue
+        spread = use["shape"].get("spread_keys") or []
+        passed = [*use["shape"]["keywords"], *(k["key"] for k in spread)]
+        extras = [k for k in dict.fromkeys(passed) if k not in _named(params)]
+        if not extras:
+            continue
+        name = sym["qualname"]
+        for k, chain in rejected(sym["forwards"], extras).items():
+            path = " -> ".join(chain)
+            twice = chain[-1] == "which passes it as well"
+            ck._add(
+                ERROR,
+                "duplicate-argument" if twice else "unexpected-kwarg",
+                use,
+                key,
+                f"{name}() got an unexpected keyword argument '{k}': it takes **kwargs and "
+                f"passes them on to {path}, which takes no '{k}'"
+                if not twice
+                else f"{name}() got multiple values for keyword argument '{k}': it passes "
+                f"**kwargs on to {' -> '.join(chain[:-1])}, which also passes '{k}' itself",
+                f"Drop or rename {k}: the function {name} hands it to does not take it now.",
+                sym,
+            )

@@ -1,0 +1,173 @@
+"""`harness check` on real caller/callee pairs from PyPI: complete expected lists, and controls.
+
+Every expected error below was verified by reading both sides' source:
+
+speculators 0.3.0 -> vLLM (baseline 0.11.0, its Requires-Dist pin), beyond the seed errors:
+* vllm_hidden_states_generator.py:267 ``collective_rpc("_get_captured_states",
+  unique_reply_rank=0)`` then ``captured_states_list[0]``: 0.11.0 returns ``responses`` (the
+  list, multiproc_executor.py:271); 0.16.0 returns ``responses[0] if output_rank is not None
+  else responses`` from ``get_response`` (:363), 0.20.2 the same through a FutureWrapper
+  (:395) -- the element, which the caller then indexes again;
+* :166 ``CacheConfig(block_size=..., gpu_memory_utilization=...)`` leaves
+  ``enable_prefix_caching`` to its default: ``None`` in 0.11.0 (config/cache.py:70), ``True``
+  since 0.16 (:76); :194 ``SchedulerConfig(...)`` leaves ``async_scheduling``: ``False`` in
+  0.11.0, ``Field(default=None)`` in 0.16, resolved by ``VllmConfig.__post_init__``;
+* custom_worker.py:109 installs ``_patched_forward`` (reads ``self.get_input_embeddings``) as
+  ``base_model.forward``; vLLM 0.16 renamed the decoders' ``get_input_embeddings`` to
+  ``embed_input_ids`` (model_executor/models/llama.py:398), same parameters.
+
+llmcompressor 0.8.0 -> compressed-tensors 0.14.0 (control: its pin, compressed-tensors==0.12.1):
+``is_kv_cache_quant_scheme`` and ``is_fp4`` were in compressed_tensors/quantization/utils/
+helpers.py (``__all__``) in 0.12.1 and are gone from the package in 0.14.0; both are imported at
+module level, so importing either llmcompressor module raises ImportError.
+
+llamafactory 0.9.3 -> trl 0.19.0 (control: trl 0.9.6, the top of its ``trl<=0.9.6``; transformers
+4.52.4, the top of its range, on the target so trl's Trainer base is read):
+* ppo/trainer.py:36 ``from trl.core import ..., logprobs_from_logits``: trl/core.py 0.19 has no
+  such function;
+* :87 ``PPOConfig(model_name=...)``: 0.19's PPOConfig is an OnPolicyConfig/TrainingArguments
+  dataclass without ``model_name``;
+* :128 ``PPOTrainer.__init__(self, config=..., model=..., tokenizer=..., dataset=...)``: 0.19's
+  ``__init__(self, args, processing_class, model, ref_model, reward_model, train_dataset,
+  value_model, ...)`` (ppo_trainer.py:102) -- one TypeError, reported as the unknown keyword and
+  the five missing arguments;
+* :298 ``create_optimizer(self, model, training_args, finetuning_args)`` and :325
+  ``create_scheduler(self, training_args, ...)``: 0.19's PPOTrainer is a transformers Trainer
+  whose ``__init__`` calls ``create_optimizer_and_scheduler``, which calls
+  ``self.create_optimizer()`` and ``self.create_scheduler(num_training_steps=, optimizer=)``;
+* :477 ``save_model(self, output_dir=None)``: Trainer calls ``save_model(output_dir,
+  _internal_call=True)`` and 0.19's PPOTrainer.save_model takes ``_internal_call``.
+  (0.19's DPO/KTO ``compute_loss`` gained ``num_items_in_batch``, which llamafactory's
+  ``**kwargs`` takes by name as transformers passes it: a warning, not an error.)
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.cli import run_cli
+
+SPEC = "speculators/data_generation"
+GEN = f"{SPEC}/vllm_hidden_states_generator.py"
+
+
+def check(env: dict[str, str], caller: str, spec: str, *args: str) -> dict:
+    r = run_cli("check", caller, "-t", f"pypi:{spec}", "--json", *args, env=env)
+    assert r.code in (0, 1), r.err
+    return json.loads(r.out)
+
+
+def errors(data: dict) -> set[tuple[str, int, str, str]]:
+    return {
+        (f["file"], f["line"], f["category"], f["symbol"])
+        for f in data["findings"]
+        if f["severity"] == "error"
+    }
+
+
+def at(data: dict, file: str, line: int) -> list[dict]:
+    return [f for f in data["findings"] if f["file"] == file and f["line"] == line]
+
+
+@pytest.mark.parametrize("vllm", ["0.16.0", "0.20.2"])
+def test_speculators_behaviour_defaults_and_patched_forward(
+    cli_env: dict[str, str], vllm: str
+) -> None:
+    data = check(cli_env, "speculators", f"speculators==0.3.0,vllm=={vllm}")
+    assert data["baseline"] == {"vllm": "0.11.0"}
+    (rpc,) = [
+        f for f in at(data, GEN, 267) if f["changes"][0]["kind"] == "returns-behaviour-changed"
+    ]
+    assert "unique_reply_rank=0" in rpc["message"] and "`responses[0]`" in rpc["message"]
+    assert "vllm 0.11.0 returned `responses`" in rpc["message"]
+    assert "captured_states_list[0] (line 271)" in rpc["message"]
+    # the same method called without the selecting parameter returns the list in both
+    assert not any(
+        c["kind"] == "returns-behaviour-changed" for f in at(data, GEN, 126) for c in f["changes"]
+    )
+    (cache,) = [f for f in at(data, GEN, 166) if f["severity"] == "warning"]
+    assert {c["name"]: (c["old"], c["new"]) for c in cache["changes"]} == {
+        "enable_prefix_caching": ("None", "True")
+    }
+    (sched,) = [f for f in at(data, GEN, 194) if f["category"] == "drift"]
+    async_ = next(c for c in sched["changes"] if c["name"] == "async_scheduling")
+    assert (async_["old"], async_["new"]) == ("False", "None")
+    assert "VllmConfig.__post_init__ then sets to False or True" in async_["text"]
+    (fwd,) = at(data, f"{SPEC}/custom_worker.py", 109)
+    assert fwd["severity"] == "warning" and "self.get_input_embeddings" in fwd["message"]
+    assert "LlamaModel" in fwd["changes"][0]["classes"]
+    assert fwd["changes"][0]["new"] == "embed_input_ids"
+    assert "No class of vllm" in fwd["message"]  # none defines them all any more
+
+
+def test_speculators_on_its_baseline_reports_no_drift(cli_env: dict[str, str]) -> None:
+    data = check(cli_env, "speculators", "speculators==0.3.0,vllm==0.11.0")
+    assert data["summary"] == {"error": 0, "warning": 0, "info": 0}
+
+
+@pytest.mark.parametrize("transformers", ["4.57.6", "5.17.0"])
+def test_speculators_on_transformers_has_no_false_errors(
+    cli_env: dict[str, str], transformers: str
+) -> None:
+    """Configs take any keyword (PretrainedConfig's setattr loop; transformers 5's @strict
+    dataclasses under a dataclass_transform base), tokenizers are called through __call__."""
+    data = check(
+        cli_env,
+        "speculators",
+        f"speculators==0.3.0,transformers=={transformers}",
+        "--against",
+        "transformers",
+        "--baseline",
+        "transformers==4.57.6",
+    )
+    assert errors(data) == set()
+    assert data["stats"]["calls"] >= 50
+
+
+def test_llmcompressor_on_compressed_tensors(cli_env: dict[str, str]) -> None:
+    args = ("--against", "compressed-tensors")  # the dist name, as a user types it
+    control = check(
+        cli_env, "llmcompressor", "llmcompressor==0.8.0,compressed-tensors==0.12.1", *args
+    )
+    assert errors(control) == set()
+    data = check(cli_env, "llmcompressor", "llmcompressor==0.8.0,compressed-tensors==0.14.0", *args)
+    assert data["baseline"] == {"compressed-tensors": "0.12.1"}
+    utils = "compressed_tensors.quantization.utils"
+    assert errors(data) == {
+        (
+            "llmcompressor/modifiers/quantization/calibration.py",
+            13,
+            "import-missing",
+            f"{utils}:is_kv_cache_quant_scheme",
+        ),
+        ("llmcompressor/observers/base.py", 11, "import-missing", f"{utils}:is_fp4"),
+    }
+
+
+PPO = "llamafactory/train/ppo/trainer.py"
+
+
+def test_llamafactory_on_trl(cli_env: dict[str, str]) -> None:
+    args = ("--against", "trl", "--baseline", "trl==0.9.6")
+    control = check(
+        cli_env, "llamafactory", "llamafactory==0.9.3,trl==0.9.6,transformers==4.52.4", *args
+    )
+    assert errors(control) == set()
+    # the DPO/KTO reference-logprob overrides were re-signatured on purpose, already in 0.9.6
+    assert {f["category"] for f in control["findings"] if f["line"] in (187, 208)} == {
+        "override-incompatible"
+    }
+    data = check(
+        cli_env, "llamafactory", "llamafactory==0.9.3,trl==0.19.0,transformers==4.52.4", *args
+    )
+    assert errors(data) == {
+        (PPO, 36, "import-missing", "trl.core:logprobs_from_logits"),
+        (PPO, 87, "unexpected-kwarg", "trl:PPOConfig"),
+        (PPO, 128, "unexpected-kwarg", "trl:PPOTrainer.__init__"),
+        (PPO, 128, "missing-required-arg", "trl:PPOTrainer.__init__"),
+        (PPO, 298, "override-incompatible", "trl:PPOTrainer.create_optimizer"),
+        (PPO, 325, "override-incompatible", "trl:PPOTrainer.create_scheduler"),
+        (PPO, 477, "override-incompatible", "trl:PPOTrainer.save_model"),
+    }
