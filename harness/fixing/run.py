@@ -112,10 +112,12 @@ def fix(
     if errors:
         every_series, _ = patched_texts(reports)
         against_t = tuple(against) if against else None
-        recheck = Rechecker(target, first.caller, against_t, site, every_series, tuple(errors))
         spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
         series_over, _ = patched_texts([r for r in reports if r is not mine])
         with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
+            recheck = Rechecker(
+                target, first.caller, against_t, site, every_series, tuple(errors), old_target
+            )
             reader = Reader(target, old_target, sorted(first.callees), labels, series_over)
             errors = _rounds(state, reader, recheck, target, first, errors, warm)
         labels = reader.labels
