@@ -27,7 +27,6 @@ from harness.analysis.findings import CheckReport, Finding
 from harness.check import check, patched_texts
 from harness.errors import PatchError, UsageError
 from harness.fixing import describe
-from harness.fixing.cst import apply_edits
 from harness.fixing.facts import Reader
 from harness.fixing.lines import line_map
 from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual, Side
@@ -187,6 +186,8 @@ def _edit_and_recheck(
     todo: list[Fix], state: _State, target: Target, recheck: Rechecker
 ) -> list[Finding]:
     """Edit each file, compile it on the target, re-check; take back what did not hold."""
+    from harness.fixing.cst import apply_edits  # LibCST: loaded in the background meanwhile
+
     before = {rel: state.texts.get(rel, text) for rel, text in state.base.items()}
     applied: list[Fix] = []
     by_file: dict[str, list[Fix]] = {}
