@@ -21,7 +21,7 @@ else:  # pragma: no cover - exercised only on 3.10
 HOSTS_FILENAME = "hosts.toml"
 HOSTS_ENV_VAR = "HARNESS_HOSTS"
 _HOST_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_TOP_KEYS = ("default", "hosts")
+_TOP_KEYS = ("default", "hosts", "groups")
 #: The key that says which target kind an entry is (harness.targets.registry).
 KIND_KEY = "kind"
 
@@ -37,6 +37,8 @@ class HostsConfig:
     path: Path | None  # None when no file was found (that is fine)
     default: str | None = None
     hosts: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[groups] nodes = ["gpu1", "gpu2"]``: a name for several hosts, usable as ``-t nodes``
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: Parses one ``[hosts.NAME]`` table of its kind: (checker, name, table without ``kind``).
@@ -230,15 +232,51 @@ def _build(
     hosts = {
         name: _entry(check, name, value, parsers, reserved) for name, value in hosts_table.items()
     }
+    groups = _build_groups(check, data.get("groups", {}), hosts, reserved)
     default = data.get("default")
     if default is not None:
         check.typed(default, str, ("default",), 'default = "gpu"')
-        if default not in hosts:
+        if default not in hosts and default not in groups:
             defined = ", ".join(hosts) if hosts else "none (add a [hosts.NAME] table)"
             raise check.fail(
                 ("default",), f"no host named {default!r}", f"defined hosts: {defined}"
             )
-    return HostsConfig(path=path, default=default, hosts=hosts)
+    return HostsConfig(path=path, default=default, hosts=hosts, groups=groups)
+
+
+def _build_groups(
+    check: TableChecker, table: object, hosts: Mapping[str, Any], reserved: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """``[groups]``: each a non-empty list of defined hosts, named unlike any host."""
+    check.typed(table, dict, ("groups",), 'nodes = ["gpu1", "gpu2"]')
+    assert isinstance(table, dict)
+    out: dict[str, tuple[str, ...]] = {}
+    for name, members in table.items():
+        here = ("groups", name)
+        if not _HOST_NAME.fullmatch(name) or name in reserved or name in hosts:
+            why = "is a host's name" if name in hosts else "is not a valid group name"
+            raise check.fail(here, f"group {name!r} {why}", "name groups apart from hosts")
+        if (
+            not isinstance(members, list)
+            or not members
+            or not all(isinstance(m, str) for m in members)
+        ):
+            raise check.fail(
+                here, "expected a non-empty list of host names", f'{name} = ["gpu1", "gpu2"]'
+            )
+        for m in members:
+            if m not in hosts:
+                close = difflib.get_close_matches(m, list(hosts), n=1)
+                guess = f"did you mean {close[0]!r}? " if close else ""
+                raise check.fail(
+                    here,
+                    f"no host named {m!r}",
+                    guess + "defined hosts: " + (", ".join(hosts) or "none"),
+                )
+        if len(set(members)) != len(members):
+            raise check.fail(here, "a host is listed twice", "list each host once")
+        out[name] = tuple(members)
+    return out
 
 
 def _entry(

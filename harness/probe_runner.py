@@ -38,10 +38,15 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
         "callsites",
     ),
     "api": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api"),
+    # harness check --fix: where symbols live now, module listings, what bodies read
+    "locate": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api", "locate"),
+    "compiles": ("compiles",),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)
     "supervisor": ("_finder", "facts", "supervisor"),
 }
+#: ``check --fix`` re-checks edited files with the callsites scan itself, over a file subset.
+PROBE_MODULES["fixscan"] = (*PROBE_MODULES["callsites"], "fixscan")
 
 
 def probes_dir() -> Path:

@@ -364,6 +364,22 @@ class Index:
 OVERRIDES: dict[str, str] = {}
 
 
+_REAL: dict[str, str] = {}  # OVERRIDES by real path, rebuilt when OVERRIDES grows
+
+
+def override_for(path: str) -> str | None:
+    """The stand-in text for a file, however it is spelled: the controller names files from
+    patchops' resolved site-packages, the import path may run through a symlink."""
+    if not OVERRIDES:
+        return None
+    if path in OVERRIDES:
+        return OVERRIDES[path]
+    if len(_REAL) != len(OVERRIDES):
+        _REAL.clear()
+        _REAL.update({os.path.realpath(k): v for k, v in OVERRIDES.items()})
+    return _REAL.get(os.path.realpath(path))
+
+
 def read_source(path: str) -> str:
     """Decode source as Python does (PEP 263 cookie, BOM); failures name the file."""
     import tokenize
@@ -371,8 +387,9 @@ def read_source(path: str) -> str:
     from probes._finder import touch
 
     touch(path)
-    if path in OVERRIDES:
-        return OVERRIDES[path]
+    text = override_for(path)
+    if text is not None:
+        return text
     try:
         with tokenize.open(path) as f:
             return f.read()

@@ -29,8 +29,15 @@ use_global_options(app)
 
 def main() -> NoReturn:
     """Entry point: every HarnessError becomes a message and an exit code, never a traceback."""
+    from harness.group.fanout import GroupTarget
+
     try:
         app()
+    except GroupTarget as group:  # -t named several hosts: the command once per host
+        from harness.group.fanout import fan_out, render
+
+        argv = sys.argv[1:]
+        sys.exit(render(fan_out(group.hosts, argv), "--json" in argv))
     except HarnessError as exc:
         report_error(exc)
         sys.exit(exc.exit_code)

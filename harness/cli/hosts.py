@@ -49,9 +49,14 @@ def hosts(
         else:
             hosts_table(console(), cfg)
         return
+    from harness.group.spec import expand
     from harness.reading.probe import gather_facts
     from harness.targets.registry import open_target
 
+    group = expand(target, cfg) if target else (tuple(cfg.hosts) if len(cfg.hosts) > 1 else None)
+    if group is not None:
+        _check_group(cfg, group, dist or [], as_json, accept_new_host_key)
+        return
     names = [target] if target else (list(cfg.hosts) or ["local"])
     results: list[dict[str, Any]] = []
     failed = False
@@ -71,6 +76,50 @@ def hosts(
         print_json(results)
     if failed:
         raise typer.Exit(2)
+
+
+def _check_group(
+    cfg: Any, hosts: tuple[str, ...], dists: list[str], as_json: bool, accept: bool
+) -> None:
+    """``hosts --check`` over several hosts: facts from all at once, one table, differences."""
+    import time
+
+    from harness.group.result import run_each, values
+    from harness.group.sameness import NCCL_DISTS, compare
+    from harness.reading.probe import gather_facts
+    from harness.targets.registry import open_target
+    from harness.views.reading import sameness_table
+
+    def facts(name: str) -> Any:
+        with open_target(name, cfg, accept_new_host_key=accept) as t:
+            return gather_facts(t, [*NCCL_DISTS, *dists])
+
+    start = time.perf_counter()
+    got = run_each(hosts, facts)
+    seconds = time.perf_counter() - start
+    same = compare(values(got), dists) if got.succeeded else None
+    if as_json:
+        print_json(
+            {
+                "hosts": {
+                    r.host: r.unwrap().to_dict() if r.ok else {"error": r.error, "hint": r.hint}
+                    for r in got.results
+                },
+                "differences": same.blockers if same else [],
+                "seconds": round(seconds, 3),
+            }
+        )
+    else:
+        out = console()
+        if same is not None:
+            sameness_table(out, same)
+        for r in got.failed:
+            out.print(f"[red]{r.host}: {r.error}[/]" + (f"  [dim]{r.hint}[/]" if r.hint else ""))
+        out.print(f"[dim]{len(hosts)} host(s) in {seconds:.2f} s: {got.summary()}[/]")
+    if not got.ok:
+        raise typer.Exit(2)
+    if same is not None and same.blockers:
+        raise typer.Exit(1)
 
 
 def _disconnect(cfg: Any, target: str | None) -> None:

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, print_json, target_for
+from harness.cli.common import console, hosts_config, print_json, target_for
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 PatchesOpt = Annotated[
@@ -103,7 +103,26 @@ def apply_cmd(
 ) -> None:
     """Apply the series all-or-nothing, idempotently, with backups and a journal."""
     from harness.errors import Interrupted
+    from harness.group.spec import expand
     from harness.patching.writing import applied_line, apply_patches
+
+    group = None if dry_run else expand(target, hosts_config())
+    if group is not None:  # every host or none
+        from harness.group.patches import apply_across, describe
+
+        got = apply_across(
+            group,
+            lambda h: target_for(h, accept_new_host_key),
+            _root(patches),
+            force=force,
+            only=dist,
+        )
+        _emit_lines(describe(got), as_json, got.ok)
+        if not got.ok:
+            raise typer.Exit(
+                got.prepared.exit_code or (got.failed.exit_code if got.failed else 1) or 1
+            )
+        return
 
     flags = again(target, patches)
     reports: list[Any] | None = None
@@ -142,11 +161,37 @@ def revert_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Restore every file harness patched, byte-identical (sha256 checked)."""
+    from harness.group.spec import expand
     from harness.patching.writing import revert_patches
 
+    group = expand(target, hosts_config())
+    if group is not None:
+        from harness.group.patches import revert_across
+
+        got = revert_across(
+            group, lambda h: target_for(h, accept_new_host_key), _root(patches),
+            force=force, only=dist,
+        )  # fmt: skip
+        lines = [
+            f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results
+        ]
+        _emit_lines(lines, as_json, got.ok)
+        if not got.ok:
+            raise typer.Exit(got.exit_code or 1)
+        return
     with target_for(target, accept_new_host_key) as t:
         reports = revert_patches(t, _root(patches), force=force, only=dist)
     _emit(reports, as_json)
+
+
+def _emit_lines(lines: list[str], as_json: bool, ok: bool) -> None:
+    """What a command across hosts did, one line per host and the outcome."""
+    if as_json:
+        print_json({"ok": ok, "lines": lines})
+        return
+    out = console()
+    for line in lines:
+        out.print(line, markup=False, soft_wrap=True)
 
 
 def make_cmd(

@@ -9,6 +9,7 @@ import typer
 
 from harness.cli.common import console, print_json, target_for
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
+from harness.errors import UsageError
 
 
 def probe(
@@ -86,11 +87,58 @@ def check(
         Path | None,
         typer.Option("--patches", file_okay=False, help="the patches/ folder for --with-patches"),
     ] = None,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="write the certain fixes (moved imports, renamed keywords/classes/functions, "
+            "provably dead keywords) as the next patch of patches/CALLER/VERSION; list the "
+            "rest as needing a person",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="with --fix: print the diff, write nothing")
+    ] = False,
+    name: Annotated[
+        str, typer.Option("--name", help="with --fix: slug for NNNN-slug.patch")
+    ] = "check-fix",
+    requires: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--requires",
+            help="with --fix: gate the patch on these callee versions instead of the installed "
+            "minor series, e.g. 'vllm>=0.33,<0.35' (repeatable)",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Find every call from CALLER that no longer binds to what is installed -- in one pass."""
     from harness.reading.check import check as do_check
+
+    if not fix and (dry_run or requires or name != "check-fix"):
+        raise UsageError("--dry-run, --name and --requires go with --fix", "add --fix")
+    if fix and no_baseline:
+        raise UsageError(
+            "--fix compares the installed API with the one the caller was written for: it "
+            "needs the baseline",
+            "drop --no-baseline (or name it: --baseline DIST==VERSION)",
+        )
+    if fix:
+        _fix(
+            caller,
+            against,
+            target,
+            baseline,
+            baseline_from,
+            patches,
+            dry_run,
+            name,
+            requires or [],
+            as_json,
+            accept_new_host_key,
+        )
+        return
 
     with target_for(target, accept_new_host_key) as t:
         from harness.patching.series import patches_root
@@ -111,6 +159,47 @@ def check(
 
         check_report(console(), report)
     if report.errors:
+        raise typer.Exit(1)
+
+
+def _fix(
+    caller: str,
+    against: list[str] | None,
+    target: str | None,
+    baseline: list[str] | None,
+    baseline_from: Path | None,
+    patches: Path | None,
+    dry_run: bool,
+    name: str,
+    requires: list[str],
+    as_json: bool,
+    accept_new_host_key: bool,
+) -> None:
+    """``check --fix``: the patch for the mechanical breaks; exit 1 while any need a person."""
+    from harness.fixing.run import fix
+    from harness.patching.make import parse_requires
+    from harness.patching.series import patches_root
+
+    gates = parse_requires(requires)
+    with target_for(target, accept_new_host_key) as t:
+        report = fix(
+            t,
+            caller,
+            patches_root(patches),
+            against=against,
+            baseline=baseline,
+            baseline_from=baseline_from,
+            slug=name,
+            dry_run=dry_run,
+            requires=gates,
+        )
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        from harness.fixing.view import fix_report
+
+        fix_report(console(), report)
+    if report.manual:
         raise typer.Exit(1)
 
 

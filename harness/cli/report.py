@@ -1,11 +1,11 @@
 """``harness report``: the review document, registered on the main app by ``harness.cli``."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, target_for
+from harness.cli.common import console, hosts_config, target_for
 from harness.cli.options import AcceptOpt, TargetOpt
 
 
@@ -49,6 +49,16 @@ def report_cmd(
     overrides = parse_sets(sets or [])
     if fmt not in ("terminal", "md", "html", "json"):
         raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
+    from harness.group.spec import expand
+
+    group = expand(target, hosts_config())
+    if group is not None:
+        _group_report(
+            group, fmt, output, accept_new_host_key,
+            dict(patches=patches_root(patches), callers=caller, step=step,
+                 pipeline=pipeline, overrides=overrides, require_smoke=require_smoke),
+        )  # fmt: skip
+        return
     with target_for(target, accept_new_host_key) as t:
         review = build_review(
             t,
@@ -76,6 +86,56 @@ def report_cmd(
 
             sys.stdout.write(text)
     if not review.ready:
+        raise typer.Exit(1)
+
+
+def _group_report(
+    hosts: tuple[str, ...], fmt: str, output: Any, accept: bool, kw: dict[str, Any]
+) -> None:
+    """The review of every host at once, one sameness table, one verdict."""
+    import json
+    import sys
+
+    from harness.group import review as group_review
+    from harness.report.build import build_review
+    from harness.targets.registry import open_target
+    from harness.views import review as render
+    from harness.views.reading import sameness_table
+
+    cfg = hosts_config()
+
+    def one(name: str) -> Any:
+        with open_target(name, cfg, accept_new_host_key=accept) as t:
+            return build_review(t, **kw)
+
+    got = group_review.build(hosts, one)
+    if fmt == "json":
+        text = json.dumps(got.to_dict(), indent=2) + "\n"
+        (output.write_text(text) if output else sys.stdout.write(text))
+    elif fmt in ("md", "html") or output is not None:
+        page = render.markdown if fmt in ("md", "terminal") else render.html_page
+        parts = [page(r.unwrap()) for r in got.reviews.succeeded]
+        parts += [f"# {r.host}: {r.error}\n" for r in got.reviews.failed]
+        if got.blockers:
+            parts.append("# Across hosts\n\n" + "".join(f"- {b}\n" for b in got.blockers))
+        text = "\n".join(parts)
+        if output is not None:
+            output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    else:
+        out = console()
+        for r in got.reviews.results:
+            if r.ok:
+                render.terminal(out, r.unwrap(), brief=True)
+            else:
+                out.print(f"[red]{r.host}: {r.error}[/]")
+        if got.sameness is not None:
+            sameness_table(out, got.sameness)
+        color = "green" if got.ready else "red"
+        verdict = "ready" if got.ready else "not ready"
+        out.print(f"[bold]across {len(hosts)} hosts:[/] [bold {color}]{verdict}[/]")
+    if not got.ready:
         raise typer.Exit(1)
 
 

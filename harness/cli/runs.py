@@ -111,6 +111,23 @@ def run_cmd(
     Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
     keeps running; reattach with harness logs RUN --follow.
     """
+    from harness.group.spec import expand
+
+    hosts_cfg = hosts_config()
+    group = expand(target, hosts_cfg) if step else None
+    if group is not None:  # one step over several hosts, as its `spread` says
+        from harness.cli.options import State
+        from harness.group.runs import run_across
+
+        raise typer.Exit(
+            run_across(
+                hosts_cfg, group, step or "",
+                make_ctx=lambda h: ctx(h, accept_new_host_key, workdir),
+                pipeline_file=pipeline, sets=sets or [], extra=extra or [],
+                detach=detach, kill_stale=kill_stale, force=force, patches=patches,
+                hosts_file=State.hosts_file,
+            )
+        )  # fmt: skip
     code = run_step(
         ctx(target, accept_new_host_key, workdir),
         step,
@@ -208,8 +225,17 @@ def runs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """List runs on the target: id, step, state, started, duration, exit."""
+    from harness.group.spec import expand
     from harness.runs.commands import list_runs
     from harness.views import runs as view
+
+    group = expand(target, hosts_config())
+    if group is not None:
+        from harness.group.listing import list_across
+
+        raise typer.Exit(
+            list_across(lambda h: ctx(h, accept_new_host_key, workdir), group, as_json)
+        )
 
     listing = list_runs(ctx(target, accept_new_host_key, workdir))
     if as_json:
@@ -239,7 +265,22 @@ def logs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
+    from harness.group.spec import expand
     from harness.runs.commands import show_logs
+
+    group = expand(target, hosts_config())
+    if group is not None:  # each host's log, interleaved, with its name in front
+        from harness.cli.options import State
+        from harness.group.follow import follow_across
+        from harness.views.runs import console
+
+        more = [*(["--tail", str(tail)] if tail is not None else []),
+                *(["--offset", str(offset)] if offset is not None else [])]  # fmt: skip
+        raise typer.Exit(
+            follow_across(
+                group, run, State.hosts_file, console(stderr=True), follow=follow, extra=more
+            )
+        )
 
     code = show_logs(
         ctx(target, accept_new_host_key, workdir),
@@ -268,8 +309,17 @@ def stop_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Stop a run's whole process tree (setsid'd workers too); report GPU holders left."""
+    from harness.group.spec import expand
     from harness.runs.commands import stop_run
     from harness.views import runs as view
+
+    group = expand(target, hosts_config())
+    if group is not None:
+        from harness.group.listing import stop_across
+
+        raise typer.Exit(
+            stop_across(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
+        )
 
     rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace)
     if as_json:

@@ -73,8 +73,7 @@ def make_patch(
     why: str | None,
     requires: dict[str, str] | None = None,
 ) -> Path:
-    if not re.match(r"^[a-z0-9][a-z0-9-]*$", slug):
-        raise UsageError(f"--name {slug!r}: use lowercase letters, digits and dashes")
+    check_slug(slug)
     probe = read_state(target, dist, [])
     version = probe.version
     if version is None:
@@ -120,15 +119,47 @@ def make_patch(
         chunks.append(unified(path, base, live.text))
     if not chunks:
         raise UsageError("the named files do not differ from their base; nothing to record")
+    reason = why or f"recorded from hand edits on {target.label}"
+    made = f"Made by `harness make-patch {dist}` on {target.label}."
+    return record_patch(root, dist, version, slug, chunks, reason, made, requires)
+
+
+def check_slug(slug: str) -> None:
+    if not re.match(r"^[a-z0-9][a-z0-9-]*$", slug):
+        raise UsageError(f"--name {slug!r}: use lowercase letters, digits and dashes")
+
+
+def next_patch_name(folder: Path, slug: str) -> str:
+    """``NNNN-slug.patch``, one past the highest number in the folder."""
+    numbers = [int(p.name[:4]) for p in folder.glob("[0-9][0-9][0-9][0-9]-*.patch")]
+    return f"{(max(numbers) + 1) if numbers else 1:04d}-{slug}.patch"
+
+
+def record_patch(
+    root: Path,
+    dist: str,
+    version: str,
+    slug: str,
+    chunks: list[str],
+    why: str,
+    made_by: str,
+    requires: dict[str, str] | None = None,
+    details: str = "",
+) -> Path:
+    """Write ``chunks`` (unified diffs) as the next patch of ``patches/DIST/VERSION`` and
+    append its ``[[patch]]`` entry (``why``, ``requires``) to series.toml; read it back.
+
+    The one patch writer: ``make-patch`` and ``check --fix`` both end here, so a patch made
+    either way has the same layout, header and series entry.
+    """
+    check_slug(slug)
     folder = root / dist / version
     folder.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.name[:4]) for p in folder.glob("[0-9][0-9][0-9][0-9]-*.patch")]
-    name = f"{(max(numbers) + 1) if numbers else 1:04d}-{slug}.patch"
-    reason = why or f"recorded from hand edits on {target.label}"
-    header = f"{reason}\n\nMade by `harness make-patch {dist}` on {target.label}.\n\n"
+    name = next_patch_name(folder, slug)
+    header = f"{why}\n\n{details}{made_by}\n\n"
     (folder / name).write_text(header + "".join(chunks), encoding="utf-8")
     series = folder / "series.toml"
-    entry = f'\n[[patch]]\nfile = "{name}"\nwhy = {_toml_str(reason)}\n'
+    entry = f'\n[[patch]]\nfile = "{name}"\nwhy = {_toml_str(why)}\n'
     if requires:
         gates = ", ".join(f"{d} = {_toml_str(s)}" for d, s in sorted(requires.items()))
         entry += f"requires = {{ {gates} }}\n"

@@ -83,11 +83,13 @@ def apply_patches(
     force: bool = False,
     only: str | None = None,
     again: str = "",
+    check_only: bool = False,
 ) -> list[DistReport]:
     """All-or-nothing across every dist: any conflict or refusal means nothing is written.
 
     ``again``: the options that name this target and series on the command line
-    (`` -t gpu``), for the commands that hints suggest.
+    (`` -t gpu``), for the commands that hints suggest. ``check_only``: every refusal is
+    raised as it would be, and nothing is written -- the prepare phase across hosts.
     """
     try:
         reports = status(target, root, only=only, force=force)
@@ -137,6 +139,8 @@ def apply_patches(
         )
     if only and reports and reports[0].plan is None:
         raise VersionMismatch(reports[0].note or "no series applies")
+    if check_only:
+        return reports
     # From here on a Ctrl-C waits for the writes: stopping between two dists (or while a
     # transaction is in flight) would leave the user not knowing what is applied.
     with DeferInterrupts() as ctrl_c:

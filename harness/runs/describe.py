@@ -23,6 +23,9 @@ from harness.runs.state import tensor_parallel
 from harness.runs.steps import SMOKE_DIR, Pipeline, ResolvedStep, SmokeSpec
 from harness.targets.base import Target
 
+#: a step spread over hosts, run on one: node 0 of 1
+_ONE_NODE = {"shard": "0", "num_shards": "1", "node_rank": "0", "nnodes": "1"}
+
 
 def resolve_on(
     target: Target,
@@ -33,8 +36,12 @@ def resolve_on(
     overrides: dict[str, str],
     extra: Sequence[str],
     smoke: Any = None,
+    node: Mapping[str, str] | None = None,
 ) -> ResolvedStep:
     """The step's argv/cwd/env for this target: built-ins filled in, host env underneath.
+
+    ``node``: this host's place in a step spread over several (:func:`harness.group.runs.
+    node_builtins`); alone, a host is node 0 of 1 and its own ``{head}``.
 
     ``PYTHONUNBUFFERED=1`` by default: a Python step's prints reach the log (and the
     laptop) as they happen, not in 8 KB blocks. A smoke run also gets ``{smoke_dir}`` and
@@ -48,6 +55,7 @@ def resolve_on(
         "run_id": run_id,
         "run_dir": f"{remote.runs_root(workdir)}/{run_id}",
         "step": step,
+        **(node or {**_ONE_NODE, "head": target.peer_address}),
     }
     builtins[SMOKE_DIR] = smoke_mode.smoke_dir(builtins["run_dir"])
     resolved = resolve_step(

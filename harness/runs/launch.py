@@ -18,7 +18,7 @@ from harness.runs import remote
 from harness.runs.context import Context, workdir_for
 from harness.runs.describe import resolve_on
 from harness.runs.models import GpuHolder, Level, RunInfo, Verdict
-from harness.runs.preflight import decide
+from harness.runs.preflight import Preflight, decide
 from harness.runs.state import new_run_id, tensor_parallel
 from harness.runs.steps import Pipeline, ResolvedStep
 from harness.targets.base import Target
@@ -104,7 +104,7 @@ def start_run(
     resolved = resolve_on(target, pipeline, step, workdir, run_id, overrides, extra, smoke)
     where = smoke_mode.smoke_dir(f"{remote.runs_root(workdir)}/{run_id}") if smoke else None
     on_event(Resolved(step, target.label, resolved.display(), smoke, where))
-    review = _gate(target, step, pipeline_file, overrides, patches, require_smoke, smoke)
+    review = gate_review(target, step, pipeline_file, overrides, patches, require_smoke, smoke)
     blockers = [r for r in review.reasons if r.severity == Gate.BLOCKER]
     on_event(Reviewed(review, forced=bool(blockers) and force))
     if blockers and not force:
@@ -132,7 +132,7 @@ def start_run(
     return RunOutcome(launched.run, review, killed, left)
 
 
-def _gate(
+def gate_review(
     target: Target,
     step: str,
     pipeline_file: Path | None,
@@ -159,6 +159,20 @@ def _gate(
     )
 
 
+def preflight_verdicts(
+    ctx: Context, target: Target, workdir: str, resolved: ResolvedStep, kill_stale: bool
+) -> Preflight:
+    """The preflight's verdicts for ``resolved`` on ``target``: decided, not told."""
+    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
+    return decide(
+        facts,
+        target.label,
+        kill_stale=kill_stale,
+        tensor_parallel=tensor_parallel(resolved.argv),
+        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
+    )
+
+
 def _preflight(
     ctx: Context,
     target: Target,
@@ -168,15 +182,8 @@ def _preflight(
     on_event: Callable[[RunEvent], None],
 ) -> tuple[GpuHolder, ...]:
     """Tell the verdicts; refuse on any failure; return the stale holders to end first."""
-    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
-    checked = decide(
-        facts,
-        target.label,
-        kill_stale=kill_stale,
-        tensor_parallel=tensor_parallel(resolved.argv),
-        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
-    )
-    # The patch series is judged by the review gate (_gate), where --force can override it.
+    checked = preflight_verdicts(ctx, target, workdir, resolved, kill_stale)
+    # The patch series is judged by the review gate (gate_review), where --force can override it.
     verdicts = tuple(checked.verdicts)
     on_event(Preflighted(verdicts))
     failed = [v for v in verdicts if v.level == Level.FAIL]

@@ -62,6 +62,8 @@ class RunRecord:
     harness_version: str = ""
     #: smoke mode: {"layers", "samples", "fingerprint"}; None for a real run
     smoke: dict[str, Any] | None = None
+    #: a run spread over hosts: {"id", "spread", "hosts", "rank", "role", "cluster"}
+    group: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ class RunRecord:
             "pipeline": self.pipeline,
             "harness_version": self.harness_version,
             "smoke": self.smoke,
+            "group": self.group,
         }
 
     @classmethod

@@ -33,6 +33,7 @@ from harness.runs.steps import (
     PIPELINE_ENV_VAR,
     PIPELINE_FILENAME,
     PLACEHOLDER,
+    SPREADS,
     Pipeline,
     SmokeSpec,
     Step,
@@ -45,7 +46,10 @@ else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
 _TOP_KEYS = ("params", "steps")
-_STEP_KEYS = ("help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke")
+_STEP_KEYS = (
+    "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
+    "spread", "nproc", "port",
+)  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 
@@ -231,7 +235,33 @@ class _Checker:
             requires=self.requires(table.get("requires", {}), (*here, "requires")),
             checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
             smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
+            **self.spread(table, here, use_shell),
         )
+
+    def spread(
+        self, table: Mapping[str, Any], here: tuple[str, ...], use_shell: bool
+    ) -> dict[str, Any]:
+        spread = table.get("spread")
+        if spread is not None and spread not in SPREADS:
+            raise self.fail(
+                (*here, "spread"), f"unknown spread {spread!r}", "one of: " + ", ".join(SPREADS)
+            )
+        if spread is not None and use_shell and spread != "shard":
+            raise self.fail((*here, "spread"), f"a {spread} step needs an argv command, not shell")
+        for key in ("nproc", "port"):
+            if key in table and spread != "torchrun" and not (key == "port" and spread == "ray"):
+                raise self.fail(
+                    (*here, key),
+                    f'{key} is for spread = "torchrun"' + (' or "ray"' if key == "port" else ""),
+                )
+        port = table.get("port")
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535
+        ):
+            raise self.fail((*here, "port"), "expected a port number, 1..65535")
+        nproc = self.scalar(table.get("nproc", 1), (*here, "nproc"))
+        self.placeholders(nproc, (*here, "nproc"))
+        return {"spread": spread, "nproc": nproc, "port": port}
 
     def smoke(self, table: Any, key: tuple[str, ...]) -> SmokeSpec:
         self.table(table, key)

@@ -143,6 +143,7 @@ def masked_record(
     workdir: str,
     pipeline: str | None,
     smoke: dict[str, Any] | None = None,
+    group: dict[str, Any] | None = None,
 ) -> RunRecord:
     """``run.json`` as written on the target: secrets in argv and env replaced by ``***``."""
     secrets = step.secrets()
@@ -158,6 +159,7 @@ def masked_record(
         pipeline=pipeline,
         harness_version=__version__,
         smoke=smoke,
+        group=group,
     )
 
 
@@ -180,13 +182,14 @@ def launch(
     review: dict[str, Any] | None = None,
     smoke: dict[str, Any] | None = None,
     hook: dict[str, str] | None = None,
+    group: dict[str, Any] | None = None,
 ) -> Launched:
     """Create the run directory and start the supervisor detached; return once it answered.
 
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
     pipe: only the masked copy is written to disk.
     """
-    record = masked_record(run_id, step, target, workdir, pipeline, smoke)
+    record = masked_record(run_id, step, target, workdir, pipeline, smoke, group)
     data = _call(
         target,
         {

@@ -16,7 +16,12 @@ from harness.targets import shell
 PIPELINE_FILENAME = "pipeline.toml"
 PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
 #: Filled in by harness at launch; a file may use them but not define them.
-BUILTINS = ("workdir", "python", "run_id", "run_dir", "step", "smoke_dir")
+BUILTINS = (
+    "workdir", "python", "run_id", "run_dir", "step", "smoke_dir",
+    # a step spread over hosts (``spread``): which node this is; 0 / 1 on one host
+    "shard", "num_shards", "node_rank", "nnodes", "head",
+)  # fmt: skip
+SPREADS = ("shard", "torchrun", "ray")
 #: The throwaway folder a smoke run's outputs go to (``<run_dir>/smoke``).
 SMOKE_DIR = "smoke_dir"
 #: A parameter name.
@@ -61,6 +66,10 @@ class Step:
     #: caller imports); ``None``: not declared, so the review checks every dist with a series
     checks: Mapping[str, tuple[str, ...]] | None = None
     smoke: SmokeSpec | None = None
+    #: how the step runs over several hosts: "shard", "torchrun" or "ray" (None: one host)
+    spread: str | None = None
+    nproc: str = "1"  # torchrun's --nproc-per-node (placeholders allowed: "{gpus}")
+    port: int | None = None  # rendezvous (torchrun, default 29500) / Ray GCS (default 6379)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +83,9 @@ class Step:
             "requires": dict(self.requires),
             "checks": None if self.checks is None else {c: list(v) for c, v in self.checks.items()},
             "smoke": None if self.smoke is None else self.smoke.to_dict(),
+            "spread": self.spread,
+            "nproc": self.nproc,
+            "port": self.port,
         }
 
     @classmethod
@@ -92,6 +104,9 @@ class Step:
             if d.get("checks") is None
             else {c: tuple(v) for c, v in d["checks"].items()},
             smoke=SmokeSpec.from_dict(d["smoke"]) if d.get("smoke") else None,
+            spread=d.get("spread"),
+            nproc=str(d.get("nproc") or "1"),
+            port=d.get("port"),
         )
 
 

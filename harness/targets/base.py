@@ -145,6 +145,12 @@ class Target(ABC):
         """Where runs live when ``--workdir`` is not given (hosts.toml ``workdir``)."""
         return None
 
+    @property
+    def peer_address(self) -> str:
+        """Where other hosts reach this one (hosts.toml ``address``): a spread step's
+        ``{head}`` when it runs on this host alone."""
+        return "127.0.0.1"
+
     def identity(self) -> dict[str, Any]:
         """Everything that decides what this target's commands touch (JSON values)."""
         return {"kind": self.kind, "label": self.label}

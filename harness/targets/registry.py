@@ -122,7 +122,18 @@ def open_target(
     accept_new_host_key: bool = False,
     connect_timeout: float = 10.0,
 ) -> Target:
-    """``None`` -> hosts.toml's default, else ``local``. Nothing connects until first use."""
+    """``None`` -> hosts.toml's default, else ``local``. Nothing connects until first use.
+
+    A spec naming several hosts (a group, ``a,b``) raises
+    :class:`harness.group.fanout.GroupTarget`: the CLI then runs the command once per host.
+    """
+    from harness.group.spec import expand
+
+    group = expand(spec, hosts)
+    if group is not None:
+        from harness.group.fanout import GroupTarget
+
+        raise GroupTarget(group)
     if spec is None or spec == "":
         spec = hosts.default or "local"
     prefix, sep, rest = spec.partition(":")

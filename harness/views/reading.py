@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from harness.analysis.findings import CheckReport
     from harness.cache import CacheEntry
     from harness.config import HostsConfig
+    from harness.group.sameness import Sameness
     from harness.reading.compare import DiffReport
 
 
@@ -286,3 +287,24 @@ def cache_table(console: Console, root: str, entries: list[CacheEntry], now: flo
         f"{len(entries)} entries, {decimal(total)}; free space with: harness cache prune",
         soft_wrap=True,
     )
+
+
+def sameness_table(console: Console, same: Sameness) -> None:
+    """One column per host; a row whose values differ is marked, and its blocker follows."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("")
+    for h in same.hosts:
+        table.add_column(escape(h), overflow="fold")
+    for row in same.rows:
+        style = "red" if row.differs else ""
+        mark = "≠ " if row.differs else "  "
+        cells = [escape(row.values[h] or "-") for h in same.hosts]
+        table.add_row(f"{mark}{escape(row.what)}", *cells, style=style)
+    console.print(table)
+    for b in same.blockers:
+        console.print(f"  [red]✗ blocker[/] {escape(b)}", soft_wrap=True)
+    if not same.blockers:
+        console.print("  [green]the same on every host[/] where a multi-node run needs it")

@@ -46,10 +46,13 @@ def esc(text: str) -> str:
 # -- one-shot views ------------------------------------------------------------------------
 
 
-def verdicts(out: Console, items: Sequence[Verdict]) -> None:
+def verdicts(out: Console, items: Sequence[Verdict], prefix: str = "") -> None:
     width = max((len(v.check) for v in items), default=0)
     for v in items:
-        out.print(f"{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}", soft_wrap=True)
+        out.print(
+            f"{esc(prefix)}{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}",
+            soft_wrap=True,
+        )
         if v.hint and v.level.hinted:
             out.print(f"  {' ' * width}  [yellow]hint:[/] {esc(v.hint)}", soft_wrap=True)
 

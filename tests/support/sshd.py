@@ -158,21 +158,25 @@ def _keygen(path: Path, comment: str) -> None:
 
 
 def _banner(port: int) -> bool:
+    return _banner_at("127.0.0.1", port)
+
+
+def _banner_at(host: str, port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as s:
+        with socket.create_connection((host, port), timeout=1.0) as s:
             return s.recv(64).startswith(b"SSH-")
     except OSError:
         return False
 
 
-def _write_config(root: Path, port: int) -> Path:
+def _write_config(root: Path, port: int, address: str = "127.0.0.1") -> Path:
     sftp = "internal-sftp"  # no exec per SFTP session: faster, and no path to guess
     config = root / "sshd_config"
     config.write_text(
         "\n".join(
             [
                 f"Port {port}",
-                "ListenAddress 127.0.0.1",
+                f"ListenAddress {address}",
                 f"HostKey {root / 'host_ed25519'}",
                 f"PidFile {root / 'sshd.pid'}",
                 f"AuthorizedKeysFile {root / 'authorized_keys'}",
@@ -199,6 +203,14 @@ def _write_config(root: Path, port: int) -> Path:
 
 def start_sshd(root: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
     """Generate keys and config under ``root`` and start sshd; return once it speaks SSH."""
+    return start_sshd_at(root, "127.0.0.1", [])
+
+
+def start_sshd_at(
+    root: Path, address: str, launcher: list[str]
+) -> tuple[SshServer, subprocess.Popen[bytes]]:
+    """:func:`start_sshd` on ``address``, started through ``launcher`` (e.g. ``ip netns exec
+    NS``: then on port 22 of that namespace, which no other test can hold)."""
     if not os.path.exists(SSHD):
         pytest.fail(
             f"{SSHD} not found: the SSH tests need a real OpenSSH server. "
@@ -217,14 +229,14 @@ def start_sshd(root: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
 
     last_log = ""
     for _attempt in range(5):  # the free port can be taken between probe and bind
-        port = _free_port()
-        config = _write_config(root, port)
+        port = 22 if launcher else _free_port()
+        config = _write_config(root, port, address)
         check = subprocess.run([SSHD, "-t", "-f", str(config)], capture_output=True, text=True)
         if check.returncode != 0:
             pytest.fail(f"sshd rejected the test config: {check.stderr.strip()}", pytrace=False)
         log = open(root / "sshd.log", "ab")  # noqa: SIM115 -- handed to the child
         proc = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(config)],
+            [*launcher, SSHD, "-D", "-e", "-f", str(config)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -233,12 +245,13 @@ def start_sshd(root: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
         log.close()
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
-            if _banner(port):
+            if _banner_at(address, port):
                 known_hosts = root / "known_hosts"
-                known_hosts.write_text(f"[127.0.0.1]:{port} {host_pub}\n")
+                name = address if port == 22 else f"[{address}]:{port}"
+                known_hosts.write_text(f"{name} {host_pub}\n")
                 known_hosts.chmod(0o600)
                 server = SshServer(
-                    host="127.0.0.1",
+                    host=address,
                     port=port,
                     user=getpass.getuser(),
                     client_key=client_key,
@@ -252,7 +265,7 @@ def start_sshd(root: Path) -> tuple[SshServer, subprocess.Popen[bytes]]:
             time.sleep(0.05)
         stop_sshd(proc)
         last_log = (root / "sshd.log").read_text(errors="replace")[-2000:]
-    pytest.fail(f"sshd did not start on 127.0.0.1; its log:\n{last_log}", pytrace=False)
+    pytest.fail(f"sshd did not start on {address}; its log:\n{last_log}", pytrace=False)
 
 
 def stop_sshd(proc: subprocess.Popen[bytes]) -> None:

@@ -21,6 +21,11 @@ BUILT = {
     "run_dir": "/w/.harness/runs/train-1",
     "step": "train",
     "smoke_dir": "/w/.harness/runs/train-1/smoke",
+    "shard": "0",
+    "num_shards": "1",
+    "node_rank": "0",
+    "nnodes": "1",
+    "head": "127.0.0.1",
 }
 
 BASE = """\

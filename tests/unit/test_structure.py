@@ -188,3 +188,32 @@ def test_a_long_probe_says_why_it_stays_one_file() -> None:
         elif n > NOT_SPLIT_YET[path.name]:
             grown.append(f"{path.name}: {n} lines")
     assert (unexplained, grown) == ([], [])
+
+
+def test_every_import_of_a_harness_name_resolves() -> None:
+    """A lazy ``from harness.x import y`` (inside a function, so importing the module does not
+    run it) names a module and a name that exist -- mypy's ``ignore_missing_imports`` would
+    let a moved module's old path through."""
+    import importlib
+
+    broken = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+                continue
+            if node.module.split(".")[0] != "harness":
+                continue
+            where = f"{path.relative_to(REPO)}:{node.lineno}"
+            try:
+                module = importlib.import_module(node.module)
+            except ImportError as exc:
+                broken.append(f"{where}: {exc}")
+                continue
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                if not hasattr(module, alias.name):
+                    try:
+                        importlib.import_module(name)
+                    except ImportError:
+                        broken.append(f"{where}: no {alias.name} in {node.module}")
+    assert broken == []

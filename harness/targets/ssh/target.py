@@ -129,6 +129,10 @@ class SshTarget(SharedConnection, Target):
     def default_workdir(self) -> str | None:
         return self.host.workdir
 
+    @property
+    def peer_address(self) -> str:
+        return self.host.address
+
     def identity(self) -> dict[str, Any]:
         """The kept connection's identity (:mod:`harness.targets.identity`)."""
         from harness.targets.mux import identity_of

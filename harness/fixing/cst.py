@@ -1,0 +1,358 @@
+"""Make the edits on the caller's source with LibCST, so everything else stays byte-identical.
+
+``ast`` cannot write source back without losing comments and layout; LibCST's concrete syntax
+tree keeps every space, comment and parenthesis, so only the nodes an edit names change: a
+module path, an imported name, a keyword, an argument. Pure: text in, text out.
+
+An edit that does not find exactly what its finding promised (no such import at that line, two
+calls there passing the keyword, a value that is not the old default) is refused with a reason
+rather than guessed -- the finding is then left to a person.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import libcst as cst
+from libcst.metadata import GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
+
+from harness.fixing.model import Edit, ImportEdit, KeywordEdit, Refusal
+
+
+@dataclass(frozen=True)
+class Edited:
+    """The new text (the old one when nothing applied) and the edits that were refused."""
+
+    text: str
+    refused: tuple[Refusal, ...] = ()
+
+
+def dotted(node: cst.BaseExpression | None) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _alias_name(a: cst.ImportAlias) -> str:
+    return dotted(a.name)
+
+
+def _same_value(code: str, expected: str) -> bool:
+    """Do two expressions say the same (``None`` vs ``None``, ``'a'`` vs ``"a"``)?"""
+    try:
+        return ast.dump(ast.parse(code.strip(), mode="eval")) == ast.dump(
+            ast.parse(expected.strip(), mode="eval")
+        )
+    except SyntaxError:
+        return code.strip() == expected.strip()
+
+
+@dataclass
+class _Plan:
+    imports: dict[cst.ImportFrom, list[ImportEdit]] = field(default_factory=dict)
+    calls: dict[cst.Call, list[KeywordEdit]] = field(default_factory=dict)
+    renames: dict[cst.CSTNode, str] = field(default_factory=dict)  # Name/SimpleString -> new
+    aliased: set[tuple[cst.ImportFrom, str]] = field(default_factory=set)  # `New as Old`
+    refused: list[Refusal] = field(default_factory=list)
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
+    """Apply every edit it can find exactly; refuse the others (with the reason)."""
+    if not edits:
+        return Edited(text)
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError as exc:
+        reason = f"LibCST cannot parse the file (line {exc.raw_line}: {exc.message})"
+        return Edited(text, tuple(Refusal(e, reason) for e in edits))
+    pos = wrapper.resolve(PositionProvider)
+    module = wrapper.module
+    plan = _Plan()
+    imports: dict[int, list[cst.ImportFrom]] = {}
+    calls: dict[int, list[cst.Call]] = {}
+    for node, where in pos.items():
+        if isinstance(node, cst.ImportFrom) and not node.relative:
+            imports.setdefault(where.start.line, []).append(node)
+        elif isinstance(node, cst.Call):
+            calls.setdefault(where.start.line, []).append(node)
+    for e in edits:
+        if isinstance(e, ImportEdit):
+            _plan_import(e, imports.get(e.line, []), plan)
+        else:
+            _plan_call(e, calls.get(e.line, []), module, plan)
+    if any(e.new_name != e.name for es in plan.imports.values() for e in es):
+        _plan_uses(wrapper, plan)
+    new = module.visit(_Apply(plan))
+    return Edited(new.code, tuple(plan.refused))
+
+
+def _plan_import(e: ImportEdit, nodes: list[cst.ImportFrom], plan: _Plan) -> None:
+    for node in nodes:
+        if dotted(node.module) != e.module or isinstance(node.names, cst.ImportStar):
+            continue
+        if any(_alias_name(a) == e.name for a in node.names):
+            plan.imports.setdefault(node, []).append(e)
+            return
+    plan.refused.append(Refusal(e, f"no `from {e.module} import {e.name}` starts at line {e.line}"))
+
+
+def _plan_call(e: KeywordEdit, nodes: list[cst.Call], module: cst.Module, plan: _Plan) -> None:
+    hits = [
+        (n, a)
+        for n in nodes
+        for a in n.args
+        if a.keyword is not None and a.keyword.value == e.keyword
+    ]
+    if len(hits) != 1:
+        what = "no call" if not hits else f"{len(hits)} calls"
+        plan.refused.append(
+            Refusal(
+                e, f"{what} starting at line {e.line} pass{'es' if not hits else ''} '{e.keyword}'"
+            )
+        )
+        return
+    call, arg = hits[0]
+    if e.new is not None and any(
+        a.keyword is not None and a.keyword.value == e.new for a in call.args
+    ):
+        plan.refused.append(Refusal(e, f"the call at line {e.line} passes '{e.new}' already"))
+        return
+    if e.only_if is not None:
+        value = module.code_for_node(arg.value)
+        if not _same_value(value, e.only_if):
+            plan.refused.append(
+                Refusal(
+                    e,
+                    f"the call passes {e.keyword}={value.strip()}, not the old default "
+                    f"{e.only_if}: dropping it would change what the call asked for",
+                )
+            )
+            return
+    plan.calls.setdefault(call, []).append(e)
+
+
+def _plan_uses(wrapper: MetadataWrapper, plan: _Plan) -> None:
+    """Rename the uses of a renamed import -- or, where that is not certain, import it as the
+    old name (``from m import New as Old``), which leaves every use as it is."""
+    scopes = wrapper.resolve(ScopeProvider)
+    glob = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
+    names_in_file = {n.value for n in _walk(wrapper.module) if isinstance(n, cst.Name)}
+    exported = _all_strings(wrapper.module)
+    for node, es in plan.imports.items():
+        for e in es:
+            if e.new_name == e.name:
+                continue
+            alias = next(a for a in node.names if _alias_name(a) == e.name)  # type: ignore[union-attr]
+            if alias.asname is not None:
+                continue  # `import Old as X`: only the imported name changes
+            refs = _references(glob, e.name, node)
+            if refs is None or e.new_name in names_in_file or e.name in exported:
+                plan.aliased.add((node, e.name))
+                continue
+            for r in refs:
+                plan.renames[r] = e.new_name
+
+
+def _references(
+    glob: GlobalScope | None, name: str, node: cst.ImportFrom
+) -> list[cst.CSTNode] | None:
+    """The nodes that use this import's binding, if it is the name's only binding and every
+    use is a plain name (or a string annotation holding just that name)."""
+    if glob is None:
+        return None
+    assignments = list(glob.assignments[name])
+    if len(assignments) != 1 or getattr(assignments[0], "node", None) is not node:
+        return None
+    out: list[cst.CSTNode] = []
+    for ref in assignments[0].references:
+        n = ref.node
+        plain = isinstance(n, cst.Name) and n.value == name
+        annotation = isinstance(n, cst.SimpleString) and n.evaluated_value == name
+        if not (plain or annotation):
+            return None
+        out.append(n)
+    return out
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def _all_strings(module: cst.Module) -> set[str]:
+    """Names listed in ``__all__``: renaming those would change the caller's own API."""
+    out: set[str] = set()
+    for n in _walk(module):
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
+                out |= {
+                    s.evaluated_value
+                    for s in _walk(n)
+                    if isinstance(s, cst.SimpleString) and isinstance(s.evaluated_value, str)
+                }
+    return out
+
+
+def _groups(node: cst.ImportFrom, es: list[ImportEdit]) -> list[tuple[str, list[cst.ImportAlias]]]:
+    """The statement's aliases by the module they come from after the edits, in order; the
+    first group stays in the original statement (its own module first, when any remain)."""
+    by_name = {e.name: e for e in es}
+    groups: dict[str, list[cst.ImportAlias]] = {}
+    own = dotted(node.module)
+    for a in node.names:  # type: ignore[union-attr]
+        e = by_name.get(_alias_name(a))
+        groups.setdefault(e.new_module if e else own, []).append(a)
+    order = sorted(groups, key=lambda m: m != own)
+    return [(m, groups[m]) for m in order]
+
+
+def _renamed(alias: cst.ImportAlias, e: ImportEdit | None, aliased: bool) -> cst.ImportAlias:
+    if e is None or e.new_name == e.name:
+        return alias
+    new = alias.with_changes(name=cst.parse_expression(e.new_name))
+    if aliased:
+        new = new.with_changes(asname=cst.AsName(name=cst.Name(e.name)))
+    return new
+
+
+def _statement(group: tuple[str, list[cst.ImportAlias]]) -> cst.SimpleStatementLine:
+    """A new ``from MODULE import a, b as c`` line for names that go to another module."""
+    name, aliases = group
+    empty = cst.Module(body=[])
+    texts = [empty.code_for_node(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in aliases]
+    stmt = cst.parse_statement(f"from {name} import {', '.join(texts)}\n")
+    assert isinstance(stmt, cst.SimpleStatementLine)
+    return stmt
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plan: _Plan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.pending: list[cst.SimpleStatementLine] = []
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        es = self.plan.imports.get(original)
+        if not es:
+            return updated
+        by_name = {e.name: e for e in es}
+        first_module, keep = _groups(original, es)[0]
+        kept = {id(a) for a in keep}
+        aliases = list(original.names)  # type: ignore[arg-type]
+        names = [
+            _renamed(
+                a, by_name.get(_alias_name(a)), (original, _alias_name(a)) in self.plan.aliased
+            )
+            for a in without(aliases, {i for i, a in enumerate(aliases) if id(a) not in kept})
+        ]
+        extra = [_rename_group(g, by_name, original, self.plan) for g in _groups(original, es)[1:]]
+        self.pending.extend(_statement(g) for g in extra)
+        out = updated.with_changes(names=names)
+        if first_module != dotted(original.module):
+            out = out.with_changes(module=cst.parse_expression(first_module))
+        return out
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine | cst.FlattenSentinel[cst.SimpleStatementLine]:
+        if not self.pending:
+            return updated
+        extra, self.pending = self.pending, []
+        return cst.FlattenSentinel([updated, *extra])
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        new = self.plan.renames.get(original)
+        return updated.with_changes(value=new) if new else updated
+
+    def leave_SimpleString(
+        self, original: cst.SimpleString, updated: cst.SimpleString
+    ) -> cst.SimpleString:
+        new = self.plan.renames.get(original)
+        if not new:
+            return updated
+        q = updated.quote
+        return updated.with_changes(value=f"{updated.prefix}{q}{new}{q}")
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        es = self.plan.calls.get(original)
+        if not es:
+            return updated
+        args = list(updated.args)
+        drop: set[int] = set()
+        for e in es:
+            i = next(
+                i
+                for i, a in enumerate(args)
+                if a.keyword is not None and a.keyword.value == e.keyword
+            )
+            if e.new is None:
+                drop.add(i)
+            else:
+                args[i] = args[i].with_changes(keyword=cst.Name(e.new))
+        return updated.with_changes(args=without(args, drop))
+
+
+Listed = TypeVar("Listed", cst.Arg, cst.ImportAlias)
+
+
+def _breaks(comma: cst.Comma | cst.MaybeSentinel) -> bool:
+    return isinstance(comma, cst.Comma) and "\n" in cst.Module(body=[]).code_for_node(comma)
+
+
+def without(items: list[Listed], drop: set[int]) -> list[Listed]:
+    """``items`` less the ``drop`` positions, commas and line breaks kept where they were.
+
+    A comma carries the whitespace after it, so removing an item can glue two lines: the
+    one before inherits the removed item's line break when it had none, and the new last
+    item ends the list as the old last one did (trailing comma or not).
+    """
+    out: list[Listed] = []
+    for i, item in enumerate(items):
+        if i not in drop:
+            out.append(item)
+        elif out and not _breaks(out[-1].comma) and _breaks(item.comma):
+            out[-1] = out[-1].with_changes(comma=item.comma)
+    if out and len(out) < len(items) and out[-1] is not items[-1]:
+        out[-1] = out[-1].with_changes(comma=_ending(out[-1].comma, items[-1].comma))
+    return out
+
+
+def _ending(own: cst.Comma | cst.MaybeSentinel, last: cst.Comma | cst.MaybeSentinel) -> Any:
+    """The comma the new last item ends with: the old last one's, keeping the item's own
+    trailing comment (``a,  # why``) where both sit at the end of a line."""
+    if (
+        isinstance(own, cst.Comma)
+        and isinstance(last, cst.Comma)
+        and isinstance(own.whitespace_after, cst.ParenthesizedWhitespace)
+        and isinstance(last.whitespace_after, cst.ParenthesizedWhitespace)
+    ):
+        return own.with_changes(
+            whitespace_after=own.whitespace_after.with_changes(
+                last_line=last.whitespace_after.last_line
+            )
+        )
+    return last
+
+
+def _rename_group(
+    group: tuple[str, list[cst.ImportAlias]],
+    by_name: dict[str, ImportEdit],
+    node: cst.ImportFrom,
+    plan: _Plan,
+) -> tuple[str, list[cst.ImportAlias]]:
+    name, aliases = group
+    return name, [
+        _renamed(a, by_name.get(_alias_name(a)), (node, _alias_name(a)) in plan.aliased)
+        for a in aliases
+    ]

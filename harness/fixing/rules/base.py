@@ -1,0 +1,51 @@
+"""What every fix rule is: a kind and a pure decision, plus the helpers they share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.analysis.findings import Finding
+from harness.fixing.model import Decision, Facts, Manual, location_of, signature_of
+from harness.models import Symbol
+
+_UNEXPECTED = re.compile(r"unexpected keyword argument '([^']+)'")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``decide`` returns a Fix, a Manual (this rule's evidence says: not certain), or None
+    (not this rule's kind of break: the next rule is asked)."""
+
+    kind: str
+    decide: Callable[[Finding, Facts], Decision | None]
+
+
+def imported_name(f: Finding) -> tuple[str, str] | None:
+    """(module, name) of a ``from module import name`` that fails, else None."""
+    if f.category != "import-missing" or not f.message.startswith("cannot import name"):
+        return None
+    module, _, name = f.symbol.partition(":")
+    if not name or "." in name:
+        return None
+    return module, name
+
+
+def unexpected_keyword(f: Finding) -> str | None:
+    """The keyword of an ``unexpected-kwarg`` finding (CPython's words, one per finding)."""
+    if f.category != "unexpected-kwarg":
+        return None
+    m = _UNEXPECTED.search(f.message)
+    return m.group(1) if m else None
+
+
+def manual(f: Finding, reason: str, sym: Symbol | None) -> Manual:
+    return Manual(
+        f,
+        reason,
+        signature_of(sym) if sym else f.signature,
+        location_of(sym)
+        if sym
+        else (f"{f.callee_file}:{f.callee_line}" if f.callee_file else None),
+    )

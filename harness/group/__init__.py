@@ -1,0 +1,7 @@
+"""Several hosts as one target: groups from hosts.toml, per-host results, sameness, fan-out.
+
+``-t gpu1,gpu2`` or ``-t nodes`` (a ``[groups]`` entry) names several hosts. Commands with a
+meaning across hosts (``hosts --check``, ``report``, ``apply-patches``, ``revert-patches``,
+``run``, ``runs``, ``logs``, ``stop``) have their own implementation; every other command runs
+once per host, concurrently, and reports per host (:mod:`harness.group.fanout`).
+"""

@@ -1,0 +1,138 @@
+"""``harness runs`` / ``harness stop`` over several hosts: one row per run, every host's part."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.group.result import GroupResult, run_each
+
+
+def _listing(make_ctx: Callable[[str], Any], names: Sequence[str]) -> GroupResult[Any]:
+    from harness.runs import remote
+    from harness.runs.context import workdir_for
+
+    def one(name: str) -> Any:
+        ctx = make_ctx(name)
+        with ctx.open() as t:
+            return remote.list_runs(t, workdir_for(t, ctx.workdir, absolute=False)).runs
+
+    return run_each(list(names), one)
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """One run as the group sees it: its id, step, and each host's state."""
+
+    id: str
+    step: str
+    spread: str | None
+    states: dict[str, str]  # host -> state label
+    started: float | None
+
+    @property
+    def state(self) -> str:
+        seen = set(self.states.values())
+        if len(seen) == 1:
+            return next(iter(seen))
+        for worst in ("running", "failed", "killed", "lost"):
+            if any(v.startswith(worst) for v in seen):
+                return worst
+        return "mixed"
+
+
+def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
+    """Pure: runs per host -> one row per run id (a spread run's hosts folded into one row;
+    the Ray cluster's own runs are part of their step's row, not rows of their own)."""
+    from harness.runs.lifecycle import state_label
+
+    rows: dict[str, GroupRun] = {}
+    for host, runs in listed.items():
+        for r in runs:
+            group = r.record.group or {}
+            if str(group.get("role", "")).startswith("ray"):
+                continue
+            rid = group.get("id") or r.id
+            row = rows.get(rid) or GroupRun(rid, r.record.step, group.get("spread"), {},
+                                            r.started_at)  # fmt: skip
+            row.states[host] = state_label(r)
+            rows[rid] = row
+    return sorted(rows.values(), key=lambda g: (g.started or 0.0, g.id))
+
+
+def list_across(make_ctx: Callable[[str], Any], names: Sequence[str], as_json: bool) -> int:
+    import json
+
+    from harness.views import runs as view
+
+    got = _listing(make_ctx, names)
+    rows = group_runs({r.host: r.unwrap() for r in got.succeeded})
+    if as_json:
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {
+                        "id": g.id,
+                        "step": g.step,
+                        "spread": g.spread,
+                        "state": g.state,
+                        "hosts": g.states,
+                        "started_at": g.started,
+                    }
+                    for g in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
+    else:
+        from rich.table import Table
+
+        out = view.console()
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        for col in ("run", "step", "state", "hosts"):
+            table.add_column(col, overflow="fold")
+        for g in rows:
+            step = g.step + (f" ({g.spread})" if g.spread else "")
+            hosts = ", ".join(f"{h} {s}" for h, s in g.states.items())
+            table.add_row(g.id, view.esc(step), g.state, view.esc(hosts))
+        out.print(table)
+    for r in got.failed:
+        sys.stderr.write(f"{r.host}: {r.error}\n")
+    return 2 if got.failed else 0
+
+
+def stop_across(make_ctx: Callable[[str], Any], names: Sequence[str], run: str,
+                grace: float | None) -> int:  # fmt: skip
+    """Stop the run on every host that has it, and the Ray cluster it started, if any."""
+    from harness.runs import remote
+    from harness.runs.context import workdir_for
+    from harness.views import runs as view
+
+    def one(name: str) -> list[str]:
+        ctx = make_ctx(name)
+        stopped = []
+        with ctx.open() as t:
+            wd = workdir_for(t, ctx.workdir, absolute=False)
+            for r in remote.list_runs(t, wd).runs:
+                gid = (r.record.group or {}).get("id")
+                if r.id == run or gid == run:
+                    if r.state == "running":
+                        wait = ctx.timings.stop_grace if grace is None else grace
+                        remote.stop(t, wd, r.id, timings=ctx.timings, grace=wait)
+                    stopped.append(r.id)
+        return stopped
+
+    got = run_each(list(names), one)
+    out = view.console()
+    for r in got.results:
+        if r.ok:
+            out.print(
+                f"{r.host}: "
+                + (", ".join(r.unwrap()) + " stopped" if r.unwrap() else f"no run {run}")
+            )
+        else:
+            out.print(f"[red]{r.host}: {view.esc(r.error or '')}[/]")
+    return got.exit_code
