@@ -233,3 +233,37 @@ def test_a_removed_parameter_matters_where_a_call_reaches_it(
         [Change("parameter-removed", "offload_device", None, None)], [site], {"offload_device": 3}
     )
     assert bool(got) is kept
+
+
+@pytest.mark.parametrize(
+    ("site", "kept"),
+    [
+        # Scheduler(vllm_config, kv_cache_config, ...) without the new block_size
+        ({"ref": ["symbol", "m", "Scheduler"], "shape": {"positional": 2, "keywords": []}}, True),
+        # ... passing it: already fixed
+        (
+            {
+                "ref": ["symbol", "m", "Scheduler"],
+                "shape": {"positional": 2, "keywords": ["block_size"]},
+            },
+            False,
+        ),
+        # self.scheduler.add_request(req): a method on an instance never passes block_size
+        ({"ref": ["symbol", "m", "Scheduler"], "attr": "add_request", "on": "instance"}, False),
+    ],
+)
+def test_a_new_required_parameter_matters_only_to_a_call_of_the_symbol(
+    site: dict[str, Any], kept: bool
+) -> None:
+    from harness.analysis.apidiff import Change
+    from harness.analysis.checker import relevant_changes
+    from harness.analysis.uses import AttributeUse
+
+    raw = {"file": "f.py", "line": 1, **site}
+    if "shape" in raw:
+        raw["shape"] = {"star": False, "double_star": False, **raw["shape"]}
+        use: Any = CallSite.from_dict(raw)
+    else:
+        use = AttributeUse.from_dict(raw)
+    got = relevant_changes([Change("parameter-added-required", "block_size", None, None)], [use])
+    assert bool(got) is kept

@@ -89,7 +89,9 @@ def relevant_changes(
     keep: list[Change] = []
     for c in changes:
         if c.kind in (ChangeKind.PARAMETER_ADDED_REQUIRED, ChangeKind.PARAMETER_MADE_REQUIRED):
-            if c.name not in passed:  # a caller that now passes it is already fixed
+            # only a call of the symbol itself can miss it (not ``obj.method()`` on an
+            # instance), and a caller that now passes it is already fixed
+            if calls and c.name not in passed:
                 keep.append(c)
         elif c.kind in (ChangeKind.PARAMETER_REMOVED, ChangeKind.PARAMETER_KIND_CHANGED):
             reach = max_pos > (positions or {}).get(c.name, -1) if positions else max_pos > 0
