@@ -27,7 +27,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     echo "MISSING ${missing[*]}: the machine was recycled; stage again from the first piece"
     exit 3
 fi
-t0=$(date +%s.%N)
+t0=$(date +%s)
 rm -rf "$pack" && mkdir -p "$pack"
 cat $(awk '{print $2}' SHA256SUMS) | xz -d -T0 | tar -x -C "$pack"
 site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -40,4 +40,4 @@ if ! python3 -m pip install -q --no-index --no-deps --no-build-isolation --disab
         > /usr/local/bin/harness && chmod +x /usr/local/bin/harness
     echo "pip could not build harness; /usr/local/bin/harness runs it from $PWD"
 fi
-echo "installed into $site in $(echo "$(date +%s.%N) - $t0" | bc) s: $(harness --version 2>/dev/null || echo harness) at $(command -v harness)"
+echo "installed into $site in $(( $(date +%s) - t0 )) s: $(harness --version 2>/dev/null || echo harness) at $(command -v harness)"
