@@ -343,13 +343,19 @@ class Ops:
         if os.path.isdir(txn):
             _rmtree(txn)
         os.makedirs(txn, mode=0o755)
-        for rel, full, cur, _data, _mode in plan:
+        # make-patch adopting hand edits sends the original (the wheel's file, RECORD-checked)
+        originals = {c["path"]: c["original_text"] for c in changes if "original_text" in c}
+        for rel, full, cur, _data, mode in plan:
             if cur.get("exists"):
                 _copy(full, os.path.join(txn, rel))
                 if rel not in (self.manifest().get("files") or {}):
                     # not patched by harness: what is there now is the original (a backup
                     # left by a rolled-back transaction may predate a reinstall)
-                    _copy(full, os.path.join(self.state, "backups", rel))
+                    backup = os.path.join(self.state, "backups", rel)
+                    if rel in originals:
+                        _write_atomic(backup, originals[rel].encode("utf-8"), mode)
+                    else:
+                        _copy(full, backup)
         journal = {
             "pid": os.getpid(),
             "started": time.time(),

@@ -219,7 +219,12 @@ def make_cmd(
     gates = parse_requires(requires or [])
     with target_for(target, accept_new_host_key) as t:
         path = make_patch(t, _root(patches), dist, files or [], name, why, gates)
+        label, adopted = t.label, t.writable
     console().print(f"[green]wrote[/] {path} and appended it to series.toml")
+    if adopted:
+        console().print(
+            f"recorded as applied on {label}: `harness revert-patches` restores what pip installed"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from harness.errors import PatchError, UsageError
+from harness.errors import HarnessError, PatchError, UsageError
 from harness.patching.diffs import apply, unified
-from harness.patching.ops import read_state
+from harness.patching.ops import TargetState, read_state
 from harness.patching.ownership import refusal
-from harness.patching.series import load_series, versions_with_series
+from harness.patching.plan import FileChange, LiveFile, sha
+from harness.patching.series import PatchSpec, load_series, versions_with_series
 from harness.targets.base import Target
 
 
@@ -96,6 +99,7 @@ def make_patch(
             )
     manifest_files = state.manifest.get("files") or {}
     chunks = []
+    bases: dict[str, str] = {}
     for path in wanted:
         live = state.live[path]
         if live.text is None:
@@ -117,11 +121,92 @@ def make_patch(
         if base == live.text:
             continue
         chunks.append(unified(path, base, live.text))
+        bases[path] = base
     if not chunks:
         raise UsageError("the named files do not differ from their base; nothing to record")
     reason = why or f"recorded from hand edits on {target.label}"
     made = f"Made by `harness make-patch {dist}` on {target.label}."
-    return record_patch(root, dist, version, slug, chunks, reason, made, requires)
+    written = record_patch(root, dist, version, slug, chunks, reason, made, requires)
+    if target.writable:
+        _adopt(target, root, dist, version, written, state, bases)
+    return written
+
+
+def _adopt(
+    target: Target,
+    root: Path,
+    dist: str,
+    version: str,
+    patch: Path,
+    state: TargetState,
+    bases: dict[str, str],
+) -> None:
+    """Record the new patch as applied where it was made, so that ``patches`` reads the
+    target as the series through it and ``revert-patches`` restores the pristine files
+    (the hand edits had no backup: it is the wheel's file, checked against RECORD above).
+
+    One patchops transaction; each file is rewritten with the bytes it holds, so an edit
+    made meanwhile (its sha256 no longer what was read) refuses it, and nothing is recorded.
+    """
+    from harness.patching.writing import write_files
+
+    series = load_series(root, dist, version)
+    spec = next((p for p in series.patches if p.file.name == patch.name), None) if series else None
+    assert series is not None and spec is not None  # record_patch read it back
+    manifest = adopted_manifest(state.manifest, state.live, bases, spec, dist, version)
+    changes = [
+        FileChange(
+            p, state.live[p].text, state.live[p].text, state.live[p].sha256, state.live[p].mode
+        )
+        for p in sorted(bases)
+    ]
+    known = state.manifest.get("files") or {}
+    originals = {p: t for p, t in bases.items() if p not in known}
+    try:
+        write_files(target, dist, changes, manifest, "make-patch", originals)
+    except HarnessError as e:
+        raise PatchError(
+            f"wrote {patch}, but could not record it as applied on {target.label}: {e.message}",
+            "revert-patches will not restore those files; reinstall the dist to get them back",
+        ) from None
+
+
+def adopted_manifest(
+    old: dict[str, Any],
+    live: Mapping[str, LiveFile],
+    bases: Mapping[str, str],
+    spec: PatchSpec,
+    dist: str,
+    version: str,
+) -> dict[str, Any]:
+    """Pure: the manifest once the hand edits are recorded as ``spec`` applied.
+
+    A file harness had patched keeps its pristine sha (its backup stays); a file it had not
+    gets the base's (the wheel's file, which becomes its backup). Either way what is there
+    now is what harness wrote.
+    """
+    files = {p: dict(e) for p, e in (old.get("files") or {}).items()}
+    for path in bases:
+        entry = files.get(path) or {"pristine_sha256": sha(bases[path])}
+        entry["after_sha256"] = live[path].sha256
+        entry["mode"] = live[path].mode
+        files[path] = entry
+    applied = [a for a in old.get("applied") or [] if a["id"] != spec.id]
+    applied.append(
+        {
+            "id": spec.id,
+            "sha256": spec.sha256,
+            "content_sha256": spec.content_sha256,
+            "text": spec.text,
+        }
+    )
+    return {
+        "dist": dist,
+        "version": version,
+        "series": old.get("series") or f"{dist}/{version}",
+        "applied": applied,
+        "files": files,
+    }
 
 
 def check_slug(slug: str) -> None:

@@ -52,15 +52,28 @@ def _holder(command: str) -> dict[str, Any]:
     }
 
 
-def _write(
-    target: Target, dist: str, changes: list[FileChange], manifest: dict[str, Any], command: str
+def write_files(
+    target: Target,
+    dist: str,
+    changes: list[FileChange],
+    manifest: dict[str, Any],
+    command: str,
+    originals: dict[str, str] | None = None,
 ) -> list[str]:
+    """One patchops transaction: the files, their backups and the manifest, or nothing.
+
+    ``originals``: the pristine text to back up for a file harness has not patched yet,
+    where the live file is not it (make-patch adopting hand edits).
+    """
     if not target.writable:
         raise TargetError(f"{target.label} is read-only", "patch a host, local or venv: target")
-    payload = [
+    payload: list[dict[str, Any]] = [
         {"path": c.path, "before_sha": c.before_sha256, "after_text": c.after, "mode": c.mode}
         for c in changes
     ]
+    for item in payload:
+        if originals and item["path"] in originals:
+            item["original_text"] = originals[item["path"]]
     env = run_probe(
         target,
         "patchops",
@@ -178,7 +191,7 @@ def _write_all(target: Target, root: Path, reports: list[DistReport]) -> list[Di
         assert series is not None
         state = read_state(target, r.dist, [c.path for c in r.plan.changes])
         manifest = new_manifest(r.plan, series, state.manifest)
-        written = _write(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
+        written = write_files(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
         written_reports.append(
             DistReport(
                 r.dist, r.installed, r.series_versions, r.plan, r.hand_edited, r.recovered, written
@@ -232,7 +245,7 @@ def revert_patches(
                 f"{target.label}: not reverting {dist}: " + "; ".join(problems),
                 "nothing was written",
             )
-        written = _write(target, dist, changes, {"files": {}}, "revert-patches")
+        written = write_files(target, dist, changes, {"files": {}}, "revert-patches")
         out.append(
             DistReport(
                 dist,
@@ -248,4 +261,4 @@ def revert_patches(
     return out
 
 
-__all__ = ["applied_line", "apply_patches", "revert_patches"]
+__all__ = ["applied_line", "apply_patches", "revert_patches", "write_files"]

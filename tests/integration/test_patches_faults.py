@@ -673,6 +673,37 @@ def test_make_patch_is_based_on_what_was_applied_not_on_skipped_patches(
     assert alpha.read_bytes() == edited
 
 
+def test_make_patch_over_ssh_records_the_edit_as_applied_and_revert_restores_pristine(
+    tmp_path: Path, sshd: SshServer, cli_env: dict[str, str], tiny: Tiny, series: Callable
+) -> None:
+    """Patch, hand-edit a patched file, make-patch: the box is the series through the new
+    patch (nothing to apply, no hand edit), and revert-patches goes back to what pip put."""
+    patches = series("good")
+    h = harness_for(tmp_path, sshd, cli_env, tiny, patches)
+    pristine = installed(tiny.site)
+    assert h("apply-patches").code == 0
+    alpha = tiny.path("tinypkg/alpha.py")
+    alpha.write_text(alpha.read_text() + "# tuned on the box\n")
+    alpha.chmod(0o600)
+    edited = snapshot(tiny.site)
+    r = h("make-patch", "tinypkg", "--name", "tune")
+    assert r.code == 0, r.err
+    assert "recorded as applied on box" in r.out
+    assert (patches / "tinypkg" / "1.0" / "0004-tune.patch").is_file()
+    assert installed(tiny.site) == {k: v for k, v in edited.items() if not k.startswith(STATE)}
+    states, report = h.states()
+    assert states == ["applied"] * 4 and report["hand_edited"] == []
+    r = h("apply-patches")
+    assert r.code == 0 and "already applied: nothing written" in r.out, r.out + r.err
+    r = h("revert-patches")
+    assert r.code == 0, r.err
+    assert installed(tiny.site) == pristine and leftovers(tiny.site) == []
+    assert alpha.stat().st_mode & 0o777 == 0o600
+    # and the series with the new patch gives the edited file back, byte for byte
+    assert h("apply-patches").code == 0
+    assert snapshot(tiny.site)["tinypkg/alpha.py"] == edited["tinypkg/alpha.py"]
+
+
 def test_applied_patch_whose_text_changed_is_not_applied(
     cli_env: dict[str, str], tiny: Tiny, series: Callable
 ) -> None:

@@ -278,6 +278,16 @@ def test_make_patch_round_trip(
         'requires = { vllm = ">=0.16, <0.17" }'
     )
 
+    # where it was made the patch counts as applied: the box reads as the series through the
+    # new patch, and revert-patches restores what pip installed -- the file no patch had
+    # touched too (its backup is the wheel's file)
+    r = cli(cli_env, "patches", *args)
+    assert r.code == 0 and "edited by hand" not in r.out, r.out
+    assert states(cli_env, *args) == [*DONE, "applied"]
+    r = cli(cli_env, "revert-patches", *args)
+    assert r.code == 0, r.err
+    assert differing(site) == []
+
     reinstall_speculators(pristine, wheels)  # undo every edit the way users do
     assert differing(site) == []
     assert states(cli_env, *args) == [*FRESH, "applies cleanly"]

@@ -191,3 +191,37 @@ from harness.patching.plan import Outcome, interrupted_line  # noqa: E402
 )  # fmt: skip
 def test_interrupted_apply_names_the_state_it_left(outcomes: list[Outcome], line: str) -> None:
     assert interrupted_line(outcomes) == line
+
+
+# -- make-patch adopting hand edits ------------------------------------------------------------
+
+A_HAND = A1.replace("a7\n", "A7\n")
+
+
+@pytest.mark.parametrize(
+    ("old_files", "path", "base", "live", "pristine"),
+    [
+        # a.py patched by 0001, then edited by hand: its pristine sha (and backup) stays
+        ({"pkg/a.py": {"pristine_sha256": sha(A0), "after_sha256": sha(A1), "mode": 420}},
+         "pkg/a.py", A1, A_HAND, sha(A0)),
+        # b.py no patch had touched: the base (the wheel's file) is its pristine
+        ({}, "pkg/b.py", B0, B1, sha(B0)),
+    ],
+)  # fmt: skip
+def test_adopted_manifest(old_files: dict, path: str, base: str, live: str, pristine: str) -> None:
+    from harness.patching.make import adopted_manifest
+    from harness.patching.plan import LiveFile
+
+    old = {"applied": [{"id": "0001-a"}, {"id": "0003-mine"}], "files": old_files}
+    new_spec = spec("0003-mine", unified(path, base, live))
+    got = adopted_manifest(
+        old, {path: LiveFile(path, live, sha(live), 0o600)}, {path: base}, new_spec, "pkg", "1.0"
+    )
+    assert got["files"][path] == {
+        "pristine_sha256": pristine,
+        "after_sha256": sha(live),
+        "mode": 0o600,
+    }
+    assert [a["id"] for a in got["applied"]] == ["0001-a", "0003-mine"]  # once, with its text
+    assert got["applied"][-1]["text"] == new_spec.text
+    assert old["files"] == old_files  # not mutated
