@@ -20,13 +20,14 @@ from harness.targets.base import Target
 MARK = b"@@HARNESS-ENVELOPE@@ "
 #: Probe modules each probe needs, in load order (the shared ones first).
 PROBE_MODULES: dict[str, tuple[str, ...]] = {
-    "signatures": ("_finder", "_platform", "_astindex", "_describe", "signatures"),
+    "signatures": ("_finder", "_platform", "_astindex", "_resolvable", "_describe", "signatures"),
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
     "callsites": (
         "_finder",
         "_platform",
         "_astindex",
+        "_resolvable",
         "_describe",
         "signatures",
         "_returns",
@@ -37,9 +38,18 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
         "_uses",
         "callsites",
     ),
-    "api": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api"),
+    "api": ("_finder", "_platform", "_astindex", "_resolvable", "_describe", "signatures", "api"),
     # harness check --fix: where symbols live now, module listings, what bodies read
-    "locate": ("_finder", "_platform", "_astindex", "_describe", "signatures", "api", "locate"),
+    "locate": (
+        "_finder",
+        "_platform",
+        "_astindex",
+        "_resolvable",
+        "_describe",
+        "signatures",
+        "api",
+        "locate",
+    ),
     "compiles": ("compiles",),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)

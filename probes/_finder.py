@@ -40,7 +40,7 @@ class ProbeFailure(Exception):
 @dataclass(frozen=True)
 class ModuleLocation:
     name: str
-    file: str  # absolute path of the .py file (``__init__.py`` for packages)
+    file: str  # the .py file (``__init__.py`` for packages); a .pyi stub where there is none
     root: str  # the import root (site-packages) it was found under
     is_package: bool
     search_dirs: tuple[str, ...]  # ``__path__`` for packages, else ()
@@ -83,15 +83,21 @@ class Finder:
             entries = self.listdir(d)
             if leaf in entries:
                 pkg = os.path.join(d, leaf)
-                init = os.path.join(pkg, "__init__.py")
-                if "__init__.py" in self.listdir(pkg):
-                    return ModuleLocation(name, init, self._root_of(pkg), True, (pkg,))
+                inside = self.listdir(pkg)
+                # a stub package (``torch/_C/__init__.pyi``) describes a compiled one
+                for init in ("__init__.py", "__init__.pyi"):
+                    if init in inside:
+                        f = os.path.join(pkg, init)
+                        return ModuleLocation(name, f, self._root_of(pkg), True, (pkg,))
                 if os.path.isdir(pkg):
                     namespace.append(pkg)
                     continue
-            if leaf + ".py" in entries:
-                f = os.path.join(d, leaf + ".py")
-                return ModuleLocation(name, f, self._root_of(f), False, ())
+            # no source: a stub (``numpy/random/mtrand.pyi``) tells what the compiled module
+            # beside it defines, as type checkers read it
+            for suffix in (".py", ".pyi"):
+                if leaf + suffix in entries:
+                    f = os.path.join(d, leaf + suffix)
+                    return ModuleLocation(name, f, self._root_of(f), False, ())
         if namespace:
             return ModuleLocation(name, "", self._root_of(namespace[0]), True, tuple(namespace))
         return None
@@ -134,8 +140,8 @@ class Finder:
         names: set[str] = set()
         for d in loc.search_dirs:
             for e in self.listdir(d):
-                if e.endswith(".py") and e != "__init__.py":
-                    names.add(e[:-3])
+                if e.endswith((".py", ".pyi")) and not e.startswith("__init__."):
+                    names.add(e.rsplit(".", 1)[0])
                 elif "." not in e and not e.startswith("__") and os.path.isdir(os.path.join(d, e)):
                     names.add(e)
         return sorted(names)

@@ -24,6 +24,7 @@ from typing import Any
 
 from probes._astindex import Index, dotted, read_source, resolve_relative
 from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
+from probes._resolvable import compiled, from_import
 from probes._uses import (
     annotation_union,
     early_install_queries,
@@ -281,7 +282,7 @@ class Scanner:
         return module.split(".")[0] in self.callee_tops
 
     def is_module(self, name: str) -> bool:
-        return self.finder.find(name) is not None
+        return self.finder.find(name) is not None or bool(compiled(self.finder, name))
 
     def returns_class(self, module: str, qualname: str) -> Ref | None:
         """The callee class a function's return annotation names, if exactly one."""
@@ -321,22 +322,6 @@ class Scanner:
             sym = got.get("symbol") or {}
             self._is_class[key] = sym.get("kind") == "class"
         return self._is_class[key]
-
-    def module_exists_or_attr(self, module: str, name: str) -> dict[str, Any]:
-        """Does ``from module import name`` work? A submodule counts, lazily served too."""
-        if self.finder.find(module) is None:
-            return {"ok": False, "reason": f"no module named {module!r}"}
-        if self.finder.find(f"{module}.{name}") is not None:
-            return {"ok": True}
-        got = self.lookup.ref(module, name)
-        if got.get("found"):
-            return {"ok": True, "chain": got.get("chain", [])}
-        return {
-            "ok": False,
-            "reason": got.get("reason"),
-            "dynamic": got.get("dynamic", False),
-            "suggestions": got.get("suggestions", []),
-        }
 
 
 class FileVisitor:
@@ -417,7 +402,7 @@ class FileVisitor:
             else:
                 self.bindings[local] = ("symbol", mod, a.name)
             if self.s.is_callee(mod):
-                res = self.s.module_exists_or_attr(mod, a.name)
+                res = from_import(self.s.finder, self.s.lookup, mod, a.name)
                 extra: dict[str, Any] = {}
                 if guard is not None and not res.get("ok"):
                     extra = self._without(guard, local)

@@ -343,14 +343,13 @@ class Ops:
         if os.path.isdir(txn):
             _rmtree(txn)
         os.makedirs(txn, mode=0o755)
-        # make-patch adopting hand edits sends the original (the wheel's file, RECORD-checked)
         originals = {c["path"]: c["original_text"] for c in changes if "original_text" in c}
         for rel, full, cur, _data, mode in plan:
             if cur.get("exists"):
                 _copy(full, os.path.join(txn, rel))
                 if rel not in (self.manifest().get("files") or {}):
-                    # not patched by harness: what is there now is the original (a backup
-                    # left by a rolled-back transaction may predate a reinstall)
+                    # not patched by harness: the original is what is there now (not a backup
+                    # a rolled-back transaction left), or the wheel's file make-patch sends
                     backup = os.path.join(self.state, "backups", rel)
                     if rel in originals:
                         _write_atomic(backup, originals[rel].encode("utf-8"), mode)

@@ -188,20 +188,9 @@ class Probe:
         return None
 
     def _missing(self, mod: ModuleSummary, name: str) -> ProbeFailure:
-        names = set(mod.defs) | set(mod.imports) | set(mod.lazy)
-        if mod.loc.is_package:
-            names |= set(self.index.finder.submodules(mod.loc))
-        close = difflib.get_close_matches(name, sorted(names), n=5)
-        return ProbeFailure(
-            "symbol-not-found",
-            f"{mod.name} has no attribute {name!r} that resolves statically",
-            {
-                "module": mod.name,
-                "file": self.index.rel(mod.loc.file),
-                "suggestions": [f"{mod.name}:{c}" for c in close],
-                "dynamic": mod.has_getattr,
-            },
-        )
+        from probes._resolvable import missing
+
+        return missing(self.index, mod, name)
 
     def _listing(self, mod: ModuleSummary) -> list[dict[str, Any]]:
         public = set(mod.all_names or [])
@@ -277,12 +266,19 @@ class Lookup(Probe):
         """The referenced symbol, or why it is missing; never raises for a miss."""
         mod = self.index.module(module)
         if mod is None:
+            from probes._resolvable import compiled
+
+            why = compiled(self.index.finder, module)
+            if why:
+                return {"found": not qualname, "reason": why, "dynamic": True, "opaque": why}
             return {"found": False, "reason": f"no module named {module!r}"}
         if not qualname:
             return {"found": True, "module_only": True, "file": self.index.rel(mod.loc.file)}
         try:
             node, owner_mod, final_qual = self._resolve_qualname(mod, qualname)
         except ProbeFailure as exc:
+            if exc.details.get("stub"):
+                return {"found": True, "stub": exc.details["stub"], "chain": []}
             if qualname.endswith((".__init__", ".__new__")):
                 got = self._synthesised_init(mod, qualname)
                 if got is not None:
@@ -292,6 +288,7 @@ class Lookup(Probe):
                 "reason": str(exc),
                 "suggestions": exc.details.get("suggestions") or [],
                 "dynamic": bool(exc.details.get("dynamic")),
+                "opaque": exc.details.get("opaque") or "",
             }
         chain = [h.to_dict() for h in self._chain]
         if node is None:
@@ -392,8 +389,9 @@ class Lookup(Probe):
     ) -> tuple[set[str], list[dict[str, str]]]:
         from probes._astindex import dotted
         from probes._describe import IGNORED_BASES, class_attributes
+        from probes._resolvable import stub_members
 
-        names = set(class_attributes(cls))
+        names = set(class_attributes(cls)) | stub_members(self.index, mod, cls.name)
         opaque: list[dict[str, str]] = []
         where = f"{mod.name}.{cls.name}"
         for st in cls.body:

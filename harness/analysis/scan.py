@@ -91,6 +91,7 @@ class Lookup:
     callee: Callee | None = None
     module_only: bool = False
     dynamic: bool = False
+    opaque: str = ""  # why a name no source defines may still exist (the probe's words)
     suggestions: tuple[str, ...] = ()
 
     @property
@@ -106,6 +107,7 @@ class Lookup:
             callee=Callee.from_dict(sym) if sym else None,
             module_only=bool(d.get("module_only")),
             dynamic=bool(d.get("dynamic")),
+            opaque=d.get("opaque") or "",
             suggestions=tuple(d.get("suggestions") or ()),
         )
 

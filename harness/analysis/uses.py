@@ -98,6 +98,7 @@ class ImportUse(Site):
     ok: bool = True
     guarded: bool = False
     dynamic: bool = False
+    opaque: str = ""  # why a name no source defines may still exist (the probe's words)
     suggestions: tuple[str, ...] = ()
     fallback: Fallback | None = None
     unbound_uses: tuple[NameUse, ...] = ()
@@ -113,6 +114,7 @@ class ImportUse(Site):
             ok=bool(d.get("ok")),
             guarded=bool(d.get("guarded")),
             dynamic=bool(d.get("dynamic")),
+            opaque=d.get("opaque") or "",
             suggestions=tuple(d.get("suggestions") or ()),
             fallback=Fallback.from_dict(d.get("fallback")),
             unbound_uses=tuple(NameUse.from_dict(u) for u in d.get("unbound_uses") or ()),

@@ -27,6 +27,12 @@ from harness.targets.base import ByteStream
 from harness.targets.local import LocalTarget
 
 KEEP_SUFFIXES = (".py", ".pyi")
+#: Compiled modules are kept as empty files: their names say a module exists there (whose
+#: contents cannot be read), so ``from sklearn.utils.sparsefuncs_fast import f`` is not
+#: reported missing.
+COMPILED_SUFFIXES = (".so", ".pyd")
+#: The second line of ``.complete``; a folder unpacked another way is unpacked again.
+LAYOUT = "layout 2: sources, stubs, dist-info, empty compiled modules"
 # Tried when this machine's own tags match no wheel (e.g. a macOS laptop and a Linux-only
 # vllm wheel): the source is the same, and we never execute it.
 LINUX_TAGS = (
@@ -128,14 +134,18 @@ class PypiTarget(LocalTarget):
         if not pin.version:
             raise _needs_version(pin)
         base = self.cache / "pypi"
-        if pin.version:
-            done = base / f"{normalize(pin.name)}-{pin.version}"
-            if (done / ".complete").exists():
+        done = base / f"{normalize(pin.name)}-{pin.version}"
+        if _current(done):
+            return _used(done)
+        try:
+            wheel = self._download(pin)
+        except TargetError:
+            if (done / ".complete").exists():  # an older layout, and no wheel to redo it
                 return _used(done)
-        wheel = self._download(pin)
+            raise
         version = wheel.name.split("-")[1]
         done = base / f"{normalize(pin.name)}-{version}"
-        if not (done / ".complete").exists():
+        if not _current(done):
             _unpack(wheel, done)
         return _used(done)
 
@@ -214,6 +224,14 @@ class PypiTarget(LocalTarget):
             return final
 
 
+def _current(done: Path) -> bool:
+    """Unpacked completely, the way this harness unpacks."""
+    try:
+        return LAYOUT in (done / ".complete").read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
 def _used(done: Path) -> Path:
     """Mark an unpacked pin as used now: ``harness cache list`` and ``prune`` go by it."""
     with contextlib.suppress(OSError):
@@ -286,13 +304,17 @@ def _unpack(wheel: Path, done: Path) -> None:
                 parts = name.split("/")
                 if name.startswith("/") or ".." in parts or info.is_dir():
                     continue
-                if not (name.endswith(KEEP_SUFFIXES) or ".dist-info/" in name):
+                compiled = name.endswith(COMPILED_SUFFIXES) and ".dist-info/" not in name
+                if not (name.endswith(KEEP_SUFFIXES) or ".dist-info/" in name or compiled):
                     continue
                 out = tmp.joinpath(*parts)
                 out.parent.mkdir(parents=True, exist_ok=True)
+                if compiled:
+                    out.touch()
+                    continue
                 with zf.open(info) as src, open(out, "wb") as dst:
                     shutil.copyfileobj(src, dst)
-        (tmp / ".complete").write_text(wheel.name + "\n")
+        (tmp / ".complete").write_text(f"{wheel.name}\n{LAYOUT}\n")
         ro = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
         for p in tmp.rglob("*"):
             if p.is_file():

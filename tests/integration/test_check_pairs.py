@@ -171,3 +171,48 @@ def test_llamafactory_on_trl(cli_env: dict[str, str]) -> None:
         (PPO, 325, "override-incompatible", "trl:PPOTrainer.create_scheduler"),
         (PPO, 477, "override-incompatible", "trl:PPOTrainer.save_model"),
     }
+
+
+def test_imbalanced_learn_on_compiled_callees_has_no_false_errors(cli_env: dict[str, str]) -> None:
+    """numpy and scikit-learn are partly compiled. Read from their wheels:
+
+    * ``numpy.random`` star-imports the compiled ``mtrand``, which ``mtrand.pyi`` describes, and
+      ``numpy/__init__.pyi`` declares what ``__init__.py`` pulls from compiled ``_core`` modules:
+      stubs say these names exist (``np.array``, ``np.random.RandomState``,
+      ``np.finfo(...).eps``), as type checkers read them;
+    * ``sklearn.utils.sparsefuncs_fast`` is compiled with no stub: its names are unverifiable;
+    * what is left was verified in sklearn 1.5.2's source: ``OneHotEncoder(sparse=)`` (renamed
+      ``sparse_output``), ``_enforce_estimator_tags_x`` (now ``_enforce_estimator_tags_X``),
+      ``_set_oob_score_and_attributes(X, y, scoring_function=...)`` called by ``fit``
+      (_forest.py:533), and the Bagging/DecisionTree overrides that lost what sklearn passes.
+    """
+    spec = "imbalanced-learn==0.9.1,scikit-learn==1.5.2,numpy==2.4.6"
+    data = check(cli_env, "imbalanced-learn", spec, "--no-baseline")
+    bag, ens, forest = "sklearn.ensemble:BaggingClassifier", "imblearn/ensemble", "sklearn.ensemble"
+    tree, smote = "sklearn.tree:DecisionTreeClassifier", "imblearn/over_sampling/_smote"
+    assert errors(data) == {
+        (f"{ens}/_bagging.py", 312, "override-incompatible", f"{bag}.fit"),
+        (f"{ens}/_bagging.py", 333, "override-incompatible", f"{bag}._fit"),
+        (f"{ens}/_easy_ensemble.py", 230, "override-incompatible", f"{bag}.fit"),
+        (f"{ens}/_easy_ensemble.py", 251, "override-incompatible", f"{bag}._fit"),
+        (
+            f"{ens}/_forest.py",
+            603,
+            "override-incompatible",
+            f"{forest}:RandomForestClassifier._set_oob_score_and_attributes",
+        ),
+        (f"{ens}/tests/test_bagging.py", 516, "override-incompatible", f"{tree}.fit"),
+        (f"{smote}/base.py", 510, "unexpected-kwarg", "sklearn.preprocessing:OneHotEncoder"),
+        (
+            "imblearn/tests/test_docstring_parameters.py",
+            20,
+            "import-missing",
+            "sklearn.utils.estimator_checks:_enforce_estimator_tags_x",
+        ),
+    }  # fmt: skip
+    said = {f["symbol"]: f["message"] for f in data["findings"] if f["category"] == "unverifiable"}
+    fast = "sklearn.utils.sparsefuncs_fast"
+    assert said[f"{fast}:csr_mean_variance_axis0"].endswith(
+        f"({fast} is compiled, with no stub to read)"
+    )
+    assert not [s for s in said if s.startswith("numpy")]  # the stubs declare them

@@ -187,3 +187,46 @@ def test_cache_list_and_prune(env: dict[str, str]) -> None:
     assert (cache / "pypi" / "tinyidx-2.1.0" / ".complete").exists()
     code, _out, err = _cli(env, "cache", "prune", "--older-than", "-1")
     assert code == 2 and "--older-than -1: give a number of days >= 0" in err
+
+
+def _compiled_wheel(folder: Path) -> Path:
+    """A wheel with a compiled module and its stub, as numpy's and scikit-learn's are."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / "fastpkg-1.0-cp312-cp312-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("fastpkg/__init__.py", "from fastpkg._speed import *\n")
+        zf.writestr("fastpkg/_speed.cpython-312-x86_64-linux-gnu.so", b"\x7fELF" + b"\0" * 4096)
+        zf.writestr("fastpkg/_typed.cpython-312-x86_64-linux-gnu.so", b"\x7fELF" + b"\0" * 64)
+        zf.writestr("fastpkg/_typed.pyi", "def dot(a: float, b: float) -> float: ...\n")
+        zf.writestr("fastpkg-1.0.dist-info/METADATA", "Name: fastpkg\nVersion: 1.0\n")
+        zf.writestr("fastpkg-1.0.dist-info/RECORD", "")
+    return wheel
+
+
+def test_compiled_modules_are_kept_as_names_and_older_unpacks_are_redone(
+    env: dict[str, str],
+) -> None:
+    """A pypi: target keeps a compiled module as an empty file (it exists, unreadable) and its
+    stub as text; a folder unpacked before that layout is unpacked again from its wheel."""
+    cache = Path(env["HARNESS_CACHE"])
+    _compiled_wheel(cache / "wheels")
+    spec = "pypi:fastpkg==1.0"
+    code, out, err = _cli(env, "probe", "fastpkg._typed:dot", "-t", spec)
+    assert code == 0, err
+    assert "dot(a: float, b: float) -> float" in out and "fastpkg/_typed.pyi" in out
+    done = cache / "pypi" / "fastpkg-1.0"
+    so = done / "fastpkg" / "_speed.cpython-312-x86_64-linux-gnu.so"
+    assert so.is_file() and so.stat().st_size == 0
+    code, out, err = _cli(env, "probe", "fastpkg._speed", "-t", spec)
+    assert code == 2 and "fastpkg._speed is a compiled extension" in err, (out, err)
+
+    # as an older harness left it: no compiled modules, a one-line marker
+    so.chmod(0o644)
+    so.unlink()
+    (done / ".complete").chmod(0o644)
+    (done / ".complete").write_text("fastpkg-1.0-cp312-cp312-manylinux_2_17_x86_64.whl\n")
+    code, out, err = _cli(env, "probe", "fastpkg._typed:dot", "-t", spec)
+    assert code == 0, err
+    assert so.is_file() and "layout 2" in (done / ".complete").read_text()

@@ -119,3 +119,15 @@ def test_against_takes_the_dist_name_or_the_import_name(against: str) -> None:
     assert [(f.category, f.symbol) for f in found if f.severity == "error"] == [
         ("unexpected-kwarg", "hyphen_pkg.api:upload"),
     ]
+
+
+def test_a_compiled_module_makes_a_name_unverifiable_and_says_why(
+    findings: list[Finding],
+) -> None:
+    """No stub to read: the name may be there, so a warning naming the compiled module --
+    whether imported from it directly or re-exported by ``*`` (numpy.random's mtrand)."""
+    said = {f.symbol: f.message for f in findings if f.category == "unverifiable"}
+    why = "(calleepkg._speedups is compiled, with no stub to read)"
+    assert said["calleepkg._speedups:crunch"].endswith(why)
+    assert said["calleepkg.fastmath:crunch"].endswith(why)
+    assert said["calleepkg.fastmath:blend"].endswith(why)

@@ -67,7 +67,8 @@ def missing(ck: Checker, use: Site, key: str, entry: Lookup) -> None:
             Category.UNVERIFIABLE,
             use,
             key,
-            f"{key} is not defined statically in {ck.version_of(module)}",
+            f"{key} is not defined statically in {ck.version_of(module)}"
+            + (f" ({entry.opaque})" if entry.opaque else ""),
             "Confirm with `harness probe --live`." + hint,
         )
         return

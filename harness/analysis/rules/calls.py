@@ -34,7 +34,7 @@ def run(ck: Checker) -> None:
                 for f, k in ck.failed_imports
             ):
                 continue  # the failed import already says it
-            if entry.module_only:
+            if entry.found:  # a module, or a name only a stub declares: nothing to bind
                 continue
             missing(ck, use, key, entry)
             continue

@@ -46,7 +46,8 @@ def run(ck: Checker) -> None:
                 Category.UNVERIFIABLE,
                 use,
                 what,
-                f"{what} is not defined statically in {where} (the module has a __getattr__)",
+                f"{what} is not defined statically in {where} "
+                f"({use.opaque or 'the module has a __getattr__'})",
                 "Confirm with `harness probe --live`." + hint,
             )
             continue
