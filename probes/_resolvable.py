@@ -34,6 +34,9 @@ def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
     for src in [*sources, *mod.star_imports]:
         target = index.module(src)
         got = opaque(index, target, name, depth + 1) if target else compiled(index.finder, src)
+        top = src.split(".")[0]
+        if not got and target is None and src in sources and index.finder.find(top) is None:
+            got = f"{mod.name} imports it from {top}, which is not installed here"
         if got:
             return got
     return ""

@@ -131,3 +131,12 @@ def test_a_compiled_module_makes_a_name_unverifiable_and_says_why(
     assert said["calleepkg._speedups:crunch"].endswith(why)
     assert said["calleepkg.fastmath:crunch"].endswith(why)
     assert said["calleepkg.fastmath:blend"].endswith(why)
+
+
+def test_a_name_from_a_package_the_target_lacks_is_unverifiable(findings: list[Finding]) -> None:
+    """torch on a pypi: target without it: the re-export may well be there on the real box."""
+    (f,) = [f for f in findings if f.symbol == "calleepkg.bridge:Linear"]
+    assert f.severity == "warning"
+    assert f.message.endswith(
+        "(calleepkg.bridge imports it from absentpkg, which is not installed here)"
+    )
