@@ -214,9 +214,21 @@ def make_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""
+    from harness.group.spec import expand
     from harness.patching.make import make_patch, parse_requires
 
     gates = parse_requires(requires or [])
+    group = expand(target, hosts_config())
+    if group is not None:  # once per host would write one patch per host, racing for a number
+        from harness.errors import UsageError
+
+        spec = target or hosts_config().default
+        raise UsageError(
+            f"make-patch -t {spec}: records one host's edits, and {spec} is "
+            f"{len(group)} hosts ({', '.join(group)})",
+            f"name the host you edited on (-t {group[0]}), then "
+            f"`harness apply-patches -t {spec}` puts the patch on every host",
+        )
     with target_for(target, accept_new_host_key) as t:
         path = make_patch(t, _root(patches), dist, files or [], name, why, gates)
         label, adopted = t.label, t.writable

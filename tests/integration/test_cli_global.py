@@ -91,3 +91,22 @@ def test_hosts_before_or_after_picks_that_inventory(
     r = run_cli(*args, env=cli_env)
     assert r.code == 2
     assert "connection refused by 127.0.0.1:1" in r.err  # its default host, box
+
+
+def test_make_patch_on_a_group_is_refused_before_any_connection(tmp_path: Path) -> None:
+    """Once per host it would write one patch per host, racing for the next number."""
+    inv = tmp_path / "hosts.toml"
+    inv.write_text(
+        '[hosts.gpu1]\naddress = "127.0.0.1"\nport = 1\n'
+        '[hosts.gpu2]\naddress = "127.0.0.1"\nport = 1\n'
+        '[groups]\nnodes = ["gpu1", "gpu2"]\n'
+    )
+    patches = tmp_path / "patches"
+    r = run_cli("make-patch", "speculators", "-t", "nodes", "--patches", str(patches),
+                "--hosts", str(inv))  # fmt: skip
+    assert r.code == 2, r.out + r.err
+    assert r.err.splitlines()[0] == (
+        "error: make-patch -t nodes: records one host's edits, and nodes is 2 hosts (gpu1, gpu2)"
+    )
+    assert "-t gpu1" in r.err and "harness apply-patches -t nodes" in r.err
+    assert "Traceback" not in r.err and not patches.exists()
