@@ -283,10 +283,13 @@ def _hint(env: Envelope) -> str | None:
             hint = f"if {leaf!r} is an attribute, write {d['attribute_of']}:{leaf}" + (
                 f"; or did you mean: {', '.join(sug)}" if sug else ""
             )
-        if env.kind == "symbol-not-found" and d.get("dynamic"):
-            hint = (hint + "; " if hint else "") + (
-                "the module defines __getattr__: try --live to import it for real"
+        if env.kind == "symbol-not-found" and (d.get("dynamic") or d.get("stub")):
+            why = (
+                ""
+                if d.get("stub")
+                else (d.get("opaque") or "the module defines __getattr__") + ": "
             )
+            hint = (hint + "; " if hint else "") + f"{why}try --live to import it for real"
         return hint
     if env.kind == "import-failed":
         return "the target's traceback ends with:\n" + str(d.get("traceback", "")).rstrip()

@@ -89,16 +89,18 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
     names = set(mod.defs) | set(mod.imports) | set(mod.lazy)
     if mod.loc.is_package:
         names |= set(index.finder.submodules(mod.loc))
-    close = difflib.get_close_matches(name, sorted(names), n=5)
+    close = difflib.get_close_matches(name, sorted(names - {name}), n=5)
     why = opaque(index, mod, name)
     stub = stub_declares(index, mod, name)
     return ProbeFailure(
         "symbol-not-found",
-        f"{mod.name} has no attribute {name!r} that resolves statically",
+        f"{mod.name}:{name} is declared in {stub} only: its code is compiled, no source to read"
+        if stub
+        else f"{mod.name} has no attribute {name!r} that resolves statically",
         {
             "module": mod.name,
             "file": index.rel(mod.loc.file),
-            "suggestions": [f"{mod.name}:{c}" for c in close],
+            "suggestions": [] if stub else [f"{mod.name}:{c}" for c in close],
             "dynamic": bool(why),
             "opaque": why,
             "stub": stub,  # declared there: it exists, with no source to read

@@ -226,3 +226,32 @@ def test_syntax_error_names_file_and_line(tmp_path: Path) -> None:
         signatures.run({"module": "badpkg", "paths": [str(tmp_path)]}, lambda m: None)
     assert info.value.kind == "invalid-source"
     assert f"{pkg / '__init__.py'}:2" in str(info.value)
+
+
+def test_a_stub_stands_in_for_a_compiled_module() -> None:
+    """``_typed.abi3.so`` with ``_typed.pyi`` beside it: the stub's signatures, its file named."""
+    got = probe("calleepkg._typed", "Vec.__init__")
+    assert got["file"] == "calleepkg/_typed.pyi"
+    assert params(got["symbols"][0]) == [
+        ("self", "positional-or-keyword", None),
+        ("x", "positional-or-keyword", None),
+        ("y", "positional-or-keyword", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("module", "qualname", "message"),
+    [
+        # declared by the stub beside the source, defined by compiled code
+        ("calleepkg.limits", "tiny",
+         "calleepkg.limits:tiny is declared in calleepkg/limits.pyi only: its code is compiled"),
+        ("calleepkg._speedups", None, "calleepkg._speedups is a compiled extension"),
+    ],
+)  # fmt: skip
+def test_compiled_code_is_named_as_the_reason(
+    module: str, qualname: str | None, message: str
+) -> None:
+    with pytest.raises(ProbeFailure) as info:
+        probe(module, qualname)
+    assert str(info.value).startswith(message)
+    assert not info.value.details.get("suggestions")
