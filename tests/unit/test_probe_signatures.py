@@ -255,3 +255,13 @@ def test_compiled_code_is_named_as_the_reason(
         probe(module, qualname)
     assert str(info.value).startswith(message)
     assert not info.value.details.get("suggestions")
+
+
+def test_a_stub_package_stands_in_for_a_compiled_package() -> None:
+    """``torch/_C/__init__.pyi`` beside ``torch/_C.*.so``: a package of stubs, submodules too."""
+    assert probe("calleepkg._native", "version")["file"] == "calleepkg/_native/__init__.pyi"
+    ops = probe("calleepkg._native._ops", "add")
+    assert params(ops["symbols"][0]) == [
+        ("a", "positional-or-keyword", None),
+        ("b", "positional-or-keyword", None),
+    ]
