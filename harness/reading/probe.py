@@ -30,6 +30,12 @@ def parse_ref(ref: str) -> tuple[str, str | None]:
 
 def probe(target: Target, ref: str, *, source: bool = False, live: bool = False) -> ProbeReport:
     module, qualname = parse_ref(ref)
+    if live and target.kind == "pypi":  # it would run the wheels' code here, without their .so
+        raise UsageError(
+            f"--live imports {module}, and {target.label} only reads wheels: it runs none of "
+            "their code and holds none of their compiled modules",
+            f"import it where it is installed: harness probe {ref} --live -t HOST (or local)",
+        )
     name = "live" if live else "signatures"
     env = run_probe(target, name, {"module": module, "qualname": qualname, "source": source})
     data = dict(env.data)

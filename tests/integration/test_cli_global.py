@@ -110,3 +110,34 @@ def test_make_patch_on_a_group_is_refused_before_any_connection(tmp_path: Path) 
     )
     assert "-t gpu1" in r.err and "harness apply-patches -t nodes" in r.err
     assert "Traceback" not in r.err and not patches.exists()
+
+
+def test_probe_live_imports_for_real_and_a_pypi_target_refuses_it(tmp_path: Path) -> None:
+    """A signature made at run time (``__signature__`` set by a decorator) shows only live."""
+    pkg = tmp_path / "site" / "livepkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "import functools, inspect\n"
+        "def typed(fn):\n"
+        "    @functools.wraps(fn)\n"
+        "    def wrapper(*args, **kwargs):\n"
+        "        return fn(*args, **kwargs)\n"
+        "    wrapper.__signature__ = inspect.Signature(\n"
+        "        [inspect.Parameter('seed', inspect.Parameter.KEYWORD_ONLY, default=0)])\n"
+        "    del wrapper.__wrapped__\n"
+        "    return wrapper\n"
+        "@typed\n"
+        "def run(*args, **kwargs):\n"
+        "    return kwargs\n"
+    )
+    (tmp_path / "none.toml").write_text("")
+    env = {"PYTHONPATH": str(tmp_path / "site"), "HARNESS_HOSTS": str(tmp_path / "none.toml")}
+    r = run_cli("probe", "livepkg:run", "-t", "local", env=env)
+    assert r.code == 0 and "run(*args, **kwargs)" in r.out, r.out + r.err  # as the source says
+    r = run_cli("probe", "livepkg:run", "--live", "-t", "local", env=env)
+    assert r.code == 0, r.err
+    assert "run(*, seed=0)" in r.out, r.out
+    r = run_cli("probe", "speculators.config", "--live", "-t", "pypi:speculators==0.3.0", env=env)
+    assert r.code == 2
+    assert r.err.startswith("error: --live imports speculators.config, and pypi:speculators==0.3.0")
+    assert "harness probe speculators.config --live -t HOST" in r.err and "Traceback" not in r.err
