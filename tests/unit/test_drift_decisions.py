@@ -267,3 +267,32 @@ def test_a_new_required_parameter_matters_only_to_a_call_of_the_symbol(
         use = AttributeUse.from_dict(raw)
     got = relevant_changes([Change("parameter-added-required", "block_size", None, None)], [use])
     assert bool(got) is kept
+
+
+@pytest.mark.parametrize(
+    ("attrs", "kept"),
+    [
+        (["schedule"], True),  # self.scheduler.schedule(): the caller drives it
+        (["is_first_rank"], False),  # get_pp_group().is_first_rank: a property, only read
+        (["num_blocks"], False),  # kv_cache_config.num_blocks: an attribute
+        (["num_blocks", "schedule"], True),
+    ],
+)
+def test_a_new_method_is_a_protocol_step_only_for_an_instance_the_caller_drives(
+    attrs: list[str], kept: bool
+) -> None:
+    from harness.analysis.apidiff import Change
+    from harness.analysis.checker import relevant_changes
+    from harness.analysis.uses import AttributeUse
+
+    uses = [
+        AttributeUse.from_dict(
+            {"file": "f.py", "line": 1, "ref": ["symbol", "m", "C"], "attr": a, "on": "instance"}
+        )
+        for a in attrs
+    ]
+    methods = {"schedule", "add_request"}  # properties are not in it
+    got = relevant_changes(
+        [Change("method-added", "sample_tokens", None, None)], uses, None, methods
+    )
+    assert bool(got) is kept

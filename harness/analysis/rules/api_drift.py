@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING
 
-from harness.analysis.apidiff import Change, ChangeKind, compare_symbols
+from harness.analysis.apidiff import Change, ChangeKind, compare_symbols, public_methods
 from harness.analysis.findings import Category, Severity
 from harness.analysis.uses import AttributeUse, CallUse, Site
 
@@ -38,9 +38,14 @@ def run(ck: Checker) -> None:
             continue
         every = compare_symbols(old.symbol, new.symbol)
         positions = {p.name: i for i, p in enumerate(old_params(old))}
+        methods = _methods(old) | _methods(new)
         # about the symbol (returns, methods, kind): once, at the first use; about the
         # parameters: at every call they touch (the one passing a renamed parameter...)
-        whole = [c for c in relevant_changes(every, sites, positions) if not c.kind.about_parameter]
+        whole = [
+            c
+            for c in relevant_changes(every, sites, positions, methods)
+            if not c.kind.about_parameter
+        ]
         first = min(sites, key=lambda u: (u.file, u.line))
         for site in sorted(sites, key=lambda u: (u.file, u.line)):
             own = [
@@ -73,19 +78,30 @@ def _emit(
 
 
 def relevant_changes(
-    changes: Sequence[Change], sites: Sequence[Site], positions: Mapping[str, int] | None = None
+    changes: Sequence[Change],
+    sites: Sequence[Site],
+    positions: Mapping[str, int] | None = None,
+    methods: Set[str] | None = None,
 ) -> list[Change]:
     """Pure: keep the API changes that the caller's uses of a symbol can notice.
 
     ``positions`` (old parameter -> index, self/cls left out): a removed or re-kinded parameter
     matters to a call passing it by name or passing that many positionals; without them, any
-    positional call might reach it.
+    positional call might reach it. ``methods`` (the class's methods, properties left out): a
+    method added or removed is a new protocol step only for an instance whose methods the
+    caller calls (``self.scheduler.schedule()``), not one it only reads
+    (``get_pp_group().is_first_rank``); without them, any use on an instance counts.
     """
     calls = [u for u in sites if isinstance(u, CallUse)]
     passed = {k for u in calls for k in u.keywords}
     max_pos = max((u.positional for u in calls), default=0)
     spread = any(u.star or u.double_star for u in calls)
-    on_instance = any(isinstance(u, AttributeUse) and u.on == "instance" for u in sites)
+    on_instance = any(
+        isinstance(u, AttributeUse)
+        and u.on == "instance"
+        and (methods is None or u.attr in methods)
+        for u in sites
+    )
     keep: list[Change] = []
     for c in changes:
         if c.kind in (ChangeKind.PARAMETER_ADDED_REQUIRED, ChangeKind.PARAMETER_MADE_REQUIRED):
@@ -107,6 +123,11 @@ def relevant_changes(
         ):
             keep.append(c)
     return keep
+
+
+def _methods(sym: Callee) -> set[str]:
+    """The class's public methods by name (properties are read, not driven)."""
+    return {n for n, m in public_methods(sym.symbol).items() if m.kind != "property"}
 
 
 def old_params(sym: Callee) -> tuple[Parameter, ...]:
