@@ -70,6 +70,20 @@ def stub_declares(index: Any, mod: Any, name: str) -> str:
     return index.rel(stub.loc.file)
 
 
+def in_stubs(index: Any, mod: Any, name: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
+    """``name``'s def or class, followed through stubs only (``numpy/__init__.pyi``: ``from
+    numpy._core.multiarray import array`` -> ``multiarray.pyi``), as type checkers do."""
+    stub = mod if mod.loc.file.endswith(".pyi") else stub_of(index, mod)
+    if stub is None or depth > 8:
+        return None
+    node = stub.defs.get(name)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stub, node
+    src, attr, _ = stub.imports.get(name, ("", None, 0))
+    target = index.module(src) if src and attr else None
+    return in_stubs(index, target, attr, depth + 1) if target is not None else None
+
+
 def stub_members(index: Any, mod: Any, cls: str) -> set[str]:
     """What the module's stub declares on class ``cls`` (methods, attributes)."""
     stub = stub_of(index, mod)

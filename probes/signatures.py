@@ -16,6 +16,7 @@ from typing import Any
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._describe import ClassDescriber, describe_function, module_overloads
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
+from probes._resolvable import compiled, in_stubs, missing, stub_members
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
@@ -188,8 +189,6 @@ class Probe:
         return None
 
     def _missing(self, mod: ModuleSummary, name: str) -> ProbeFailure:
-        from probes._resolvable import missing
-
         return missing(self.index, mod, name)
 
     def _listing(self, mod: ModuleSummary) -> list[dict[str, Any]]:
@@ -266,8 +265,6 @@ class Lookup(Probe):
         """The referenced symbol, or why it is missing; never raises for a miss."""
         mod = self.index.module(module)
         if mod is None:
-            from probes._resolvable import compiled
-
             why = compiled(self.index.finder, module)
             if why:
                 return {"found": not qualname, "reason": why, "dynamic": True, "opaque": why}
@@ -278,18 +275,22 @@ class Lookup(Probe):
             node, owner_mod, final_qual = self._resolve_qualname(mod, qualname)
         except ProbeFailure as exc:
             if exc.details.get("stub"):
-                return {"found": True, "stub": exc.details["stub"], "chain": []}
-            if qualname.endswith((".__init__", ".__new__")):
-                got = self._synthesised_init(mod, qualname)
-                if got is not None:
-                    return got
-            return {
-                "found": False,
-                "reason": str(exc),
-                "suggestions": exc.details.get("suggestions") or [],
-                "dynamic": bool(exc.details.get("dynamic")),
-                "opaque": exc.details.get("opaque") or "",
-            }
+                stubbed = in_stubs(self.index, mod, qualname) if "." not in qualname else None
+                if stubbed is None:  # declared, but not as a def or class we can describe
+                    return {"found": True, "stub": exc.details["stub"], "chain": []}
+                (owner_mod, node), final_qual, self._chain = stubbed, qualname, []
+            else:
+                if qualname.endswith((".__init__", ".__new__")):
+                    got = self._synthesised_init(mod, qualname)
+                    if got is not None:
+                        return got
+                return {
+                    "found": False,
+                    "reason": str(exc),
+                    "suggestions": exc.details.get("suggestions") or [],
+                    "dynamic": bool(exc.details.get("dynamic")),
+                    "opaque": exc.details.get("opaque") or "",
+                }
         chain = [h.to_dict() for h in self._chain]
         if node is None:
             return {
@@ -389,7 +390,6 @@ class Lookup(Probe):
     ) -> tuple[set[str], list[dict[str, str]]]:
         from probes._astindex import dotted
         from probes._describe import IGNORED_BASES, class_attributes
-        from probes._resolvable import stub_members
 
         names = set(class_attributes(cls)) | stub_members(self.index, mod, cls.name)
         opaque: list[dict[str, str]] = []

@@ -84,6 +84,10 @@ def test_report_json_round_trip(findings: list[Finding]) -> None:
         (["self", "steps"], ["self", "*args", "**kw"], True),
         (["self"], ["self", "needed"], False),
         (["self", "steps"], ["self", "steps", "extra=1"], True),
+        # torch's Module.forward(self, *input): its callers pass any positionals
+        (["self", "*input"], ["self", "hidden_states", "mask=None"], True),
+        (["self", "**kw"], ["self", "needed"], True),  # ... or any keyword
+        (["self", "a"], ["self", "a", "b"], False),  # a named base still passes only its own
     ],
 )
 def test_override_compatibility(base: list[str], override: list[str], ok: bool) -> None:
@@ -106,6 +110,22 @@ def test_override_compatibility(base: list[str], override: list[str], ok: bool) 
         Symbol.from_dict({"qualname": "f", "kind": "method", "parameters": params(override)}),
     )
     assert (issues == []) is ok
+
+
+def test_an_override_of_a_base_attribute_without_signature_is_not_judged() -> None:
+    """torch: ``forward: Callable[..., Any] = _forward_unimplemented`` -- a variable."""
+    base = Symbol.from_dict({"qualname": "Module.forward", "kind": "variable", "parameters": None})
+    meth = Symbol.from_dict(
+        {
+            "qualname": "Attn.forward",
+            "kind": "method",
+            "parameters": [
+                {"name": "self", "kind": "positional-or-keyword", "default": None},
+                {"name": "hidden_states", "kind": "positional-or-keyword", "default": None},
+            ],
+        }
+    )
+    assert override_issues(base, meth) == []
 
 
 @pytest.mark.parametrize("against", ["hyphen-dist", "Hyphen_Dist", "hyphen_pkg"])

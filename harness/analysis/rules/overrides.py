@@ -78,7 +78,9 @@ def override_problems(base: Signed, meth: Signed) -> list[tuple[str, bool]]:
     callers that pass them positionally (transformers' Trainer passes
     ``compute_loss(model, inputs, num_items_in_batch=...)`` by name).
     """
-    bp = list(base.parameters or ())
+    if base.parameters is None:  # ``forward: Callable[..., Any] = ...``: no signature to hold
+        return []
+    bp = list(base.parameters)
     op = list(meth.parameters or ())
     if base.kind in ("method", "classmethod") and bp:
         bp = bp[1:]
@@ -111,7 +113,15 @@ def override_problems(base: Signed, meth: Signed) -> list[tuple[str, bool]]:
         ):
             issues.append((f"no parameter '{p.name}'", True))
     b_names = {p.name for p in bp}
+    # a base taking *args / **kwargs is called with any positionals / keywords
+    b_var_pos = any(p.kind == VAR_POSITIONAL for p in bp)
+    b_var_kw = any(p.kind == VAR_KEYWORD for p in bp)
     for p in op:
-        if p.required and p.name not in b_names and p.kind != POSITIONAL_ONLY:
-            issues.append((f"requires '{p.name}', which the base never passes", True))
+        if not p.required or p.name in b_names or p.kind == POSITIONAL_ONLY:
+            continue
+        if (b_var_pos and p.kind == POSITIONAL_OR_KEYWORD) or (
+            b_var_kw and p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)
+        ):
+            continue
+        issues.append((f"requires '{p.name}', which the base never passes", True))
     return issues
