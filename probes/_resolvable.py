@@ -24,6 +24,18 @@ def compiled(finder: Any, module: str) -> str:
     return f"{module} is compiled, with no stub to read" if finder.is_extension(module) else ""
 
 
+def unreadable(finder: Any, module: str) -> ProbeFailure:
+    """A module with no source to describe: compiled (named as such), or not there at all."""
+    ext = finder.is_extension(module)
+    if not ext:
+        return finder.not_found(module)
+    return ProbeFailure(
+        "no-source",
+        f"{module} is a compiled extension ({ext}); there is no Python source to read",
+        {"file": ext},
+    )
+
+
 def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
     """Why ``mod.name`` may exist though no source defines it ("" if nothing can hide it)."""
     if mod.has_getattr:

@@ -16,7 +16,7 @@ from typing import Any
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._describe import ClassDescriber, describe_function, module_overloads
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
-from probes._resolvable import compiled, in_stubs, missing, stub_members
+from probes._resolvable import compiled, in_stubs, missing, stub_members, unreadable
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
@@ -81,22 +81,20 @@ class Probe:
     def describe(self, module: str, qualname: str | None, source: bool) -> dict[str, Any]:
         mod = self.index.module(module)
         if mod is None:
-            ext = self.index.finder.is_extension(module)
-            if ext:
-                raise ProbeFailure(
-                    "no-source",
-                    f"{module} is a compiled extension ({ext}); there is no Python source to read",
-                    {"file": ext},
-                )
-            raise self.index.finder.not_found(module)
+            raise unreadable(self.index.finder, module)
         out: dict[str, Any] = {**self._module_info(mod), "python": _python()}
         if not qualname:
             out["symbols"] = self._listing(mod)
             out["reexports"] = self._reexports(mod)
             out["chain"] = []
             return out
-        resolved = self._resolve_qualname(mod, qualname)
-        node, owner_mod, final_qual = resolved
+        try:
+            node, owner_mod, final_qual = self._resolve_qualname(mod, qualname)
+        except ProbeFailure as exc:  # only a stub declares it: describe the stub's def
+            got = in_stubs(self.index, mod, qualname) if exc.details.get("stub") else None
+            if got is None or "." in qualname:
+                raise
+            (owner_mod, node), final_qual, self._chain = got, qualname, []
         if node is None:  # the qualname named a submodule: describe it as a module
             return {
                 **self.describe(owner_mod.name, None, False),

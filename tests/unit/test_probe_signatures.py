@@ -242,9 +242,9 @@ def test_a_stub_stands_in_for_a_compiled_module() -> None:
 @pytest.mark.parametrize(
     ("module", "qualname", "message"),
     [
-        # declared by the stub beside the source, defined by compiled code
-        ("calleepkg.limits", "tiny",
-         "calleepkg.limits:tiny is declared in calleepkg/limits.pyi only: its code is compiled"),
+        # declared by the stub beside the source (as a variable), made by compiled code
+        ("calleepkg.limits", "huge",
+         "calleepkg.limits:huge is declared in calleepkg/limits.pyi only: its code is compiled"),
         ("calleepkg._speedups", None, "calleepkg._speedups is a compiled extension"),
     ],
 )  # fmt: skip
@@ -265,3 +265,12 @@ def test_a_stub_package_stands_in_for_a_compiled_package() -> None:
         ("a", "positional-or-keyword", None),
         ("b", "positional-or-keyword", None),
     ]
+
+
+def test_a_name_only_a_stub_declares_is_described_from_the_stub() -> None:
+    """numpy's ``np.array``: ``__init__.py`` gets it from compiled code; the stubs define it."""
+    got = probe("calleepkg.limits", "tiny")
+    assert got["symbols"][0]["file"] == "calleepkg/limits.pyi"
+    assert params(got["symbols"][0]) == [("kind", "positional-or-keyword", None)]
+    # through the stub's own import, into the next stub
+    assert probe("calleepkg.limits", "dot")["symbols"][0]["file"] == "calleepkg/_typed.pyi"
