@@ -20,12 +20,6 @@ class ParameterKind(Word):
 
     star: str  # what Python writes before the name: "*", "**" or ""
 
-    def __new__(cls, value: str, star: str = "") -> ParameterKind:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.star = star
-        return member
-
     POSITIONAL_ONLY = ("positional-only",)
     POSITIONAL_OR_KEYWORD = ("positional-or-keyword",)
     VAR_POSITIONAL = ("var-positional", "*")

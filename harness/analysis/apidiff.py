@@ -25,16 +25,6 @@ class ChangeKind(Word):
     listed: bool
     template: str
 
-    def __new__(
-        cls, value: str, breaking: bool = False, listed: bool = False, template: str = ""
-    ) -> ChangeKind:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.breaking = breaking
-        member.listed = listed
-        member.template = template
-        return member
-
     PARAMETER_ADDED = ("parameter-added", False, True, "new optional parameter {what} (= {new})")
     PARAMETER_ADDED_REQUIRED = (
         "parameter-added-required",
@@ -322,16 +312,6 @@ class EntryStatus(Word):
     rank: int
     breaking: bool
     style: str
-
-    def __new__(
-        cls, value: str, rank: int = 0, breaking: bool = False, style: str = ""
-    ) -> EntryStatus:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.rank = rank
-        member.breaking = breaking
-        member.style = style
-        return member
 
     REMOVED = ("removed", 0, True, "red")
     MOVED = ("moved", 1, True, "magenta")

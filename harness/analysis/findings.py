@@ -23,13 +23,6 @@ class Severity(Word):
     rank: int
     style: str  # how the terminal shows it
 
-    def __new__(cls, value: str, rank: int = 0, style: str = "") -> Severity:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.rank = rank
-        member.style = style
-        return member
-
     ERROR = ("error", 0, "bold red")
     WARNING = ("warning", 1, "yellow")
     INFO = ("info", 2, "cyan")
@@ -46,12 +39,6 @@ class Category(Word):
     ``{them}`` ("it"/"them")."""
 
     fix: str | None
-
-    def __new__(cls, value: str, fix: str | None = None) -> Category:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.fix = fix
-        return member
 
     IMPORT_MISSING = ("import-missing",)
     UNEXPECTED_KWARG = (

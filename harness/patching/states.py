@@ -16,16 +16,6 @@ class Status(Word):
     usable: bool
     pending: bool
 
-    def __new__(
-        cls, value: str, style: str = "", usable: bool = False, pending: bool = False
-    ) -> Status:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.style = style
-        member.usable = usable
-        member.pending = pending
-        return member
-
     APPLIED = ("applied", "green", True)
     APPLIES = ("applies cleanly", "cyan", True, True)
     CONFLICTS = ("conflicts", "bold red")

@@ -27,14 +27,6 @@ class Gate(Word):
     style: str
     icon: str
 
-    def __new__(cls, value: str, rank: int = 0, style: str = "", icon: str = "") -> Gate:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.rank = rank
-        member.style = style
-        member.icon = icon
-        return member
-
     BLOCKER = ("blocker", 0, "red", "✗")
     WARNING = ("warning", 1, "yellow", "!")
     INFO = ("info", 2, "cyan", "i")

@@ -23,13 +23,6 @@ class Level(Word):
     mark: str
     hinted: bool  # its hint is shown
 
-    def __new__(cls, value: str, mark: str = "", hinted: bool = False) -> Level:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.mark = mark
-        member.hinted = hinted
-        return member
-
     OK = ("ok", "[green]✓[/]")
     WARN = ("warn", "[yellow]![/]", True)
     FAIL = ("fail", "[red]✗[/]", True)
