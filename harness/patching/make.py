@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.errors import HarnessError, PatchError, UsageError
 from harness.patching.diffs import apply, unified
 from harness.patching.ops import TargetState, read_state
 from harness.patching.ownership import refusal
-from harness.patching.plan import FileChange, LiveFile, sha
-from harness.patching.series import PatchSpec, load_series, versions_with_series
+from harness.patching.plan import FileChange, adopted_manifest
+from harness.patching.series import load_series, versions_with_series
 from harness.targets.base import Target
 
 
@@ -169,44 +167,6 @@ def _adopt(
             f"wrote {patch}, but could not record it as applied on {target.label}: {e.message}",
             "revert-patches will not restore those files; reinstall the dist to get them back",
         ) from None
-
-
-def adopted_manifest(
-    old: dict[str, Any],
-    live: Mapping[str, LiveFile],
-    bases: Mapping[str, str],
-    spec: PatchSpec,
-    dist: str,
-    version: str,
-) -> dict[str, Any]:
-    """Pure: the manifest once the hand edits are recorded as ``spec`` applied.
-
-    A file harness had patched keeps its pristine sha (its backup stays); a file it had not
-    gets the base's (the wheel's file, which becomes its backup). Either way what is there
-    now is what harness wrote.
-    """
-    files = {p: dict(e) for p, e in (old.get("files") or {}).items()}
-    for path in bases:
-        entry = files.get(path) or {"pristine_sha256": sha(bases[path])}
-        entry["after_sha256"] = live[path].sha256
-        entry["mode"] = live[path].mode
-        files[path] = entry
-    applied = [a for a in old.get("applied") or [] if a["id"] != spec.id]
-    applied.append(
-        {
-            "id": spec.id,
-            "sha256": spec.sha256,
-            "content_sha256": spec.content_sha256,
-            "text": spec.text,
-        }
-    )
-    return {
-        "dist": dist,
-        "version": version,
-        "series": old.get("series") or f"{dist}/{version}",
-        "applied": applied,
-        "files": files,
-    }
 
 
 def check_slug(slug: str) -> None:

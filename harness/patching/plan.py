@@ -253,30 +253,52 @@ def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, A
         entry["after_sha256"] = sha(c.after) if c.after is not None else None
         entry["mode"] = c.mode
         files[c.path] = entry
-    # A patch applied now is recorded with the text it was applied from (replacing any
-    # record of an earlier text, e.g. before a reinstall put the pristine file back): when
-    # the series' copy changes later, `patches` can say so and show how.
     by_id = {s.id: s for s in series.patches}
-    now = {p.id for p in plan.patches if p.state == APPLIES}
-    applied = [a for a in old.get("applied") or [] if a["id"] not in now]
-    for p in plan.patches:
-        if p.id in now:
-            spec = by_id[p.id]
-            applied.append(
-                {
-                    "id": p.id,
-                    "sha256": spec.sha256,
-                    "content_sha256": spec.content_sha256,
-                    "text": spec.text,
-                }
-            )
-    return {
-        "dist": plan.dist,
-        "version": plan.version,
-        "series": f"{series.dist}/{series.version}",
-        "applied": applied,
-        "files": files,
-    }
+    now = [by_id[p.id] for p in plan.patches if p.state == APPLIES]
+    return _manifest(old, plan.dist, plan.version, f"{series.dist}/{series.version}", files, now)
+
+
+def adopted_manifest(
+    old: dict[str, Any],
+    live: Mapping[str, LiveFile],
+    bases: Mapping[str, str],
+    spec: PatchSpec,
+    dist: str,
+    version: str,
+) -> dict[str, Any]:
+    """Pure: the manifest once ``make-patch`` records hand edits as ``spec`` applied.
+
+    A file harness had patched keeps its pristine sha (its backup stays); a file it had not
+    gets the base's (the wheel's file, which becomes its backup). Either way what is there
+    now is what harness wrote.
+    """
+    files = dict(old.get("files") or {})
+    for path in bases:
+        entry = dict(files.get(path) or {"pristine_sha256": sha(bases[path])})
+        entry["after_sha256"] = live[path].sha256
+        entry["mode"] = live[path].mode
+        files[path] = entry
+    return _manifest(old, dist, version, old.get("series") or f"{dist}/{version}", files, [spec])
+
+
+def _manifest(
+    old: dict[str, Any],
+    dist: str,
+    version: str | None,
+    series: str,
+    files: dict[str, Any],
+    now: list[PatchSpec],
+) -> dict[str, Any]:
+    """The manifest's envelope. A patch applied now is recorded with the text it was applied
+    from, replacing any record of an earlier text (e.g. before a reinstall put the pristine
+    file back): when the series' copy changes later, `patches` can say so and show how."""
+    ids = {s.id for s in now}
+    applied = [a for a in old.get("applied") or [] if a["id"] not in ids]
+    applied += [
+        {"id": s.id, "sha256": s.sha256, "content_sha256": s.content_sha256, "text": s.text}
+        for s in now
+    ]
+    return {"dist": dist, "version": version, "series": series, "applied": applied, "files": files}
 
 
 @dataclass(frozen=True)

@@ -209,8 +209,7 @@ A_HAND = A1.replace("a7\n", "A7\n")
     ],
 )  # fmt: skip
 def test_adopted_manifest(old_files: dict, path: str, base: str, live: str, pristine: str) -> None:
-    from harness.patching.make import adopted_manifest
-    from harness.patching.plan import LiveFile
+    from harness.patching.plan import LiveFile, adopted_manifest
 
     old = {"applied": [{"id": "0001-a"}, {"id": "0003-mine"}], "files": old_files}
     new_spec = spec("0003-mine", unified(path, base, live))
