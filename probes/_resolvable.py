@@ -42,13 +42,18 @@ def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
         return f"{mod.name} has a __getattr__"
     if depth > 8:
         return ""
-    sources = [mod.imports[name][0]] if name in mod.imports else []
-    for src in [*sources, *mod.star_imports]:
+    named = mod.imports[name][0] if name in mod.imports else None
+    for src in ([named] if named else []) + mod.star_imports:
         target = index.module(src)
-        got = opaque(index, target, name, depth + 1) if target else compiled(index.finder, src)
-        top = src.split(".")[0]
-        if not got and target is None and src in sources and index.finder.find(top) is None:
-            got = f"{mod.name} imports it from {top}, which is not installed here"
+        if target is not None:
+            got = opaque(index, target, name, depth + 1)
+        else:
+            top = src.split(".")[0]
+            got = compiled(index.finder, src) or (
+                f"{mod.name} imports it from {top}, which is not installed here"
+                if src == named and index.finder.find(top) is None
+                else ""
+            )
         if got:
             return got
     return ""

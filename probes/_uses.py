@@ -111,6 +111,17 @@ def self_attributes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int
     return {a: ln for a, ln in loads.items() if a not in stores and not a.startswith("__")}
 
 
+def attributes_set_on(fn: ast.AST, obj: str) -> set[str]:
+    """The attributes ``fn`` assigns on the object spelled ``obj`` (``self.model``)."""
+    return {
+        t.attr
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
+    }
+
+
 def line_scopes(tree: ast.Module) -> dict[int, str]:
     """Line -> innermost enclosing def/class qualname (for findings' ``scope``)."""
     out: dict[int, str] = {}
@@ -173,13 +184,7 @@ def early_install_queries(tree: ast.Module) -> list[list[str]]:
             if func is None or not (func.args.posonlyargs or func.args.args):
                 continue
             obj = ast.unparse(node.targets[0].value)
-            set_here = {
-                t.attr
-                for n in ast.walk(fn)
-                if isinstance(n, ast.Assign)
-                for t in n.targets
-                if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
-            }
+            set_here = attributes_set_on(fn, obj)
             attrs = sorted(a for a in self_attributes(func) if a not in set_here)
             if attrs:
                 out.append(attrs)

@@ -27,6 +27,7 @@ from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_file
 from probes._resolvable import compiled, from_import
 from probes._uses import (
     annotation_union,
+    attributes_set_on,
     early_install_queries,
     line_scopes,
     literal_text,
@@ -634,13 +635,7 @@ class FileVisitor:
             if exact is None and isinstance(value, ast.Name):
                 continue  # a plain function stored on an instance gets no ``self``
             obj = ast.unparse(target.value)
-            set_here = {
-                t.attr
-                for n in ast.walk(fn)
-                if isinstance(n, ast.Assign)
-                for t in n.targets
-                if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
-            }
+            set_here = attributes_set_on(fn, obj)
             used = self_attributes(func)
             attrs = sorted(a for a in used if a not in set_here)
             self.s.uses["installs"].append(

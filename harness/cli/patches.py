@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, hosts_config, print_json, target_for
+from harness.cli.common import console, group_named, hosts_config, print_json, target_for
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 PatchesOpt = Annotated[
@@ -103,10 +103,9 @@ def apply_cmd(
 ) -> None:
     """Apply the series all-or-nothing, idempotently, with backups and a journal."""
     from harness.errors import Interrupted
-    from harness.group.spec import expand
     from harness.patching.writing import applied_line, apply_patches
 
-    group = None if dry_run else expand(target, hosts_config())
+    group = None if dry_run else group_named(target)
     if group is not None:  # every host or none
         from harness.group.patches import apply_across, describe
 
@@ -161,10 +160,9 @@ def revert_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Restore every file harness patched, byte-identical (sha256 checked)."""
-    from harness.group.spec import expand
     from harness.patching.writing import revert_patches
 
-    group = expand(target, hosts_config())
+    group = group_named(target)
     if group is not None:
         from harness.group.patches import revert_across
 
@@ -214,11 +212,10 @@ def make_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""
-    from harness.group.spec import expand
     from harness.patching.make import make_patch, parse_requires
 
     gates = parse_requires(requires or [])
-    group = expand(target, hosts_config())
+    group = group_named(target)
     if group is not None:  # once per host would write one patch per host, racing for a number
         from harness.errors import UsageError
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, hosts_config, target_for
+from harness.cli.common import console, group_named, hosts_config, target_for
 from harness.cli.options import AcceptOpt, TargetOpt
 
 
@@ -49,9 +49,8 @@ def report_cmd(
     overrides = parse_sets(sets or [])
     if fmt not in ("terminal", "md", "html", "json"):
         raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
-    from harness.group.spec import expand
 
-    group = expand(target, hosts_config())
+    group = group_named(target)
     if group is not None:
         _group_report(
             group, fmt, output, accept_new_host_key,

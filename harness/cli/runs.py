@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.common import hosts_config, print_json
+from harness.cli.common import group_named, hosts_config, print_json
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
@@ -225,11 +225,10 @@ def runs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """List runs on the target: id, step, state, started, duration, exit."""
-    from harness.group.spec import expand
     from harness.runs.commands import list_runs
     from harness.views import runs as view
 
-    group = expand(target, hosts_config())
+    group = group_named(target)
     if group is not None:
         from harness.group.listing import list_across
 
@@ -265,10 +264,9 @@ def logs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
-    from harness.group.spec import expand
     from harness.runs.commands import show_logs
 
-    group = expand(target, hosts_config())
+    group = group_named(target)
     if group is not None:  # each host's log, interleaved, with its name in front
         from harness.cli.options import State
         from harness.group.follow import follow_across
@@ -309,11 +307,10 @@ def stop_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Stop a run's whole process tree (setsid'd workers too); report GPU holders left."""
-    from harness.group.spec import expand
     from harness.runs.commands import stop_run
     from harness.views import runs as view
 
-    group = expand(target, hosts_config())
+    group = group_named(target)
     if group is not None:
         from harness.group.listing import stop_across
 

@@ -22,7 +22,7 @@ ONE_FILE = "Why one file:"
 #: Probes over MAX_LINES not split yet (each a large AST visitor or transaction class), with
 #: their size as a ceiling: they may shrink, not grow, and no other probe may join them.
 NOT_SPLIT_YET = {
-    "callsites.py": 899,
+    "callsites.py": 894,
     "_describe.py": 654,
     "signatures.py": 552,
     "patchops.py": 563,

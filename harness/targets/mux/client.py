@@ -158,13 +158,7 @@ class MuxClient:
         parts = [] if stdin is None else [("stdin", stdin)]
         wait = None if timeout is None else timeout + REPLY_MARGIN_S
         head, body = self._call("run", header, parts, wait, f"running {argv[0]}")
-        return CommandResult(
-            argv,
-            int(head["exit_code"]),
-            body.get("stdout", b""),
-            body.get("stderr", b""),
-            float(head.get("duration", 0.0)),
-        )
+        return _result(argv, head, body)
 
     def run_python(
         self, code: str, stdin: bytes, timeout: float | None, python: str
@@ -182,14 +176,7 @@ class MuxClient:
             wait,
             "running a probe",
         )
-        argv = (str(head.get("python", "python")), "-B", "-c", "<probe>")
-        return CommandResult(
-            argv,
-            int(head["exit_code"]),
-            body.get("stdout", b""),
-            body.get("stderr", b""),
-            float(head.get("duration", 0.0)),
-        )
+        return _result((str(head.get("python", "python")), "-B", "-c", "<probe>"), head, body)
 
     def read_bytes(self, path: str) -> bytes:
         _, body = self._call("read", {"path": path}, [], None, f"reading {path}")
@@ -261,6 +248,19 @@ class MuxClient:
             hint="the shared connection (harness mux server) went away; rerun, the next "
             "command reconnects",
         )
+
+
+def _result(
+    argv: Sequence[str], head: Mapping[str, Any], body: Mapping[str, bytes]
+) -> CommandResult:
+    """A ``run``/``python`` reply as the result the target itself would have returned."""
+    return CommandResult(
+        tuple(argv),
+        int(head["exit_code"]),
+        body.get("stdout", b""),
+        body.get("stderr", b""),
+        float(head.get("duration", 0.0)),
+    )
 
 
 def ping(path: str, wait: float = 2.0) -> dict[str, Any] | None:
