@@ -18,38 +18,20 @@ from harness.errors import ProbeError, TargetError
 from harness.targets.base import Target
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
+#: What reading a definition takes: every probe that resolves names starts with these.
+_SIGNATURES = ("_finder", "_platform", "_astindex", "_resolvable", "_describe", "signatures")
 #: Probe modules each probe needs, in load order (the shared ones first).
 PROBE_MODULES: dict[str, tuple[str, ...]] = {
-    "signatures": ("_finder", "_platform", "_astindex", "_resolvable", "_describe", "signatures"),
+    "signatures": _SIGNATURES,
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
     "callsites": (
-        "_finder",
-        "_platform",
-        "_astindex",
-        "_resolvable",
-        "_describe",
-        "signatures",
-        "_returns",
-        "_fits",
-        "_guards",
-        "_dicts",
-        "_forwards",
-        "_uses",
-        "callsites",
+        *_SIGNATURES,
+        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "callsites"),
     ),
-    "api": ("_finder", "_platform", "_astindex", "_resolvable", "_describe", "signatures", "api"),
+    "api": (*_SIGNATURES, "api"),
     # harness check --fix: where symbols live now, module listings, what bodies read
-    "locate": (
-        "_finder",
-        "_platform",
-        "_astindex",
-        "_resolvable",
-        "_describe",
-        "signatures",
-        "api",
-        "locate",
-    ),
+    "locate": (*_SIGNATURES, "api", "locate"),
     "compiles": ("compiles",),
     "patchops": ("_finder", "patchops"),
     # harness run: preflight, launch, list, stop (also copied into each run directory)
