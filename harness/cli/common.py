@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.cli.options import State
@@ -67,3 +68,66 @@ def report_error(exc: HarnessError, prefix: str = "") -> None:
     err.print(f"{label} {escape(prefix + exc.message)}", soft_wrap=True)
     if exc.hint:
         err.print(f"[yellow]hint:[/] {escape(exc.hint)}", soft_wrap=True)
+
+
+def check_output(path: Path, option: str) -> None:
+    """Refuse an output file that cannot be written -- before the command changes anything.
+
+    A missing folder, a folder in the file's place, no permission, a read-only file system, a
+    name too long: one line naming the path and the option, never a traceback after the work.
+    """
+    import os
+
+    from harness.errors import UsageError
+
+    folder = path.parent
+    problem = None
+    if path.is_dir():
+        problem = "is a folder"
+    elif not folder.is_dir():
+        problem = f"its folder {folder} does not exist" + (
+            "" if not folder.exists() else " (it is a file)"
+        )
+    elif len(os.fsencode(path.name)) > _name_max(folder):
+        problem = f"the file name is {len(os.fsencode(path.name))} bytes, too long here"
+    elif path.exists() and not os.access(path, os.W_OK):
+        problem = "the file is not writable"
+    elif not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        reason = "read-only file system" if _read_only(folder) else "permission denied"
+        problem = f"cannot create a file in {folder} ({reason})"
+    if problem is not None:
+        raise UsageError(
+            f"{option} {path}: {problem}; nothing was done",
+            "name a file in a folder you can write (mkdir -p it first)",
+        )
+
+
+def write_output(path: Path, text: str, option: str) -> None:
+    """Write a command's output file; an OS failure is one line naming the path."""
+    from harness.errors import UsageError
+
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(
+            f"{option} {path}: could not write it: {e.strerror or type(e).__name__}",
+            "name a file in a folder you can write",
+        ) from None
+
+
+def _name_max(folder: Path) -> int:
+    import os
+
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _read_only(folder: Path) -> bool:
+    import os
+
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

@@ -5,7 +5,15 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, group_named, hosts_config, print_json, target_for
+from harness.cli.common import (
+    check_output,
+    console,
+    group_named,
+    hosts_config,
+    print_json,
+    target_for,
+    write_output,
+)
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 PatchesOpt = Annotated[
@@ -105,6 +113,8 @@ def apply_cmd(
     from harness.errors import Interrupted
     from harness.patching.writing import applied_line, apply_patches
 
+    if report is not None:  # before anything is written on the target
+        check_output(report, "--report")
     group = None if dry_run else group_named(target)
     if group is not None:  # every host or none
         from harness.group.patches import apply_across, describe
@@ -136,13 +146,13 @@ def apply_cmd(
                 again=flags,
             )
             label = t.label
-        if report is not None:
-            from harness.views.patches import markdown
-
-            report.write_text(markdown(reports, label), encoding="utf-8")
         _emit(reports, as_json, diffs=dry_run)
         if not as_json and not dry_run:
             console().print(_outcome(reports))
+        if report is not None:
+            from harness.views.patches import markdown
+
+            write_output(report, markdown(reports, label), "--report")
     except KeyboardInterrupt:
         raise Interrupted(f"{applied_line(reports)}; see it with: harness patches{flags}") from None
     if dry_run and any(r.plan is not None and not r.plan.ok for r in reports):
@@ -212,8 +222,9 @@ def make_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Write the target's hand edits as the next patch of patches/<dist>/<version>/."""
-    from harness.patching.make import make_patch, parse_requires
+    from harness.patching.make import check_slug, make_patch, parse_requires
 
+    check_slug(name)  # before any connection
     gates = parse_requires(requires or [])
     group = group_named(target)
     if group is not None:  # once per host would write one patch per host, racing for a number

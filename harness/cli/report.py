@@ -5,7 +5,14 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, group_named, hosts_config, target_for
+from harness.cli.common import (
+    check_output,
+    console,
+    group_named,
+    hosts_config,
+    target_for,
+    write_output,
+)
 from harness.cli.options import AcceptOpt, TargetOpt
 
 
@@ -49,6 +56,8 @@ def report_cmd(
     overrides = parse_sets(sets or [])
     if fmt not in ("terminal", "md", "html", "json"):
         raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
+    if output is not None:
+        check_output(output, "-o")
 
     group = group_named(target)
     if group is not None:
@@ -78,7 +87,7 @@ def report_cmd(
             "terminal": render.markdown,
         }[fmt](review)
         if output is not None:
-            output.write_text(text, encoding="utf-8")
+            write_output(output, text, "-o")
             console().print(f"{review.verdict}: wrote {output}")
         else:
             import sys
@@ -110,7 +119,7 @@ def _group_report(
     got = group_review.build(hosts, one)
     if fmt == "json":
         text = json.dumps(got.to_dict(), indent=2) + "\n"
-        (output.write_text(text) if output else sys.stdout.write(text))
+        (write_output(output, text, "-o") if output else sys.stdout.write(text))
     elif fmt in ("md", "html") or output is not None:
         page = render.markdown if fmt in ("md", "terminal") else render.html_page
         parts = [page(r.unwrap()) for r in got.reviews.succeeded]
@@ -119,7 +128,7 @@ def _group_report(
             parts.append("# Across hosts\n\n" + "".join(f"- {b}\n" for b in got.blockers))
         text = "\n".join(parts)
         if output is not None:
-            output.write_text(text, encoding="utf-8")
+            write_output(output, text, "-o")
         else:
             sys.stdout.write(text)
     else:

@@ -169,9 +169,25 @@ def _adopt(
         ) from None
 
 
+#: ``--name``'s longest slug: ``NNNN-slug.patch`` stays far below a file name's 255 bytes.
+MAX_SLUG = 64
+
+
 def check_slug(slug: str) -> None:
     if not re.match(r"^[a-z0-9][a-z0-9-]*$", slug):
-        raise UsageError(f"--name {slug!r}: use lowercase letters, digits and dashes")
+        raise UsageError(
+            f"--name {_short(slug)}: use lowercase letters, digits and dashes",
+            "e.g. --name kv-cache-config",
+        )
+    if len(slug) > MAX_SLUG:
+        raise UsageError(
+            f"--name {_short(slug)}: {len(slug)} characters, at most {MAX_SLUG}",
+            "a short slug names the patch file (NNNN-slug.patch); say more with --why",
+        )
+
+
+def _short(slug: str) -> str:
+    return repr(slug) if len(slug) <= 40 else repr(slug[:32]) + "..."
 
 
 def next_patch_name(folder: Path, slug: str) -> str:

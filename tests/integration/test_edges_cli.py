@@ -1,0 +1,83 @@
+"""Issue 21: the edges a new user still trips on -- each one clear line, nothing half-changed.
+
+The target is a fresh venv with ``tinypkg`` 1.0 installed the way pip leaves it (see
+``test_patches_faults``), reached as ``venv:PATH``; every ``harness`` is a fresh process.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.integration.test_patches_faults import FIXTURES, installed, make_tiny
+from tests.support.cli import run_cli
+
+
+def _series(tmp_path: Path, name: str = "good") -> Path:
+    dest = tmp_path / f"patches-{name}"
+    shutil.copytree(FIXTURES / name, dest)
+    return dest
+
+
+def test_apply_patches_refuses_an_unwritable_report_before_writing(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Item 1: the report path is checked first; the target is left exactly as it was."""
+    tiny = make_tiny(tmp_path / "venv")
+    before = installed(tiny.site)
+    report = tmp_path / "no-such-folder" / "report.md"
+    r = run_cli(
+        "apply-patches", "-t", f"venv:{tiny.root}", "--patches", str(_series(tmp_path)),
+        "--report", str(report), env=cli_env,
+    )  # fmt: skip
+    assert r.code == 2, (r.out, r.err)
+    assert "Traceback" not in r.err
+    lines = [line for line in r.err.splitlines() if line.strip()]
+    assert lines[0] == (
+        f"error: --report {report}: its folder {report.parent} does not exist; nothing was done"
+    )
+    assert lines[1].startswith("hint: ") and len(lines) == 2
+    assert installed(tiny.site) == before  # nothing patched
+    assert not (tiny.site / ".harness-patches").exists()
+
+
+def test_apply_patches_prints_applied_then_writes_the_report(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    report = tmp_path / "report.md"
+    r = run_cli(
+        "apply-patches", "-t", f"venv:{tiny.root}", "--patches", str(_series(tmp_path)),
+        "--report", str(report), env=cli_env,
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert "applied: 3 file(s) written" in r.out
+    assert "tinypkg" in report.read_text()
+
+
+def test_report_output_into_a_missing_folder_is_one_line(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "gone" / "review.md"
+    r = run_cli("report", "-t", "local", "--format", "md", "-o", str(out), env=cli_env)
+    assert r.code == 2, (r.out, r.err)
+    assert "Traceback" not in r.err
+    assert f"error: -o {out}: its folder {out.parent} does not exist" in r.err
+    assert not out.parent.exists()
+
+
+def test_make_patch_with_a_300_character_name_is_one_line(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    (tiny.path("tinypkg/alpha.py")).write_text("# edited by hand\n")
+    patches = tmp_path / "patches"
+    r = run_cli(
+        "make-patch", "tinypkg", "--name", "a" * 300, "-t", f"venv:{tiny.root}",
+        "--patches", str(patches), env=cli_env,
+    )  # fmt: skip
+    assert r.code == 2, (r.out, r.err)
+    assert "Traceback" not in r.err
+    assert f"error: --name {'a' * 32!r}...: 300 characters, at most 64" in r.err
+    assert "hint: " in r.err
+    assert not patches.exists()
