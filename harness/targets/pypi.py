@@ -96,7 +96,17 @@ def parse_spec(spec: str) -> list[Pin]:
             )
         if not _NAME.match(req.name):
             raise UsageError(f"pypi:{spec}: bad project name {req.name!r}")
-        pins.append(Pin(req.name, specs[0].version if specs else None))
+        pin = Pin(req.name, specs[0].version if specs else None)
+        same = next((p for p in pins if normalize(p.name) == normalize(pin.name)), None)
+        if same is not None and same.version != pin.version:  # one pin would silently win
+            raise UsageError(
+                f"pypi:{spec}: {pin.name} is pinned twice ({same.requirement} and "
+                f"{pin.requirement}); a target holds one version of each",
+                f"keep one, e.g. pypi:{same.requirement}; compare the two with harness diff "
+                f"{pin.name} --from pypi:{same.requirement} --to pypi:{pin.requirement}",
+            )
+        if same is None:
+            pins.append(pin)
     if not pins:
         raise UsageError("pypi: needs at least one NAME==VERSION", "e.g. -t pypi:vllm==0.16.0")
     return pins

@@ -81,3 +81,15 @@ def test_make_patch_with_a_300_character_name_is_one_line(
     assert f"error: --name {'a' * 32!r}...: 300 characters, at most 64" in r.err
     assert "hint: " in r.err
     assert not patches.exists()
+
+
+def test_two_pins_of_one_dist_in_a_pypi_target_are_refused(cli_env: dict[str, str]) -> None:
+    """Item 9: ``pypi:vllm==0.20.2,vllm==0.16.0`` was taken, and the first pin won."""
+    r = run_cli("probe", "vllm", "-t", "pypi:vllm==0.20.2,vllm==0.16.0", env=cli_env, timeout=60)
+    assert r.code == 2, (r.out, r.err)
+    assert "Traceback" not in r.err
+    assert r.err.splitlines()[0] == (
+        "error: pypi:vllm==0.20.2,vllm==0.16.0: vllm is pinned twice (vllm==0.20.2 and "
+        "vllm==0.16.0); a target holds one version of each"
+    )
+    assert r.err.splitlines()[1].startswith("hint: keep one, e.g. pypi:vllm==0.20.2")
