@@ -1,6 +1,7 @@
 """Probe: facts about the target interpreter and machine, cheap enough for every command.
 
-args: {"dists": ["torch", ...], "paths": [...] | null, "prepend": [...] | null, "gpus": bool}
+args: {"dists": ["torch", ...], "paths": [...] | null, "prepend": [...] | null, "gpus": bool,
+"names": bool} (``names``: also every installed dist, as ``installed``)
 ``prepend``: folders in front of the import path, as a step's ``PYTHONPATH`` puts them.
 Versions are read from ``*.dist-info/METADATA`` as text: importing torch to ask its version
 would cost seconds and initialise CUDA.
@@ -47,7 +48,18 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
         },
         "dists": {d: dists.version_of(d) for d in wanted},
         "gpus": gpus(warn) if args.get("gpus", True) else None,
+        "installed": names(dists, paths) if args.get("names") else None,
     }
+
+
+def names(dists: Dists, paths: list[str]) -> dict[str, str]:
+    """Every installed dist's name -> version, from the dist-info folders' names (no reads)."""
+    out: dict[str, str] = {}
+    for root in paths:
+        for entry in dists.infos(root):
+            name, _, version = entry[: -len(".dist-info")].partition("-")
+            out.setdefault(name, version)
+    return out
 
 
 def gpus(warn: Callable[[str], None]) -> dict[str, Any]:

@@ -32,18 +32,25 @@ def _outcome(reports: list[Any]) -> str:
     from harness.patching.plan import APPLIED, BY_HAND, SKIPPED
 
     wrote = sum(len(r.written) for r in reports)
-    if wrote:
-        return f"[green]applied: {wrote} file(s) written[/]"
     states = [p.state for r in reports if r.plan is not None for p in r.plan.patches]
     skipped = states.count(SKIPPED)
+    warned = sum(len(r.warnings) for r in reports)
+    if warned:
+        skipped_text = f"{skipped} skipped, {warned} of them by a misspelled requires"
+    else:
+        skipped_text = f"{skipped} skipped"
+    if wrote:
+        return f"[green]applied: {wrote} file(s) written[/]" + (
+            f" [yellow]({skipped_text})[/]" if skipped else ""
+        )
     if not any(s in (APPLIED, BY_HAND) for s in states):
         return (
             "[yellow]nothing written: no patch of the series applies here"
-            + (f" ({skipped} skipped)" if skipped else "")
+            + (f" ({skipped_text})" if skipped else "")
             + "[/]"
         )
     return "[green]already applied: nothing written[/]" + (
-        f" [yellow]({skipped} skipped)[/]" if skipped else ""
+        f" [yellow]({skipped_text})[/]" if skipped else ""
     )
 
 

@@ -81,6 +81,7 @@ class DistReport:
     note: str | None = None
     root: str | None = None  # the target's site-packages
     lock: dict[str, Any] | None = None  # another harness is writing these files right now
+    warnings: list[str] = field(default_factory=list)  # e.g. a gate on a misspelled dist
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +94,7 @@ class DistReport:
             "written": self.written,
             "note": self.note,
             "lock": self.lock,
+            "warnings": self.warnings,
         }
 
 
@@ -175,10 +177,14 @@ def status(
 
     ``installed`` (dist -> version, from facts already gathered) saves a probe round trip.
     """
+    from harness.patching.gates import flag_skips, misspelled
+
     dists = _dists(root, only)
-    wanted = dists + _required_dists(root, dists)
+    required = _required_dists(root, dists)
+    wanted = dists + required
     if installed is None or any(d not in installed for d in wanted):
         installed = _installed_versions(target, wanted)
+    typos = misspelled(target, required, dists_with_series(root), installed)
     out = []
     for dist in dists:
         version = installed.get(dist)
@@ -212,6 +218,7 @@ def status(
         state = read_state(target, dist, files)
         refuse_foreign(target, series, state)
         plan = plan_apply(series, state.live, installed, state.manifest, force=force)
+        plan, warnings = flag_skips(plan, series, typos, target.label)
         note = (
             f"being patched right now by {holder_text(state.lock)}: what follows may be mid-change"
             if state.lock is not None
@@ -228,6 +235,7 @@ def status(
                 note=note,
                 root=state.root,
                 lock=state.lock,
+                warnings=warnings,
             )
         )
     return out

@@ -194,7 +194,14 @@ def _write_all(target: Target, root: Path, reports: list[DistReport]) -> list[Di
         written = write_files(target, r.dist, list(r.plan.changes), manifest, "apply-patches")
         written_reports.append(
             DistReport(
-                r.dist, r.installed, r.series_versions, r.plan, r.hand_edited, r.recovered, written
+                r.dist,
+                r.installed,
+                r.series_versions,
+                r.plan,
+                r.hand_edited,
+                r.recovered,
+                written,
+                warnings=r.warnings,
             )
         )
     return written_reports

@@ -25,6 +25,8 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
             )
         if r.note:
             console.print(f"  {escape(r.note)}", soft_wrap=True)
+        for w in r.warnings:
+            console.print(f"  [bold yellow]warning:[/] {escape(w)}", soft_wrap=True)
         if r.plan is not None:
             console.print(
                 f"  series patches/{escape(r.dist)}/{escape(r.plan.series_version or '')}"

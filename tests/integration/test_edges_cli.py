@@ -93,3 +93,32 @@ def test_two_pins_of_one_dist_in_a_pypi_target_are_refused(cli_env: dict[str, st
         "vllm==0.16.0); a target holds one version of each"
     )
     assert r.err.splitlines()[1].startswith("hint: keep one, e.g. pypi:vllm==0.20.2")
+
+
+def test_a_requires_on_a_misspelled_dist_warns_with_the_closest_name(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Item 8: ``requires = { vlm = ... }`` skipped the patch silently on every box, exit 0."""
+    tiny = make_tiny(tmp_path / "venv")
+    patches = _series(tmp_path, "gated")
+    toml = patches / "tinypkg" / "1.0" / "series.toml"
+    toml.write_text(toml.read_text().replace("requires = { vllm =", "requires = { vlm ="))
+    r = run_cli(
+        "apply-patches", "-t", f"venv:{tiny.root}", "--patches", str(patches), env=cli_env
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    assert (
+        f"warning: {toml}: 0002-alpha-louder requires 'vlm', which is installed nowhere on "
+        f"venv:{tiny.root} -- did you mean vllm (not installed here either)? It was skipped."
+    ) in r.out
+    assert "no dist 'vlm': did you mean vllm" in r.out  # the skipped patch's reason
+    assert "applied: 1 file(s) written (1 skipped, 1 of them by a misspelled requires)" in r.out
+
+    # the closest installed name wins, with its version; a correct gate stays quiet
+    toml.write_text(toml.read_text().replace("vlm =", "tinypgk ="))
+    r = run_cli("patches", "-t", f"venv:{tiny.root}", "--patches", str(patches), env=cli_env)
+    assert "requires 'tinypgk', which is installed nowhere" in r.out
+    assert "did you mean tinypkg (1.0)?" in r.out
+    toml.write_text(toml.read_text().replace("tinypgk =", "vllm ="))
+    r = run_cli("patches", "-t", f"venv:{tiny.root}", "--patches", str(patches), env=cli_env)
+    assert "warning:" not in r.out and "vllm is not installed" in r.out
