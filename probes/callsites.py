@@ -698,9 +698,11 @@ class FileVisitor:
                     passed_to = {"symbol": f"{got[1]}:{got[2]}", "keyword": u["keyword"]}
         spread = [k.value for k in node.keywords if k.arg is None]
         if spread:
-            keys = self._spread_keys(spread, node.lineno, cls)
-            if keys is not None:
-                shape = {**shape, "double_star": False, "spread_keys": keys}
+            from probes._dicts import spread_keys
+
+            got = spread_keys(self, spread, node.lineno, cls)
+            if got is not None:  # an open dict may hold any other key: still a ** for binding
+                shape = {**shape, "double_star": got[1], "spread_keys": got[0]}
         extra = {
             "values": {
                 "args": [literal_text(a) for a in node.args if not isinstance(a, ast.Starred)],
@@ -734,31 +736,6 @@ class FileVisitor:
                 **extra,
             }
         )
-
-    def _spread_keys(self, spread: list[ast.expr], line: int, cls: dict | None) -> list | None:
-        """Keys of every ``**d`` in a call when each ``d`` is a dict we can read, else None."""
-        from probes._dicts import function_dicts
-
-        out: list[dict[str, Any]] = []
-        for value in spread:
-            keys = None
-            if isinstance(value, ast.Name) and self._fn is not None:
-                facts = self._dict_facts.get(id(self._fn))
-                if facts is None:
-                    facts = self._dict_facts[id(self._fn)] = function_dicts(self._fn)
-                keys = facts.keys_at(value.id, line)
-            elif (
-                isinstance(value, ast.Attribute)
-                and isinstance(value.value, ast.Name)
-                and value.value.id == "self"
-                and cls is not None
-                and cls.get("dicts") is not None
-            ):
-                keys = cls["dicts"].keys_at(value.attr, line)
-            if keys is None:
-                return None
-            out += keys
-        return out
 
     def _attr(
         self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None

@@ -30,7 +30,11 @@ def scan() -> dict[str, Any]:
 
 
 def expected() -> set[tuple[str, int, str, str]]:
-    return markers.expected(USES, "callerpkg/uses.py")
+    """Every fixture module of the caller states its own (uses.py, kwargs.py, ...)."""
+    out = set()
+    for path in sorted(USES.parent.glob("*.py")):
+        out |= markers.expected(path, f"callerpkg/{path.name}")
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +65,7 @@ def test_default_callees_are_the_imported_source_packages() -> None:
 
 
 def test_findings_carry_callee_signature_and_fix(findings: list[Finding]) -> None:
-    (f,) = [f for f in findings if f.line == 41]  # RenamedRecord("n", bogus=1)
+    (f,) = [f for f in findings if (f.file, f.line) == ("callerpkg/uses.py", 41)]
     assert f.symbol == "calleepkg:RenamedRecord"
     assert (f.callee_file, f.callee_line) == ("calleepkg/core.py", 24)
     assert f.signature and f.signature.startswith("Record(name: str, size: int = 0")
