@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 from harness.errors import ProbeError, TargetError
 from harness.targets.base import Target
+from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
 #: What reading a definition takes: every probe that resolves names starts with these.
@@ -167,7 +169,7 @@ def run_probe(
     payload = build_payload(
         probe, args, fingerprint=hit.fingerprint if hit else None, compiled=same_python
     )
-    result = target.run_python(_source("_boot"), payload, timeout=timeout)
+    result = target.run_python(NOT_PYTHON_GUARD + _source("_boot"), payload, timeout=timeout)
     env = parse_envelope(result.stdout)
     if env is None:
         raise _no_envelope(target, result.exit_code, result.stderr)
@@ -232,10 +234,27 @@ class _ResultCache:
             pass  # a cache that cannot be written is only a slower next run
 
 
+_REFUSED_OPTION = re.compile(r"(illegal|invalid|unknown|unrecognized|bad) (option|switch)", re.I)
+
+
 def _no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:
     python = target.python_argv()[0]
     tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
     detail = " | ".join(tail)
+    why = None
+    if code == NOT_PYTHON_EXIT and NOT_PYTHON_MARK in stderr:
+        why = "a shell ran the probe's first line, which stopped it there"
+    elif code != 0 and _REFUSED_OPTION.search(detail):  # every Python takes -B
+        why = f"it refused Python's -B option: {tail[-1].strip()}"
+    if why is not None:
+        where = target.setting_line("python")
+        return TargetError(
+            f"{where + ': ' if where else ''}{target.label}: "
+            f"{'python = ' if where else ''}{python!r} is not a Python interpreter ({why})",
+            'name the interpreter whose packages you mean, e.g. python = "/root/venv/bin/python"'
+            if where
+            else "name a Python interpreter, e.g. -t local:/usr/bin/python3",
+        )
     if code == 127 or "not found" in detail or "No such file" in detail:
         return TargetError(
             f"{target.label}: python interpreter {python!r} not found ({detail or 'exit 127'})",

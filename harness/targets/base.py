@@ -151,6 +151,10 @@ class Target(ABC):
         ``{head}`` when it runs on this host alone."""
         return "127.0.0.1"
 
+    def setting_line(self, key: str) -> str | None:
+        """``FILE:LINE`` where the inventory sets ``key`` for this target (messages)."""
+        return None
+
     def identity(self) -> dict[str, Any]:
         """Everything that decides what this target's commands touch (JSON values)."""
         return {"kind": self.kind, "label": self.label}

@@ -38,6 +38,20 @@ PID_PRINTF = "printf '\\036harness-pid=%s\\036\\n' $$ >&2"
 _PID_RE = re.compile(rb"\x1eharness-pid=(\d+)\x1e\n")
 
 
+#: Exit status of :data:`NOT_PYTHON_GUARD` when a shell, not Python, was handed the code.
+NOT_PYTHON_EXIT = 97
+NOT_PYTHON_MARK = b"harness: not a Python interpreter"
+#: The first lines of every program harness hands a target's ``python`` with ``-c``. To
+#: Python, a string statement that does nothing. To a shell (``python = "/bin/bash"``), line
+#: one is ``:`` (``''`` + ``':'``), line two says so and exits -- before anything else runs
+#: (else the bootstrap's ``import json`` would be ImageMagick's screen grab).
+NOT_PYTHON_GUARD = (
+    "''':'\n"
+    f"echo '{NOT_PYTHON_MARK.decode()}' >&2; exit {NOT_PYTHON_EXIT}\n"
+    "'''\n"
+)
+
+
 def quote(s: str) -> str:
     """Quote one argument for a POSIX shell (``shlex.quote``), refusing NUL bytes.
 

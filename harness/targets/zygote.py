@@ -30,7 +30,7 @@ class WorkerBroken(Exception):
 def _source() -> str:
     from harness.probe_runner import probes_dir
 
-    return (probes_dir() / "zygote.py").read_text(encoding="utf-8")
+    return shell.NOT_PYTHON_GUARD + (probes_dir() / "zygote.py").read_text(encoding="utf-8")
 
 
 class ProbeWorker:

@@ -142,6 +142,9 @@ class SshTarget(SharedConnection, Target):
     def python_argv(self) -> list[str]:
         return [self.host.python]
 
+    def setting_line(self, key: str) -> str | None:
+        return self.host.where.get(key) or self.host.source
+
     def stream(self, argv: Sequence[str]) -> ByteStream:
         """Through the kept connection's relay when there is one (no Paramiko import), else
         on a raw session channel of the direct connection."""
