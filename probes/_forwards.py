@@ -4,8 +4,10 @@
 is fine there -- but ``__init__`` does ``EngineArgs(model=model, ..., **kwargs)``, and that is
 where an unknown key raises. We follow each ``**kwargs`` on (``f(**kwargs)``,
 ``self.x = Cls(**kwargs)``, ``super().__init__(**kwargs)``, ``return g(**kwargs)``) up to a few
-hops, with the keys the function pops first. Any other use of the dict we cannot account for
-(``kwargs.update(...)``, ``kwargs[k] = v``, handing ``kwargs`` itself on) stops the chain.
+hops, with the keys the function pops first. Edits that only add or read keys keep the chain
+(``kwargs["x"] = ...``, ``kwargs.update(...)``, ``if "y" in kwargs``); a use of the dict we
+cannot account for (handing ``kwargs`` itself to a call, ``kwargs.pop(k)``, rebinding it)
+stops it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ MAX_HOPS = 3
 
 
 def _kwarg_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[list, set] | None:
-    """(forwarding calls, keys popped) -- None when the dict is used in a way we cannot follow."""
+    """(forwarding calls, keys the caller's value does not reach them with) -- None when the
+    dict is used in a way we cannot follow.
+
+    Edits keep every key the caller passed (``kwargs["x"] = convert(kwargs["x"])`` still hands
+    an ``x`` on): assignments, ``update``, ``setdefault``, ``|=``, and reads (``"y" in
+    kwargs``, ``kwargs["y"]``, ``for k in kwargs``). ``pop("k")`` / ``del kwargs["k"]`` take
+    that key away only.
+    """
     parent: dict[int, ast.AST] = {}
     for n in ast.walk(fn):
         for c in ast.iter_child_nodes(n):
@@ -30,9 +39,11 @@ def _kwarg_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[
     for n in ast.walk(fn):
         if not (isinstance(n, ast.Name) and n.id == name):
             continue
+        up = parent.get(id(n))
+        if isinstance(up, ast.AugAssign) and isinstance(up.op, ast.BitOr) and up.target is n:
+            continue  # kwargs |= {...}: adds keys, takes none away
         if not isinstance(n.ctx, ast.Load):
             return None  # rebound
-        up = parent.get(id(n))
         if isinstance(up, ast.keyword) and up.arg is None:
             call = parent.get(id(up))
             if isinstance(call, ast.Call):
@@ -40,25 +51,30 @@ def _kwarg_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[
                 continue
         if isinstance(up, ast.Attribute):
             call = parent.get(id(up))
-            if up.attr in ("get", "keys", "items", "values", "copy") and isinstance(call, ast.Call):
+            if not (isinstance(call, ast.Call) and call.func is up):
+                return None
+            if up.attr in ("get", "keys", "items", "values", "copy", "setdefault", "update"):
                 continue
-            if up.attr == "pop" and isinstance(call, ast.Call) and call.args:
-                key = call.args[0]
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    removed.add(key.value)
-                    continue
-            return None
-        if isinstance(up, ast.Subscript) and isinstance(up.ctx, ast.Load):
-            continue
-        if isinstance(up, ast.Compare):
-            continue
-        if isinstance(up, ast.Delete):
-            continue
-        if isinstance(up, ast.Subscript) and isinstance(up.ctx, ast.Del):
-            key = up.slice
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            key = call.args[0] if call.args else None
+            if up.attr == "pop" and isinstance(key, ast.Constant) and isinstance(key.value, str):
                 removed.add(key.value)
                 continue
+            return None
+        if isinstance(up, ast.Subscript) and up.value is n:
+            key = up.slice
+            literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+            if isinstance(up.ctx, (ast.Load, ast.Store)):  # kwargs["x"] = v: the key stays
+                continue
+            if literal:  # del kwargs["x"]
+                removed.add(key.value)
+                continue
+            return None
+        if isinstance(up, (ast.Compare, ast.Delete, ast.UnaryOp)):
+            continue  # "k" in kwargs, not kwargs
+        if isinstance(up, (ast.If, ast.IfExp, ast.While)) and up.test is n:
+            continue  # if kwargs: ...
+        if isinstance(up, (ast.For, ast.comprehension)) and up.iter is n:
+            continue
         return None
     return calls, removed
 
