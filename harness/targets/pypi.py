@@ -10,12 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
-import stat
 import subprocess
 import sys
 import tempfile
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +22,8 @@ from harness.cache import cache_root
 from harness.errors import IndexUnreachable, Interrupted, TargetError, UsageError
 from harness.targets.base import ByteStream
 from harness.targets.local import LocalTarget
+from harness.targets.unpack import LAYOUT, unpack
 
-KEEP_SUFFIXES = (".py", ".pyi")
-#: Compiled modules are kept as empty files: their names say a module exists there (whose
-#: contents cannot be read), so ``from sklearn.utils.sparsefuncs_fast import f`` is not
-#: reported missing.
-COMPILED_SUFFIXES = (".so", ".pyd")
-#: The second line of ``.complete``; a folder unpacked another way is unpacked again.
-LAYOUT = "layout 2: sources, stubs, dist-info, empty compiled modules"
 # Tried when this machine's own tags match no wheel (e.g. a macOS laptop and a Linux-only
 # vllm wheel): the source is the same, and we never execute it.
 LINUX_TAGS = (
@@ -147,6 +138,16 @@ class PypiTarget(LocalTarget):
         done = base / f"{normalize(pin.name)}-{pin.version}"
         if _current(done):
             return _used(done)
+        if self._local_wheel(pin) is None and not _unreachable:
+            from harness.targets import pypi_lazy
+
+            if pypi_lazy.enabled():
+                folder = pypi_lazy.fetch_unpacked(
+                    pin.requirement, pin.name, pin.version, self.cache / "wheels",
+                    lambda v: base / f"{normalize(pin.name)}-{v}", LINUX_TAGS,
+                )  # fmt: skip
+                if folder is not None:
+                    return _used(folder)
         try:
             wheel = self._download(pin)
         except TargetError:
@@ -156,18 +157,24 @@ class PypiTarget(LocalTarget):
         version = wheel.name.split("-")[1]
         done = base / f"{normalize(pin.name)}-{version}"
         if not _current(done):
-            _unpack(wheel, done)
+            unpack(wheel, done)
         return _used(done)
+
+    def _local_wheel(self, pin: Pin) -> Path | None:
+        """The pin's wheel in the wheelhouse or the cache, if one is there."""
+        for folder in (self.wheelhouse, self.cache / "wheels"):
+            for w in sorted(folder.glob("*.whl")) if folder is not None else ():
+                n, v = w.name.split("-")[:2]
+                if normalize(n) == normalize(pin.name) and v == pin.version:
+                    return w
+        return None
 
     def _download(self, pin: Pin) -> Path:
         dest = self.cache / "wheels"
         dest.mkdir(parents=True, exist_ok=True)
-        if pin.version:
-            for folder in (self.wheelhouse, dest):
-                for w in sorted(folder.glob("*.whl")) if folder is not None else ():
-                    n, v = w.name.split("-")[:2]
-                    if normalize(n) == normalize(pin.name) and v == pin.version:
-                        return w
+        local = self._local_wheel(pin) if pin.version else None
+        if local is not None:
+            return local
         if _unreachable:
             raise _unreachable[0]
         try:
@@ -301,56 +308,3 @@ def _needs_version(pin: Pin) -> UsageError:
         f"pypi:{pin.name} needs a version; the latest is {newest}: pypi:{pin.name}=={newest}",
         "a pypi: target pins exact versions, so what it reads cannot change under you",
     )
-
-
-def _unpack(wheel: Path, done: Path) -> None:
-    """Extract sources + dist-info into a temp folder, make it read-only, rename into place."""
-    done.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=done.parent, prefix=f".{done.name}-"))
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            for info in zf.infolist():
-                name = info.filename
-                parts = name.split("/")
-                if name.startswith("/") or ".." in parts or info.is_dir():
-                    continue
-                compiled = name.endswith(COMPILED_SUFFIXES) and ".dist-info/" not in name
-                if not (name.endswith(KEEP_SUFFIXES) or ".dist-info/" in name or compiled):
-                    continue
-                out = tmp.joinpath(*parts)
-                out.parent.mkdir(parents=True, exist_ok=True)
-                if compiled:
-                    out.touch()
-                    continue
-                with zf.open(info) as src, open(out, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        (tmp / ".complete").write_text(f"{wheel.name}\n{LAYOUT}\n")
-        ro = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
-        for p in tmp.rglob("*"):
-            if p.is_file():
-                p.chmod(ro)
-        if done.exists():  # a half-made folder from an interrupted run
-            _rmtree(done)
-        os.replace(tmp, done)
-    except (OSError, zipfile.BadZipFile) as exc:
-        _rmtree(tmp)
-        raise TargetError(
-            f"pypi: cannot unpack {wheel.name}: {exc}", f"delete {wheel} and retry"
-        ) from None
-    except KeyboardInterrupt:
-        _rmtree(tmp)
-        raise Interrupted(
-            f"nothing unpacked: {wheel.name} is in the cache, its half-unpacked copy was "
-            "removed; see the cache with: harness cache list"
-        ) from None
-
-
-def _rmtree(path: Path) -> None:
-    def onerror(func, p, _exc):  # type: ignore[no-untyped-def]
-        os.chmod(p, stat.S_IWUSR | stat.S_IRUSR | stat.S_IXUSR)
-        func(p)
-
-    for p in path.rglob("*"):
-        if p.is_dir():
-            p.chmod(0o755)
-    shutil.rmtree(path, onerror=onerror)

@@ -147,7 +147,11 @@ def test_ctrl_c_mid_download_leaves_nothing_and_says_so(env: dict[str, str], ind
             proc.kill()
             proc.communicate()
     assert code == 130, err
+    host = index.url.split("//", 1)[1]
     assert err.splitlines() == [
+        # this index serves no byte ranges (issue 26): the whole wheel, said in one line
+        f"pypi: {host} serves no byte ranges (HTTP 200 to a range request); fetching the "
+        "whole tinyidx-1.0.0-py3-none-any.whl",
         "interrupted: nothing written: the partial download of tinyidx==1.0.0 was removed; "
         "see the cache with: harness cache list"
     ]

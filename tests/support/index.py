@@ -4,14 +4,21 @@ pip talks to it exactly as to PyPI (it is a real ``http.server``, not a mock), b
 only ``tinyidx`` in a few versions, answers in milliseconds, can be slowed down to make a
 download take seconds (progress bars, Ctrl-C mid-download), and needs no network. The
 environment from :meth:`Index.pip_env` makes pip ignore the machine's own pip config.
+
+By default it answers every file request with the whole file, as a server or proxy without
+byte ranges does (``Range`` is ignored, like ``http.server``'s own); ``index.ranges = True``
+makes it serve single ranges (``bytes=A-B``, ``bytes=A-``, ``bytes=-N``) with 206, an ETag
+and ``If-Range``, as PyPI's CDN does. :func:`serve` runs one over any folder of wheels.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
 import os
+import re
 import threading
 import time
 import zipfile
@@ -61,6 +68,9 @@ class Index:
     url: str
     rate: float | None = None  # bytes per second for wheel downloads; None: full speed
     requests: int = 0
+    ranges: bool = False  # serve Range requests (206); False: always the whole file (200)
+    bytes_sent: int = 0  # wheel bytes written to clients
+    range_requests: int = 0  # file requests answered with 206
 
     def pip_env(self, tmp: Path) -> dict[str, str]:
         """pip against this index only: no config files, no find-links, a private cache."""
@@ -86,16 +96,24 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             index.requests += 1
             path = self.path.split("?", 1)[0].split("#", 1)[0]
-            if path.rstrip("/") == f"/simple/{NAME}":
-                self._page()
+            if path.startswith("/simple/") and self._wheels(path.rstrip("/")[8:]):
+                self._page(self._wheels(path.rstrip("/")[8:]))
             elif path.startswith("/files/"):
                 self._file(index.root / Path(path).name)
             else:
                 self.send_error(404)
 
-        def _page(self) -> None:
+        def _wheels(self, project: str) -> list[Path]:
+            norm = re.sub(r"[-_.]+", "-", project).lower()
+            return [
+                w
+                for w in sorted(index.root.glob("*.whl"))
+                if re.sub(r"[-_.]+", "-", w.name.split("-")[0]).lower() == norm
+            ]
+
+        def _page(self, wheels: list[Path]) -> None:
             links = []
-            for whl in sorted(index.root.glob("*.whl")):
+            for whl in wheels:
                 digest = hashlib.sha256(whl.read_bytes()).hexdigest()
                 href = html.escape(f"/files/{whl.name}#sha256={digest}")
                 links.append(f'<a href="{href}">{html.escape(whl.name)}</a><br/>')
@@ -111,18 +129,41 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
                 self.send_error(404)
                 return
             data = path.read_bytes()
-            self.send_response(200)
+            etag = f'"{hashlib.sha256(data).hexdigest()[:16]}"'
+            span = self._range(len(data), etag) if index.ranges else None
+            self.send_response(200 if span is None else 206)
             self.send_header("Content-Type", "application/octet-stream")
+            if index.ranges:
+                self.send_header("Accept-Ranges", "bytes")
+                self.send_header("ETag", etag)
+            if span is not None:
+                index.range_requests += 1
+                self.send_header("Content-Range", f"bytes {span[0]}-{span[1]}/{len(data)}")
+                data = data[span[0] : span[1] + 1]
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             step = 64 * 1024
             try:
                 for i in range(0, len(data), step):
                     self.wfile.write(data[i : i + step])
+                    index.bytes_sent += len(data[i : i + step])
                     if index.rate:
                         time.sleep(step / index.rate)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client went away (Ctrl-C): fine
+
+        def _range(self, size: int, etag: str) -> tuple[int, int] | None:
+            """The inclusive span a single ``Range`` asks for; None: send the whole file."""
+            m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", "").strip())
+            if m is None or not any(m.groups()):
+                return None
+            if self.headers.get("If-Range", etag) != etag:
+                return None  # the file changed: the whole new one
+            if not m.group(1):
+                return max(0, size - int(m.group(2))), size - 1
+            start = int(m.group(1))
+            end = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+            return (start, end) if start <= end else None
 
     return Handler
 
@@ -138,8 +179,15 @@ def index_wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def index(index_wheels: Path) -> Iterator[Index]:
     """A running index; set ``index.rate`` to slow downloads down."""
+    with serve(index_wheels) as idx:
+        yield idx
+
+
+@contextlib.contextmanager
+def serve(root: Path) -> Iterator[Index]:
+    """An index over the wheels in ``root``, on a free loopback port, while the block runs."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    idx = Index(index_wheels, f"http://127.0.0.1:{server.server_address[1]}")
+    idx = Index(root, f"http://127.0.0.1:{server.server_address[1]}")
     server.RequestHandlerClass = _handler(idx)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

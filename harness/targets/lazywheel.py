@@ -1,0 +1,242 @@
+"""Fetch only some members of a remote wheel, with HTTP range requests.
+
+A wheel is a zip: the central directory (every member's name, size, CRC-32 and offset) sits at
+the end, and each member is compressed on its own. So: one suffix request for the tail (the
+end-of-central-directory record, and usually the whole directory), one more if the directory
+starts earlier, then only the wanted members' byte spans -- each from its local header to the
+next member's, neighbours merged when the gap between them is small -- a few requests at once.
+Every byte lands at its own offset in a sparse file as large as the wheel, so :mod:`zipfile`
+reads it as the real wheel (checking each member's CRC as it is read); unfetched regions are
+holes, never read.
+
+Every response must be a 206 for exactly the bytes asked (``If-Range`` ties the later ones to
+the first one's validator, so a wheel replaced mid-fetch is noticed, not mixed). A server that
+answers the first request with the whole file (200) raises :class:`NoRanges` before its body
+is read.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import struct
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import TargetError
+
+#: Bytes asked for first, from the end: the end record, and a small wheel's whole directory.
+TAIL = 64 * 1024
+#: Members closer than this are fetched in one request (the gap costs less than a round trip).
+GAP = 256 * 1024
+#: Requests in flight at once.
+WORKERS = 4
+CHUNK = 256 * 1024
+_CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
+_HEADERS = {"Accept-Encoding": "identity"}
+
+
+class NoRanges(Exception):
+    """The server does not answer range requests with 206: fetch the whole wheel instead."""
+
+
+@dataclass
+class Fetched:
+    """What one lazy fetch cost: the wheel's size, the bytes that crossed the wire, requests."""
+
+    total: int = 0
+    fetched: int = 0
+    requests: int = 0
+
+
+class _Remote:
+    """One wheel URL on one session; writes what it fetches into ``out`` at its offsets."""
+
+    def __init__(self, session: Any, url: str, out: int, stop: threading.Event) -> None:
+        self.session, self.url, self.out, self.stop = session, url, out, stop
+        self.validator: str | None = None
+        self.stats = Fetched()
+        self._lock = threading.Lock()
+
+    def get(self, start: int | None, end: int) -> tuple[int, int]:
+        """Fetch ``bytes=start-end`` (``start`` None: the last ``end`` bytes) into the file;
+        the (start, end) the server sent."""
+        spec = f"bytes=-{end}" if start is None else f"bytes={start}-{end}"
+        headers = {**_HEADERS, "Range": spec}
+        if self.validator:
+            headers["If-Range"] = self.validator
+        with self._lock:
+            self.stats.requests += 1
+        resp = self.session.get(self.url, headers=headers, stream=True)
+        try:
+            return self._take(resp, start, end)
+        finally:
+            resp.close()
+
+    def _take(self, resp: Any, start: int | None, end: int) -> tuple[int, int]:
+        if resp.status_code != 206:
+            if self.validator is None and resp.status_code == 200:
+                raise NoRanges("HTTP 200 to a range request")
+            if self.validator is None and resp.status_code == 416 and start is None:
+                raise NoRanges("HTTP 416 to a suffix range request")
+            changed = " (the wheel changed on the index mid-fetch)"
+            raise TargetError(
+                f"pypi: {self.url} answered a range request with HTTP {resp.status_code}"
+                + (changed if resp.status_code == 200 else ""),
+                "retry; if it persists, set HARNESS_PYPI_LAZY=0 to fetch whole wheels",
+            )
+        m = _CONTENT_RANGE.match(resp.headers.get("Content-Range", "").strip())
+        if m is None:
+            raise NoRanges("the index sent a 206 without a single Content-Range")
+        got_start, got_end, total = (int(g) for g in m.groups())
+        if self.validator is None:
+            self.stats.total = total
+            self.validator = resp.headers.get("ETag") or resp.headers.get("Last-Modified")
+            if self.validator and self.validator.startswith("W/"):
+                self.validator = None  # a weak ETag may not be used with If-Range
+        elif total != self.stats.total or (got_start, got_end) != (start, end):
+            raise TargetError(
+                f"pypi: {self.url} sent bytes {got_start}-{got_end}/{total} for "
+                f"{start}-{end}/{self.stats.total}",
+                "retry; if it persists, set HARNESS_PYPI_LAZY=0 to fetch whole wheels",
+            )
+        pos = got_start
+        for chunk in resp.iter_content(CHUNK):
+            if self.stop.is_set():
+                raise TargetError("pypi: fetch stopped")
+            os.pwrite(self.out, chunk, pos)
+            pos += len(chunk)
+            with self._lock:
+                self.stats.fetched += len(chunk)
+        if pos != got_end + 1:
+            raise TargetError(
+                f"pypi: {self.url} ended after {pos - got_start} of "
+                f"{got_end + 1 - got_start} bytes",
+                "retry; the connection was cut",
+            )
+        return got_start, got_end
+
+
+def _directory(tail: bytes, tail_start: int) -> tuple[int, int]:
+    """(offset, size) of the central directory, from the end of the file (zip64 too)."""
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < 22:
+        raise TargetError("pypi: the wheel has no zip end record: not a wheel")
+    _sig, _d, _dcd, _n, entries, size, offset, _c = struct.unpack("<4s4H2LH", tail[at : at + 22])
+    if 0xFFFFFFFF in (size, offset) or entries == 0xFFFF:
+        loc = at - 20
+        if loc < 0 or tail[loc : loc + 4] != b"PK\x06\x07":
+            raise TargetError("pypi: the wheel's zip64 locator is missing")
+        (eocd64,) = struct.unpack("<Q", tail[loc + 8 : loc + 16])
+        rec = eocd64 - tail_start
+        if rec < 0 or tail[rec : rec + 4] != b"PK\x06\x06":
+            raise TargetError("pypi: the wheel's zip64 end record is missing")
+        size, offset = struct.unpack("<2Q", tail[rec + 40 : rec + 56])
+    return offset, size
+
+
+def plan(
+    infos: list[zipfile.ZipInfo], directory: int, wanted: Callable[[str], bool]
+) -> list[tuple[int, int]]:
+    """Inclusive byte spans to fetch: each wanted member from its local header to the next
+    member's, neighbours closer than :data:`GAP` merged. Pure."""
+    ordered = sorted(infos, key=lambda i: i.header_offset)
+    ends = [i.header_offset for i in ordered[1:]] + [directory]
+    spans: list[list[int]] = []
+    for info, end in zip(ordered, ends, strict=True):
+        if not wanted(info.filename) or end <= info.header_offset:
+            continue
+        if spans and info.header_offset - spans[-1][1] <= GAP:
+            spans[-1][1] = end
+        else:
+            spans.append([info.header_offset, end])
+    return [(a, b - 1) for a, b in spans]
+
+
+def fetch(
+    session: Any,
+    url: str,
+    path: Path,
+    wanted: Callable[[str], bool],
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Fetched:
+    """Write the tail, the central directory and the ``wanted`` members of the wheel at
+    ``url`` into ``path`` (a sparse file of the wheel's size); what it cost.
+
+    Raises:
+        NoRanges: the server does not serve ranges (nothing useful was read).
+        TargetError: the server misbehaved mid-way, or the file is no zip.
+    """
+    stop = threading.Event()
+    with open(path, "w+b") as fh:
+        remote = _Remote(session, url, fh.fileno(), stop)
+        start, end = remote.get(None, TAIL)
+        fh.truncate(remote.stats.total)
+        tail = os.pread(fh.fileno(), end + 1 - start, start)
+        offset, _size = _directory(tail, start)
+        if offset < start:
+            remote.get(offset, start - 1)
+        try:
+            with zipfile.ZipFile(path) as zf:
+                infos = zf.infolist()
+        except zipfile.BadZipFile as exc:
+            raise TargetError(f"pypi: the wheel's central directory is unreadable: {exc}") from None
+        # what lies from the directory on is here already: clip the spans to end before it
+        limit = min(start, offset)
+        spans = [(a, min(b, limit - 1)) for a, b in plan(infos, offset, wanted) if a < limit]
+        planned = remote.stats.fetched + sum(b + 1 - a for a, b in spans)
+        _in_parallel(remote, spans, stop, lambda: on_progress and on_progress(
+            remote.stats.fetched, planned))  # fmt: skip
+    return remote.stats
+
+
+def _in_parallel(
+    remote: _Remote, spans: list[tuple[int, int]], stop: threading.Event, tick: Callable[[], Any]
+) -> None:
+    """Fetch ``spans`` with :data:`WORKERS` daemon threads; the first error (or Ctrl-C in this
+    thread) stops the others between chunks."""
+    todo: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
+    for s in spans:
+        todo.put(s)
+    done: queue.SimpleQueue[BaseException | None] = queue.SimpleQueue()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                a, b = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                remote.get(a, b)
+            except BaseException as exc:
+                done.put(exc)
+                return
+            done.put(None)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(min(WORKERS, len(spans)))]
+    for t in threads:
+        t.start()
+    try:
+        for _ in spans:
+            while True:
+                tick()
+                try:
+                    err = done.get(timeout=0.1)
+                    break
+                except queue.Empty:
+                    if not any(t.is_alive() for t in threads) and done.empty():
+                        raise TargetError("pypi: a fetch worker ended without a word") from None
+            if err is not None:
+                raise err
+        tick()
+    finally:
+        stop.set()
+        deadline = time.monotonic() + 2
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,178 @@
+"""A ``pypi:`` pin fetched lazily: only the wheel members harness reads, over HTTP ranges.
+
+pip's own finder picks the wheel (:mod:`harness.targets.pipindex`), pip's session fetches the
+tail, the central directory and the sources (:mod:`harness.targets.lazywheel`) into a sparse
+file under ``wheels/.dl-*``, and :func:`harness.targets.unpack.unpack` makes the same folder a
+whole wheel would give, checking every member's CRC-32 and every kept file against the
+wheel's RECORD sha256 before it is published. The sparse file is then removed: the cache
+keeps the unpacked folder only, whose ``.complete`` records the index's sha256 for the wheel
+and what the fetch cost.
+
+When lazy fetching cannot be done -- a ``file://`` index, a server or proxy without ranges,
+a pip whose internals differ -- :func:`fetch_unpacked` says so in one line (or, where pip's
+own run reports better, says nothing: no such version, no index) and returns None: the
+caller downloads the whole wheel with ``pip download`` as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from harness.errors import Interrupted
+from harness.targets.lazywheel import Fetched, NoRanges, fetch
+from harness.targets.pipindex import PipIndex, PipUnavailable, WheelLink
+from harness.targets.unpack import LAYOUT, check_record, member_kind, rmtree, unpack
+
+#: ``pip download`` options for the finder, as the CLI path passes them.
+PIP_ARGS = ("--no-deps", "--only-binary=:all:", "--retries", "1", "--timeout", "15")
+#: The first line of a ``.complete`` note written by a lazy fetch.
+LAZY_NOTE = "fetched lazily:"
+
+
+def enabled() -> bool:
+    """``HARNESS_PYPI_LAZY=0`` downloads whole wheels (as before, e.g. to keep them)."""
+    return os.environ.get("HARNESS_PYPI_LAZY", "1").strip() not in ("0", "no", "false", "off")
+
+
+def say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def fetch_unpacked(
+    requirement: str,
+    name: str,
+    version: str,
+    wheels: Path,
+    folder_for: Callable[[str], Path],
+    tags: Sequence[str],
+) -> Path | None:
+    """The unpacked folder of ``name==version``, fetched lazily; None: download it whole.
+
+    ``wheels`` holds the temporary ``.dl-*`` folder; ``folder_for(version)`` is where the
+    unpacked pin goes (the version as the wheel's file name spells it); ``tags`` are tried
+    when no wheel matches this machine (as ``pip download --platform``).
+
+    Raises:
+        Interrupted: Ctrl-C; nothing is left in the cache.
+        TargetError: the index sent a damaged wheel (a bad CRC, a RECORD mismatch) or broke
+            off mid-way; nothing is left in the cache.
+    """
+    index = PipIndex(PIP_ARGS)
+    tmp: Path | None = None
+    try:
+        try:
+            link = index.find(name, version) or index.find(name, version, tags)
+        except PipUnavailable as exc:
+            say(f"pypi: {exc}; fetching whole wheels with pip download")
+            return None
+        if link is None:
+            return None  # pip download says why (no such version, no index) in its words
+        done = folder_for(link.filename.split("-")[1])
+        if _current(done):
+            return done
+        scheme = urlsplit(link.url).scheme
+        if scheme not in ("http", "https"):
+            say(f"pypi: {link.filename} is on a {scheme}: index, which has no byte ranges; "
+                "fetching the whole wheel")  # fmt: skip
+            return None
+        wheels.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=wheels, prefix=".dl-"))
+        sparse = tmp / link.filename
+        try:
+            with _Bar(requirement) as bar:
+                stats = fetch(index.session, link.url, sparse, _wanted, bar.update)
+        except NoRanges as exc:
+            say(f"pypi: {urlsplit(link.url).netloc} serves no byte ranges ({exc}); "
+                f"fetching the whole {link.filename}")  # fmt: skip
+            return None
+        unpack(sparse, done, notes=_notes(link, stats), check=check_record, kept=False)
+        return done
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"nothing written: the partial download of {requirement} was removed; "
+            "see the cache with: harness cache list"
+        ) from None
+    finally:
+        if tmp is not None:
+            rmtree(tmp)
+        index.close()
+
+
+def _wanted(member: str) -> bool:
+    return member_kind(member) == "keep"
+
+
+def _current(done: Path) -> bool:
+    try:
+        return LAYOUT in (done / ".complete").read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
+def _notes(link: WheelLink, stats: Fetched) -> tuple[str, ...]:
+    """The lines ``.complete`` keeps after the layout: the cost, the index's hash, the URL."""
+    return (
+        f"{LAZY_NOTE} {stats.fetched} of {stats.total} bytes in {stats.requests} requests",
+        f"index sha256: {link.sha256 or 'none given'}",
+        f"url: {link.url}",
+    )
+
+
+def lazy_sizes(done: Path) -> tuple[int, int] | None:
+    """(bytes fetched, wheel size) from a lazily fetched folder's ``.complete``; else None."""
+    try:
+        lines = (done / ".complete").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith(LAZY_NOTE):
+            words = line.split()
+            try:
+                return int(words[2]), int(words[4])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+class _Bar:
+    """Bytes fetched of the bytes planned, on a terminal only (Rich, on stderr)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.progress: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> _Bar:
+        from rich.console import Console
+
+        if Console(stderr=True).is_terminal:
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TransferSpeedColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+                TransferSpeedColumn(), console=Console(stderr=True), transient=True,
+            )  # fmt: skip
+            self.progress.start()
+            self.task = self.progress.add_task(f"fetching {self.what} (sources)", total=None)
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
