@@ -39,6 +39,18 @@ llamafactory 0.9.3 -> trl 0.19.0 (control: trl 0.9.6, the top of its ``trl<=0.9.
   _internal_call=True)`` and 0.19's PPOTrainer.save_model takes ``_internal_call``.
   (0.19's DPO/KTO ``compute_loss`` gained ``num_items_in_batch``, which llamafactory's
   ``**kwargs`` takes by name as transformers passes it: a warning, not an error.)
+
+llamafactory 0.9.3 -> vLLM 0.11.0 (control: vllm 0.8.5.post1, the top of its ``vllm<=0.8.6``):
+chat/vllm_engine.py:71 builds ``engine_args = {..., "disable_log_requests": True, ...}``, at :89
+``engine_args.update(model_args.vllm_config)`` (a mapping from the user's config), then :97
+``AsyncEngineArgs(**engine_args)``. The literal keys are passed whatever the update adds, and
+0.11.0's ``AsyncEngineArgs`` (engine/arg_utils.py:1686) has an ``enable_log_requests`` field and
+``disable_log_requests`` only as a deprecated property, which the dataclass ``__init__`` does
+not take: TypeError. Every other key is a field; the other uses bind (``SamplingParams(n=...,
+skip_special_tokens=...)`` fields, ``LoRARequest(name, int_id, path)``,
+``AsyncLLMEngine.from_engine_args(args)`` -- AsyncLLM's, v1/engine/async_llm.py:221 --,
+``generate(prompt, sampling_params=, request_id=, lora_request=)`` :323, ``vllm.__version__``,
+the lazy ``vllm`` exports and ``vllm.model_executor.models.llava``).
 """
 
 from __future__ import annotations
@@ -216,3 +228,15 @@ def test_imbalanced_learn_on_compiled_callees_has_no_false_errors(cli_env: dict[
         f"({fast} is compiled, with no stub to read)"
     )
     assert not [s for s in said if s.startswith("numpy")]  # the stubs declare them
+
+
+def test_llamafactory_on_vllm_keeps_literal_keys_past_an_update(cli_env: dict[str, str]) -> None:
+    args = ("--against", "vllm", "--no-baseline")
+    control = check(cli_env, "llamafactory", "llamafactory==0.9.3,vllm==0.8.5.post1", *args)
+    assert errors(control) == set()
+    assert control["summary"] == {"error": 0, "warning": 0, "info": 0}
+    data = check(cli_env, "llamafactory", "llamafactory==0.9.3,vllm==0.11.0", *args)
+    engine = "llamafactory/chat/vllm_engine.py"
+    assert errors(data) == {(engine, 97, "unexpected-kwarg", "vllm:AsyncEngineArgs")}
+    (f,) = at(data, engine, 97)
+    assert "'disable_log_requests'" in f["message"]
