@@ -49,17 +49,22 @@ class CacheEntry:
     kind: Kind
     name: str  # "vllm 0.16.0", "probe results", "box/count-20250101-..."
     paths: tuple[str, ...]
-    size: int  # bytes
+    size: int  # bytes on disk (allocated: a sparse partial download counts what it holds)
     last_used: float  # epoch seconds
+    #: a lazily fetched pypi: pin (issue 26): (wheel bytes fetched, the whole wheel's size)
+    lazy: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind.text,
             "name": self.name,
             "paths": list(self.paths),
             "size": self.size,
             "last_used": self.last_used,
         }
+        if self.lazy is not None:
+            out["lazy"] = {"fetched": self.lazy[0], "wheel_size": self.lazy[1]}
+        return out
 
 
 def to_prune(

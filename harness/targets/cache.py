@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -9,24 +10,35 @@ from pathlib import Path
 
 from harness.cache import CacheEntry, Kind
 from harness.errors import TargetError
+from harness.targets.pypi_lazy import lazy_sizes
+
+
+def _on_disk(st: os.stat_result) -> int:
+    """The bytes a file really takes: its allocated blocks (a sparse file -- a lazy fetch's
+    partial wheel -- counts what it holds, not its length; a small file a whole block)."""
+    blocks = getattr(st, "st_blocks", None)
+    return st.st_size if blocks is None else blocks * 512
 
 
 def _size_and_mtime(path: Path) -> tuple[int, float]:
-    """Bytes under ``path`` and its newest mtime (symlinks are not followed)."""
+    """Bytes on disk under ``path`` and its newest mtime (symlinks are not followed)."""
     try:
         st = path.lstat()
     except OSError:
         return 0, 0.0
     if not stat.S_ISDIR(st.st_mode):
-        return st.st_size, st.st_mtime
-    size, newest = 0, st.st_mtime
-    for dirpath, _dirs, files in os.walk(path):
+        return _on_disk(st), st.st_mtime
+    size, newest = _on_disk(st), st.st_mtime
+    for dirpath, dirs, files in os.walk(path):
+        for name in dirs:  # a folder's own blocks count (its files' times decide the use)
+            with contextlib.suppress(OSError):
+                size += _on_disk(os.lstat(os.path.join(dirpath, name)))
         for name in files:
             try:
                 fst = os.lstat(os.path.join(dirpath, name))
             except OSError:
                 continue
-            size += fst.st_size
+            size += _on_disk(fst)
             newest = max(newest, fst.st_mtime)
     return size, newest
 
@@ -60,12 +72,15 @@ def scan(root: Path) -> list[CacheEntry]:
                 pypi.setdefault(key, []).append(p)
     for (name, version), paths in sorted(pypi.items()):
         size, last = 0, 0.0
+        lazy = None
         for p in paths:
             s, m = _size_and_mtime(p)
             size += s
             done = p / ".complete"
             last = max(last, done.stat().st_mtime if done.exists() else m)
-        entries.append(CacheEntry(Kind.PYPI, f"{name} {version}", _strs(paths), size, last))
+            lazy = lazy or lazy_sizes(p)
+        entry = CacheEntry(Kind.PYPI, f"{name} {version}", _strs(paths), size, last, lazy)
+        entries.append(entry)
     results = root / "results"
     if results.is_dir():
         files = sorted(results.iterdir())

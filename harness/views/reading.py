@@ -280,7 +280,11 @@ def cache_table(console: Console, root: str, entries: list[CacheEntry], now: flo
     t.add_column("size", justify="right")
     t.add_column("last used")
     for e in sorted(entries, key=lambda e: (e.kind.text, -e.size)):
-        t.add_row(e.kind.text, escape(e.name), decimal(e.size), ago(now - e.last_used))
+        what = escape(e.name)
+        if e.lazy is not None:  # issue 26: the sources only, no wheel kept
+            fetched, wheel = e.lazy
+            what += f" [dim](sources only: {decimal(fetched)} of a {decimal(wheel)} wheel)[/]"
+        t.add_row(e.kind.text, what, decimal(e.size), ago(now - e.last_used))
     console.print(t)
     total = sum(e.size for e in entries)
     console.print(

@@ -124,9 +124,7 @@ def test_a_server_without_ranges_gets_the_whole_wheel_said_in_one_line(
     assert "fetched lazily" not in (cache / "pypi" / "tinyidx-2.1.0" / ".complete").read_text()
 
 
-def test_a_file_index_gets_the_whole_wheel_said_in_one_line(
-    index: Index, tmp_path: Path
-) -> None:
+def test_a_file_index_gets_the_whole_wheel_said_in_one_line(index: Index, tmp_path: Path) -> None:
     env = {
         **_env(index, tmp_path),
         "PIP_NO_INDEX": "1",
@@ -192,9 +190,7 @@ def slow_sources(tmp_path: Path) -> Iterator[Index]:
         yield idx
 
 
-def test_ctrl_c_mid_fetch_leaves_nothing_and_says_so(
-    slow_sources: Index, tmp_path: Path
-) -> None:
+def test_ctrl_c_mid_fetch_leaves_nothing_and_says_so(slow_sources: Index, tmp_path: Path) -> None:
     env = _env(slow_sources, tmp_path)
     cache = Path(env["HARNESS_CACHE"])
     proc = subprocess.Popen(
@@ -222,3 +218,37 @@ def test_ctrl_c_mid_fetch_leaves_nothing_and_says_so(
         "see the cache with: harness cache list"
     ]
     assert [str(p.relative_to(cache)) for p in cache.rglob("*")] == ["wheels"]
+
+
+def test_cache_list_and_prune_show_the_lazy_layouts_real_sizes(
+    ranged: Index, tmp_path: Path
+) -> None:
+    """A lazy pin is its unpacked folder only (no wheel), said as such; a partial fetch's
+    sparse wheel counts the blocks it holds, not the wheel's length."""
+    import json
+
+    env = _env(ranged, tmp_path)
+    code, _out, err = _cli(env, "probe", "tinyidx", "-t", "pypi:tinyidx==1.0.0")
+    assert code == 0, err
+    cache = Path(env["HARNESS_CACHE"])
+    partial = cache / "wheels" / ".dl-abc123"
+    partial.mkdir()
+    with open(partial / "big-1.0-py3-none-any.whl", "wb") as fh:
+        fh.truncate(300_000_000)  # a 300 MB wheel, nothing fetched yet
+        fh.write(b"x" * 5000)
+    code, out, err = _cli(env, "cache", "list", "--json")
+    assert code == 0, err
+    entries = {e["name"]: e for e in json.loads(out)["entries"]}
+    pin = entries["tinyidx 1.0.0"]
+    wheel = (ranged.root / "tinyidx-1.0.0-py3-none-any.whl").stat().st_size
+    assert pin["paths"] == [str(cache / "pypi" / "tinyidx-1.0.0")]
+    assert pin["lazy"]["wheel_size"] == wheel and 0 < pin["lazy"]["fetched"] < 100_000
+    du = sum(p.lstat().st_blocks * 512 for p in (cache / "pypi" / "tinyidx-1.0.0").rglob("*"))
+    assert pin["size"] == du + (cache / "pypi" / "tinyidx-1.0.0").lstat().st_blocks * 512
+    assert entries[".dl-abc123"]["size"] < 100_000
+    code, out, err = _cli(env, "cache", "list")
+    row = next(line for line in out.splitlines() if "tinyidx 1.0.0" in line)
+    assert "(sources only: " in row and "of a 2.0 MB wheel)" in row, out
+    code, out, err = _cli(env, "cache", "prune", "--all")
+    assert code == 0, err
+    assert "removed pypi tinyidx 1.0.0 (" in out and " MB)" not in out  # kB, not the wheel's MB

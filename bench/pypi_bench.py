@@ -1,0 +1,114 @@
+"""Benchmark: a cold ``harness probe`` on a ``pypi:`` pin, lazy wheel vs whole wheel, in one run.
+
+Each run is ``harness probe MODULE -t pypi:PIN`` with its own empty ``HARNESS_CACHE`` and an
+empty pip cache (``PIP_CACHE_DIR``), so nothing is reused: once as shipped (lazy: HTTP range
+requests for the sources only) and once with ``HARNESS_PYPI_LAZY=0`` (``pip download`` of the
+whole wheel, as before issue 26). The user's pip configuration applies to both. Runs alternate
+lazy/whole so a change in the network's speed hits both.
+
+Bytes fetched: the wheel bytes that crossed the wire (lazy: what ``.complete`` records;
+whole: the wheel's size) and, as a cross-check that counts everything (index pages, TLS,
+headers), the bytes received on this machine's non-loopback interfaces (``/proc/net/dev``;
+machine-wide, so other traffic at the same time counts too).
+
+Usage: python bench/pypi_bench.py [--pin vllm==0.20.2] [--module vllm.v1.core.kv_cache_utils]
+       [--runs 1]
+Prints each run, the medians and the ratios whole / lazy (goals: >= 10x fewer bytes, >= 4x
+faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _rx_bytes() -> int:
+    """Bytes received on every interface but loopback, since boot."""
+    total = 0
+    for line in Path("/proc/net/dev").read_text().splitlines()[2:]:
+        name, _, rest = line.partition(":")
+        if name.strip() != "lo":
+            total += int(rest.split()[0])
+    return total
+
+
+def _wheel_bytes(cache: Path) -> tuple[int, int]:
+    """(wheel bytes fetched, wheel size) from what the run left in ``cache``."""
+    for done in (cache / "pypi").iterdir():
+        lines = (done / ".complete").read_text().splitlines()
+        for line in lines:
+            if line.startswith("fetched lazily:"):
+                words = line.split()
+                return int(words[2]), int(words[4])
+    wheels = list((cache / "wheels").glob("*.whl"))
+    size = wheels[0].stat().st_size
+    return size, size
+
+
+def one(mode: str, pin: str, module: str, work: Path) -> dict[str, float]:
+    cache, pipcache = work / f"cache-{mode}", work / f"pip-{mode}"
+    for p in (cache, pipcache):
+        shutil.rmtree(p, ignore_errors=True)
+    env = {**os.environ, "HARNESS_CACHE": str(cache), "PIP_CACHE_DIR": str(pipcache)}
+    env["HARNESS_PYPI_LAZY"] = "1" if mode == "lazy" else "0"
+    rx = _rx_bytes()
+    t0 = time.perf_counter()
+    cp = subprocess.run(
+        [sys.executable, "-m", "harness", "probe", module, "-t", f"pypi:{pin}"],
+        capture_output=True, text=True, env=env, cwd=REPO, check=False,
+    )  # fmt: skip
+    wall = time.perf_counter() - t0
+    rx = _rx_bytes() - rx
+    if cp.returncode != 0:
+        raise SystemExit(f"{mode}: harness probe failed ({cp.returncode}):\n{cp.stderr}")
+    fetched, size = _wheel_bytes(cache)
+    out = {"wall": wall, "fetched": fetched, "size": size, "rx": rx}
+    print(
+        f"  {mode:5} {wall:6.2f} s  wheel bytes {fetched / 1e6:8.2f} MB of {size / 1e6:.1f} MB"
+        f"  on the wire {rx / 1e6:8.2f} MB",
+        flush=True,
+    )
+    shutil.rmtree(pipcache, ignore_errors=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pin", default="vllm==0.20.2")
+    ap.add_argument("--module", default="vllm.v1.core.kv_cache_utils")
+    ap.add_argument("--runs", type=int, default=1)
+    args = ap.parse_args()
+    print(f"cold `harness probe {args.module} -t pypi:{args.pin}`, {args.runs} run(s) each")
+    got: dict[str, list[dict[str, float]]] = {"lazy": [], "whole": []}
+    with tempfile.TemporaryDirectory(prefix="pypi-bench-") as tmp:
+        for _ in range(args.runs):
+            for mode in ("lazy", "whole"):
+                got[mode].append(one(mode, args.pin, args.module, Path(tmp)))
+    med = {
+        m: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for m, runs in got.items()
+    }
+    lazy, whole = med["lazy"], med["whole"]
+    print("medians:")
+    for m in ("lazy", "whole"):
+        r = med[m]
+        print(f"  {m:5} {r['wall']:6.2f} s  wheel bytes {r['fetched'] / 1e6:8.2f} MB"
+              f"  on the wire {r['rx'] / 1e6:8.2f} MB")  # fmt: skip
+    bytes_ratio = whole["fetched"] / lazy["fetched"]
+    wire_ratio = whole["rx"] / max(lazy["rx"], 1)
+    time_ratio = whole["wall"] / lazy["wall"]
+    print(f"ratios whole/lazy: wheel bytes {bytes_ratio:.1f}x (goal >= 10x), "
+          f"on the wire {wire_ratio:.1f}x, wall time {time_ratio:.1f}x (goal >= 4x)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
