@@ -33,6 +33,9 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     supervisor.py    this file, exactly as it ran
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
+    verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
+                     exit and written before status.json: a run is running until judged
+    verifiers/       harness's own output checks, for ``{verifiers}`` in a command
     status.json      written atomically when the step ends: exit code or signal, end time
     stop.json        written by ``stop`` before it signals (so the state reads ``killed``)
     supervisor.err   the supervisor's own stderr, for the rare crash
@@ -70,6 +73,8 @@ GPU_DAEMONS = frozenset(
 READ_CHUNK = 1 << 20
 #: smoke mode's ``sitecustomize`` lives here, inside the run directory, while the step runs
 HOOK_DIR = "smoke-hook"
+#: An output check reports its counts on a line starting with this (harness.runs.verification)
+VERIFY_MARK = b"HARNESS_VERIFY "
 
 
 # -- small file helpers --------------------------------------------------------------------
@@ -360,6 +365,7 @@ def run_facts(run_dir: str) -> dict[str, Any]:
         "status": status,
         "stop": read_json(os.path.join(run_dir, "stop.json")),
         "log_size": size,
+        "verify": read_json(os.path.join(run_dir, "verify.json")),
     }
 
 
@@ -503,9 +509,16 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
                 f.write(text)
         front.append(folder)
         os.mkdir(os.path.join(run_dir, "smoke"))  # {smoke_dir}: the run's outputs, fresh
+    if args.get("verifiers"):  # {verifiers}: harness's output checks, as this run used them
+        folder = os.path.join(run_dir, "verifiers")
+        os.mkdir(folder)
+        for name, text in args["verifiers"].items():
+            with open(os.path.join(folder, os.path.basename(name)), "w", encoding="utf-8") as f:
+                f.write(text)
     secret = json.dumps(
         {"argv": args["argv"], "cwd": args["cwd"], "env": args.get("env") or {},
-         "pythonpath_front": front}
+         "pythonpath_front": front, "verify": args.get("verify") or [],
+         "verify_timeout": args.get("verify_timeout")}
     ).encode("utf-8")  # fmt: skip
     err = open(os.path.join(run_dir, "supervisor.err"), "wb")  # noqa: SIM115 - the child's
     try:
@@ -693,8 +706,77 @@ def supervise(run_dir: str) -> int:
         else:
             status["exit_code"] = os.WEXITSTATUS(wstatus)
         break
+    stopped = os.path.exists(os.path.join(run_dir, "stop.json"))
+    if status["exit_code"] == 0 and spec.get("verify") and not stopped:
+        _verify(run_dir, spec, env, cwd, devnull, step)
     _finish(run_dir, status)
     return 0
+
+
+def _verify(
+    run_dir: str,
+    spec: dict[str, Any],
+    env: dict[str, str],
+    cwd: str | None,
+    devnull: int,
+    step: list[int],
+) -> None:
+    """Run the step's output check like the step (its env, cwd, own session, output in the
+    log), within its time limit; write verify.json. The verdict is decided on the laptop
+    from what is recorded here: exit code or signal, timeout, the last report line."""
+    path = os.path.join(run_dir, "log")
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(log, b"harness: verifying the output: " + " ".join(spec["verify"]).encode() + b"\n")
+    start = os.fstat(log).st_size
+    limit = float(spec.get("verify_timeout") or 3600.0)
+    out: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": False,
+                           "timeout": limit, "started_at": time.time()}  # fmt: skip
+    try:
+        proc = subprocess.Popen(spec["verify"], cwd=cwd, env=env, stdin=devnull, stdout=log,
+                                stderr=log, start_new_session=True, close_fds=True)  # fmt: skip
+    except OSError as exc:
+        os.write(log, f"harness: cannot start the check: {exc.strerror or exc}\n".encode())
+        out["exit_code"] = 127
+        proc = None
+    os.close(log)
+    if proc is not None:
+        step.append(proc.pid)  # a SIGTERM to the supervisor reaches the check too
+        deadline = time.monotonic() + limit
+        while True:
+            try:
+                pid, wstatus = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == proc.pid:
+                proc.returncode = 0
+                if os.WIFSIGNALED(wstatus):
+                    out["signal"] = os.WTERMSIG(wstatus)
+                else:
+                    out["exit_code"] = os.WEXITSTATUS(wstatus)
+                break
+            if pid == 0:
+                if time.monotonic() > deadline and not out["timed_out"]:
+                    out["timed_out"] = True
+                    _forward([proc.pid], signal.SIGTERM)
+                    deadline = time.monotonic() + 10.0
+                elif out["timed_out"] and time.monotonic() > deadline:
+                    _forward([proc.pid], signal.SIGKILL)
+                time.sleep(0.1)
+    out["ended_at"] = time.time()
+    out["report"] = _last_report(path, start)
+    write_json_atomic(os.path.join(run_dir, "verify.json"), out)
+
+
+def _last_report(path: str, start: int) -> Any:
+    """The check's last ``HARNESS_VERIFY {json}`` line in the log after ``start``."""
+    found = None
+    with open(path, "rb") as f:
+        f.seek(start)
+        for line in f:
+            if line.startswith(VERIFY_MARK):
+                with contextlib.suppress(ValueError):
+                    found = json.loads(line[len(VERIFY_MARK) :].decode("utf-8", "replace"))
+    return found if isinstance(found, dict) else None
 
 
 def _not_started(run_dir: str, log: int, info: dict[str, Any], why: str, code: int) -> int:

@@ -42,6 +42,14 @@ def report_cmd(
             "blocker, not a warning",
         ),
     ] = False,
+    require_verified: Annotated[
+        bool,
+        typer.Option(
+            "--require-verified",
+            help="a step with no verified run since its series, callee versions or pipeline "
+            "entry changed is a blocker, not a warning",
+        ),
+    ] = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Whether the run can work, and why: facts, patches, check, the step, a verdict."""
@@ -64,7 +72,8 @@ def report_cmd(
         _group_report(
             group, fmt, output, accept_new_host_key,
             dict(patches=patches_root(patches), callers=caller, step=step,
-                 pipeline=pipeline, overrides=overrides, require_smoke=require_smoke),
+                 pipeline=pipeline, overrides=overrides, require_smoke=require_smoke,
+                 require_verified=require_verified),
         )  # fmt: skip
         return
     with target_for(target, accept_new_host_key) as t:
@@ -76,6 +85,7 @@ def report_cmd(
             pipeline=pipeline,
             overrides=overrides,
             require_smoke=require_smoke,
+            require_verified=require_verified,
         )
     if fmt == "terminal" and output is None:
         render.terminal(console(), review)

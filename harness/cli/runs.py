@@ -103,6 +103,14 @@ def run_cmd(
             help="refuse a step not smoke-tested since its series or environment changed",
         ),
     ] = False,
+    require_verified: Annotated[
+        bool,
+        typer.Option(
+            "--require-verified",
+            help="refuse a step with no run whose output passed its check since its series, "
+            "callee versions or pipeline entry changed",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -143,6 +151,7 @@ def run_cmd(
         smoke_layers=smoke_layers,
         smoke_samples=smoke_samples,
         require_smoke=require_smoke,
+        require_verified=require_verified,
     )
     raise typer.Exit(code)
 
@@ -163,6 +172,7 @@ def run_step(
     smoke_layers: int | None = None,
     smoke_samples: int | None = None,
     require_smoke: bool = False,
+    require_verified: bool = False,
 ) -> int:
     """Launch detached (:func:`harness.runs.launch.start_run`, its events shown as they
     come), then (unless ``detach``) follow to the step's exit code."""
@@ -204,6 +214,7 @@ def run_step(
             kill_stale=kill_stale,
             force=force,
             require_smoke=require_smoke,
+            require_verified=require_verified,
             smoke=plan,
             on_event=partial(view.show, err),
         )

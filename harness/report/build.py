@@ -63,6 +63,36 @@ def _smoke_tested(
     )
 
 
+def _verified(
+    target: Target, step: StepPlan, now: dict[str, object], required: bool
+) -> SmokeTested:
+    """The step's newest real run whose output passed its check, and what changed since."""
+    from harness.runs import remote
+    from harness.runs import smoke as smoke_mode
+
+    try:
+        runs = remote.list_runs(target, step.workdir).runs
+    except HarnessError:
+        runs = ()
+    good = [
+        r
+        for r in runs
+        if r.record.step == step.name
+        and not r.record.smoke
+        and r.state == "succeeded"
+        and r.verification is not None
+    ]
+    if not good:
+        return SmokeTested(required)
+    last = max(good, key=lambda r: r.record.created_at or 0.0)
+    then = last.record.fingerprint or {}
+    return SmokeTested(
+        required,
+        {"id": last.id, "created_at": last.record.created_at},
+        tuple(smoke_mode.changes(then, now)) or (() if then else ("an older harness",)),
+    )
+
+
 def build_review(
     target: Target,
     patches: Path,
@@ -74,6 +104,7 @@ def build_review(
     stale: bool = True,
     require_smoke: bool = False,
     check_smoke: bool = True,
+    require_verified: bool = False,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight.
 
@@ -125,6 +156,10 @@ def build_review(
         applied = {s.dist: s.applied for s in series}
         now = smoke_mode.fingerprint_of(facts.dists, applied)
         plan = replace(plan, smoke_tested=_smoke_tested(target, plan, now, require_smoke))
+    if plan is not None and plan.verify is not None and plan.error is None:
+        applied = {s.dist: s.applied for s in series}
+        now = {**smoke_mode.fingerprint_of(facts.dists, applied), "entry": plan.entry}
+        plan = replace(plan, verified=_verified(target, plan, now, require_verified))
     reasons = judge(facts, holders, series, live, after, plan)
     return Review(
         target.label,

@@ -226,6 +226,21 @@ def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
                     hint,
                 )
             )
+    verified = step.verified
+    if verified is not None:
+        sev = BLOCKER if verified.required else WARNING
+        hint = f"harness run {step.name} (its output is checked: {step.verify})"
+        if verified.last is None:
+            out.append(Reason(sev, f"step {step.name} has no verified run here", hint))
+        elif verified.changes:
+            out.append(
+                Reason(
+                    sev,
+                    f"step {step.name} not verified since {'; '.join(verified.changes)} "
+                    f"(last verified run {verified.last['id']})",
+                    hint,
+                )
+            )
     for need in step.requires:
         if not need.ok:
             have = need.found or "not installed"

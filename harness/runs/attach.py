@@ -191,7 +191,7 @@ def _conclude(
     label = state_label(info)
     took = format_duration(duration_of(info))
     if info.state == "succeeded":
-        out.print(f"[green]✓ {info.id} succeeded[/] in {took}")
+        out.print(f"[green]✓ {info.id} {view.esc(label)}[/] in {took}")
     elif info.state == "lost":
         out.print(
             f"[red]✗ {info.id} lost[/]: its supervisor is gone, so how the step ended is "

@@ -20,7 +20,7 @@ from harness.runs.pipeline import find_pipeline_file, load_pipeline
 from harness.runs.resolve import resolve_step
 from harness.runs.smoke import SmokeTested
 from harness.runs.state import tensor_parallel
-from harness.runs.steps import SMOKE_DIR, Pipeline, ResolvedStep, SmokeSpec
+from harness.runs.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
 from harness.targets.base import Target
 
 #: a step spread over hosts, run on one: node 0 of 1
@@ -58,6 +58,7 @@ def resolve_on(
         **(node or {**_ONE_NODE, "head": target.peer_address}),
     }
     builtins[SMOKE_DIR] = smoke_mode.smoke_dir(builtins["run_dir"])
+    builtins[VERIFIERS] = f"{builtins['run_dir']}/{VERIFIERS}"
     resolved = resolve_step(
         pipeline,
         step,
@@ -65,6 +66,7 @@ def resolve_on(
         sets=overrides,
         extra=extra,
         base_env={"PYTHONUNBUFFERED": "1", **target.run_env},
+        smoke=smoke is not None,
     )
     if smoke is None:
         return resolved
@@ -94,6 +96,12 @@ class StepPlan:
     pip: str | None = None
     error: str | None = None
     smoke_tested: SmokeTested | None = None
+    #: the output check (masked), None when the step declares none; ``entry``: the digest a
+    #: verified run records (:meth:`Pipeline.entry_digest`); ``verified``: whether the step's
+    #: newest verified run still speaks for it (same shape as ``smoke_tested``)
+    verify: str | None = None
+    entry: str | None = None
+    verified: SmokeTested | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -113,11 +121,15 @@ class StepPlan:
         }
         if self.smoke_tested is not None:
             out["smoke_tested"] = self.smoke_tested.to_dict()
+        out["verify"], out["entry"] = self.verify, self.entry
+        if self.verified is not None:
+            out["verified"] = self.verified.to_dict()
         return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StepPlan:
         checks, smoke, tested = d.get("checks"), d.get("smoke"), d.get("smoke_tested")
+        verified = d.get("verified")
         return cls(
             name=d["name"],
             command=tuple(d.get("command") or ()),
@@ -134,6 +146,9 @@ class StepPlan:
             pip=d.get("pip"),
             error=d.get("error"),
             smoke_tested=None if tested is None else SmokeTested.from_dict(tested),
+            verify=d.get("verify"),
+            entry=d.get("entry"),
+            verified=None if verified is None else SmokeTested.from_dict(verified),
         )
 
 
@@ -173,6 +188,8 @@ def describe(
         workdir=workdir,
         requires=tuple(rows),
         pip=pip,
+        verify=record.verify,
+        entry=pipeline.entry_digest(step),
     )
 
 

@@ -86,6 +86,7 @@ def start_run(
     kill_stale: bool = False,
     force: bool = False,
     require_smoke: bool = False,
+    require_verified: bool = False,
     smoke: SmokePlan | None = None,
     on_event: Callable[[RunEvent], None] = lambda event: None,
 ) -> RunOutcome:
@@ -104,7 +105,9 @@ def start_run(
     resolved = resolve_on(target, pipeline, step, workdir, run_id, overrides, extra, smoke)
     where = smoke_mode.smoke_dir(f"{remote.runs_root(workdir)}/{run_id}") if smoke else None
     on_event(Resolved(step, target.label, resolved.display(), smoke, where))
-    review = gate_review(target, step, pipeline_file, overrides, patches, require_smoke, smoke)
+    review = gate_review(
+        target, step, pipeline_file, overrides, patches, require_smoke, smoke, require_verified
+    )
     blockers = [r for r in review.reasons if r.severity == Gate.BLOCKER]
     on_event(Reviewed(review, forced=bool(blockers) and force))
     if blockers and not force:
@@ -126,6 +129,7 @@ def start_run(
         if smoke is None
         else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
         hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
+        fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(step)},
     )
     killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
     on_event(Launched(launched.run, killed, left))
@@ -140,6 +144,7 @@ def gate_review(
     patches: Path | None,
     require_smoke: bool = False,
     smoke: SmokePlan | None = None,
+    require_verified: bool = False,
 ) -> Review:
     """The pre-run review (saved as ``review.json`` in the run directory, so a run can always
     say what it was started on). Stale GPU holders are the preflight's to refuse or end
@@ -156,6 +161,7 @@ def gate_review(
         stale=False,
         require_smoke=require_smoke and smoke is None,
         check_smoke=smoke is None,  # a smoke run is the test itself
+        require_verified=require_verified and smoke is None,
     )
 
 

@@ -9,22 +9,34 @@ from __future__ import annotations
 import signal
 from typing import TYPE_CHECKING
 
+from harness.runs import verification as checks
+
 if TYPE_CHECKING:
     from harness.runs.models import RunInfo, RunState, RunStatus
+    from harness.runs.verification import Verification
 
 
-def derive_state(status: RunStatus | None, supervisor_alive: bool | None) -> RunState:
+def derive_state(
+    status: RunStatus | None,
+    supervisor_alive: bool | None,
+    verified: Verification | None = None,
+    declared: bool = False,
+) -> RunState:
     """The state from the facts: a status file decides; without one, the supervisor's life.
 
     ``killed`` covers both a step ended by a signal and one that ``harness stop`` asked to
     end (a step that catches SIGTERM and exits 1 was still stopped, not failed). A dead
-    supervisor with no status is ``lost``: nobody is left to learn how the step ended.
+    supervisor with no status is ``lost``: nobody is left to learn how the step ended. A step
+    that exited 0 whose output check did not pass has ``failed``: never "succeeded" for
+    output that failed its check (``declared``: the run has one).
     """
     if status is not None:
         if status.stop_requested or status.signal is not None:
             return "killed"
         if status.exit_code == 0:
-            return "succeeded"
+            if verified is None:
+                return "failed" if declared else "succeeded"  # a declared check left no verdict
+            return "succeeded" if verified.passed else "failed"
         return "failed"
     return "running" if supervisor_alive else "lost"
 
@@ -50,17 +62,28 @@ def exit_code_of(info: RunInfo) -> int | None:
         return 1
     if status.signal is not None:
         return 128 + status.signal
+    if status.exit_code == 0 and state == "failed":  # the step's output failed its check
+        return checks.exit_code(info.verification) if info.verification is not None else 1
     if status.exit_code is not None:
         return status.exit_code if status.exit_code != 0 or state != "killed" else 128 + 15
     return 1
 
 
 def state_label(info: RunInfo) -> str:
-    """``failed (3)``, ``killed (SIGTERM)``, ``succeeded``, ``running``, ``lost``."""
+    """``failed (3)``, ``killed (SIGTERM)``, ``running``, ``lost``; a step that exited 0:
+    ``succeeded · verified 48/48``, ``failed verification: 24/48 samples differ (...)``, or
+    ``succeeded · unverified`` when it declares no output check."""
     state = info.state
     status = info.status
     if status is None:
         return state
+    if status.exit_code == 0 and state in ("succeeded", "failed"):
+        v = info.verification
+        if v is None:
+            if info.record.verify is None:
+                return "succeeded · unverified"
+            return "failed verification: the check left no verdict"
+        return ("succeeded · " if v.passed else "") + checks.describe(v)
     if status.signal is not None:
         return f"{state} ({signal_name(status.signal)})"
     if state == "failed" and status.exit_code is not None:

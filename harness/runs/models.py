@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from harness.models import FlatRecord, pick_fields
 from harness.runs.lifecycle import derive_state, exit_code_of, state_label
+from harness.runs.verification import Verification
 from harness.vocab import Word
 
 RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
@@ -57,6 +58,10 @@ class RunRecord:
     smoke: dict[str, Any] | None = None
     #: a run spread over hosts: {"id", "spread", "hosts", "rank", "role", "cluster"}
     group: dict[str, Any] | None = None
+    #: the output check the supervisor runs after the step (masked); None: none declared
+    verify: str | None = None
+    #: what the run was started on ({"dists", "patches", "entry"}): what a verified run vouches
+    fingerprint: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +79,8 @@ class RunRecord:
             "harness_version": self.harness_version,
             "smoke": self.smoke,
             "group": self.group,
+            "verify": self.verify,
+            "fingerprint": self.fingerprint,
         }
 
     @classmethod
@@ -149,6 +156,7 @@ class RunInfo:
     stop_requested: bool = False
     log_size: int | None = None
     observed_at: float | None = None
+    verification: Verification | None = None
 
     @property
     def id(self) -> str:
@@ -166,7 +174,8 @@ class RunInfo:
 
     @property
     def state(self) -> RunState:
-        return derive_state(self.status, self.supervisor_alive)
+        declared = self.record.verify is not None
+        return derive_state(self.status, self.supervisor_alive, self.verification, declared)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,6 +186,7 @@ class RunInfo:
             "stop_requested": self.stop_requested,
             "log_size": self.log_size,
             "observed_at": self.observed_at,
+            "verification": None if self.verification is None else self.verification.to_dict(),
             # Derived, for readers of --json; from_dict ignores them.
             "state": self.state,
             "label": state_label(self),
@@ -185,7 +195,7 @@ class RunInfo:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunInfo:
-        sup, status = d.get("supervisor"), d.get("status")
+        sup, status, check = d.get("supervisor"), d.get("status"), d.get("verification")
         alive = d.get("supervisor_alive")
         return cls(
             record=RunRecord.from_dict(d.get("record") or {}),
@@ -195,6 +205,7 @@ class RunInfo:
             stop_requested=bool(d.get("stop_requested")),
             log_size=_opt_int(d.get("log_size")),
             observed_at=_opt_float(d.get("observed_at")),
+            verification=Verification.from_dict(check) if isinstance(check, dict) else None,
         )
 
     @classmethod
@@ -211,6 +222,7 @@ class RunInfo:
                 "stop_requested": isinstance(facts.get("stop"), dict),
                 "log_size": facts.get("log_size"),
                 "observed_at": now,
+                "verification": (v := Verification.from_facts(facts.get("verify"))) and v.to_dict(),
             }
         )
 

@@ -34,9 +34,11 @@ from harness.runs.steps import (
     PIPELINE_FILENAME,
     PLACEHOLDER,
     SPREADS,
+    VERIFY_TIMEOUT,
     Pipeline,
     SmokeSpec,
     Step,
+    VerifySpec,
 )
 from harness.targets import shell
 
@@ -48,9 +50,10 @@ else:  # pragma: no cover - exercised only on 3.10
 _TOP_KEYS = ("params", "steps")
 _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
-    "spread", "nproc", "port",
+    "spread", "nproc", "port", "verify",
 )  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
+_VERIFY_KEYS = ("command", "smoke", "timeout")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 
 
@@ -235,8 +238,31 @@ class _Checker:
             requires=self.requires(table.get("requires", {}), (*here, "requires")),
             checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
             smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
+            verify=self.verify(table["verify"], (*here, "verify")) if "verify" in table else None,
             **self.spread(table, here, use_shell),
         )
+
+    def verify(self, table: Any, key: tuple[str, ...]) -> VerifySpec:
+        """``[steps.NAME.verify]``: ``command`` (an argv list), ``smoke`` (one for --smoke
+        runs), ``timeout`` (seconds)."""
+        self.table(table, key)
+        self.keys(table, key, _VERIFY_KEYS)
+        hint = 'command = ["{python}", "{verifiers}/hidden_states.py", "--data", "{out}"]'
+        if "command" not in table:
+            raise self.fail((*key, "command"), "required key missing", hint)
+        argvs = []
+        for name in ("command", "smoke"):
+            value = table.get(name, [])
+            if not isinstance(value, list) or (name == "command" and not value):
+                raise self.fail((*key, name), "expected a non-empty list of arguments", hint)
+            argv = tuple(self.scalar(a, (*key, name)) for a in value)
+            for a in argv:
+                self.placeholders(a, (*key, name))
+            argvs.append(argv)
+        timeout = table.get("timeout", VERIFY_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise self.fail((*key, "timeout"), "expected a number of seconds, more than 0")
+        return VerifySpec(argvs[0], argvs[1], float(timeout))
 
     def spread(
         self, table: Mapping[str, Any], here: tuple[str, ...], use_shell: bool

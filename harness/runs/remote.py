@@ -29,6 +29,13 @@ def supervisor_source() -> str:
     return (probes_dir() / "supervisor.py").read_text(encoding="utf-8")
 
 
+def verifier_sources() -> dict[str, str]:
+    """harness's output checks (``probes/verifiers/``), written into a run directory whose
+    step declares a ``verify``: ``{verifiers}`` names that copy."""
+    folder = probes_dir() / "verifiers"
+    return {f.name: f.read_text(encoding="utf-8") for f in sorted(folder.glob("*.py"))}
+
+
 def runs_root(workdir: str) -> str:
     return workdir.rstrip("/") + "/.harness/runs"
 
@@ -144,9 +151,11 @@ def masked_record(
     pipeline: str | None,
     smoke: dict[str, Any] | None = None,
     group: dict[str, Any] | None = None,
+    fingerprint: dict[str, Any] | None = None,
 ) -> RunRecord:
     """``run.json`` as written on the target: secrets in argv and env replaced by ``***``."""
     secrets = step.secrets()
+    check = shell.mask(shell.join(step.verify), secrets) if step.verify else None
     return RunRecord(
         id=run_id,
         step=step.step,
@@ -160,6 +169,8 @@ def masked_record(
         harness_version=__version__,
         smoke=smoke,
         group=group,
+        verify=check,
+        fingerprint=fingerprint,
     )
 
 
@@ -183,13 +194,14 @@ def launch(
     smoke: dict[str, Any] | None = None,
     hook: dict[str, str] | None = None,
     group: dict[str, Any] | None = None,
+    fingerprint: dict[str, Any] | None = None,
 ) -> Launched:
     """Create the run directory and start the supervisor detached; return once it answered.
 
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
     pipe: only the masked copy is written to disk.
     """
-    record = masked_record(run_id, step, target, workdir, pipeline, smoke, group)
+    record = masked_record(run_id, step, target, workdir, pipeline, smoke, group, fingerprint)
     data = _call(
         target,
         {
@@ -206,6 +218,9 @@ def launch(
             "handshake_timeout": timings.handshake,
             "review": review,
             "hook": hook,
+            "verify": list(step.verify),
+            "verify_timeout": step.verify_timeout,
+            "verifiers": verifier_sources() if step.verify else None,
         },
         timeout=timings.handshake + timings.stop_grace + 60.0,
     )

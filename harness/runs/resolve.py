@@ -12,7 +12,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.errors import ConfigError, UsageError
-from harness.runs.steps import BUILTINS, NAME, PLACEHOLDER, Pipeline, ResolvedStep, Step
+from harness.runs.steps import (
+    BUILTINS,
+    NAME,
+    PLACEHOLDER,
+    VERIFY_TIMEOUT,
+    Pipeline,
+    ResolvedStep,
+    Step,
+)
 from harness.targets import shell
 
 
@@ -40,6 +48,7 @@ def resolve_step(
     sets: Mapping[str, str] | None = None,
     extra: Sequence[str] = (),
     base_env: Mapping[str, str] | None = None,
+    smoke: bool = False,
 ) -> ResolvedStep:
     """Pure: substitute every parameter into ``name``'s command, cwd and env.
 
@@ -48,6 +57,7 @@ def resolve_step(
         sets: ``--set`` overrides; only declared parameters may be set.
         extra: ``-- extra args`` appended to the command (quoted for a shell step).
         base_env: hosts.toml's ``env`` for the host; the step's own env wins.
+        smoke: a ``--smoke`` run: its output check is the step's ``verify.smoke``.
     """
     step = pipeline.steps.get(name)
     if step is None:
@@ -92,7 +102,13 @@ def resolve_step(
         if value:  # empty: an optional parameter left unset; the host's value stays
             env[k] = value
     params = {k: v for k, v in values.items() if k not in BUILTINS}
-    return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell)
+    check, timeout = (), VERIFY_TIMEOUT
+    if step.verify is not None:
+        which = "smoke" if smoke else "command"
+        check = tuple(sub(a, ("steps", name, "verify", which)) for a in getattr(step.verify, which))
+        timeout = step.verify.timeout
+    return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell,
+                        verify=check, verify_timeout=timeout)  # fmt: skip
 
 
 def _resolve_values(

@@ -147,4 +147,6 @@ def changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
         a, b = set(old_p.get(dist) or ()), set(new_p.get(dist) or ())
         out += [f"{dist} patch {p} applied since" for p in sorted(b - a)]
         out += [f"{dist} patch {p} no longer applied" for p in sorted(a - b)]
+    if then.get("entry") and now.get("entry") and then["entry"] != now["entry"]:
+        out.append("its pipeline.toml entry changed")
     return out

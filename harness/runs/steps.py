@@ -17,13 +17,17 @@ PIPELINE_FILENAME = "pipeline.toml"
 PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
 #: Filled in by harness at launch; a file may use them but not define them.
 BUILTINS = (
-    "workdir", "python", "run_id", "run_dir", "step", "smoke_dir",
+    "workdir", "python", "run_id", "run_dir", "step", "smoke_dir", "verifiers",
     # a step spread over hosts (``spread``): which node this is; 0 / 1 on one host
     "shard", "num_shards", "node_rank", "nnodes", "head",
 )  # fmt: skip
 SPREADS = ("shard", "torchrun", "ray")
 #: The throwaway folder a smoke run's outputs go to (``<run_dir>/smoke``).
 SMOKE_DIR = "smoke_dir"
+#: Where the run directory holds harness's own output checks (``probes/verifiers/``).
+VERIFIERS = "verifiers"
+#: How long a step's output check may take unless its ``verify.timeout`` says otherwise.
+VERIFY_TIMEOUT = 3600.0
 #: A parameter name.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: ``{name}``, or an escaped brace.
@@ -52,6 +56,33 @@ class SmokeSpec:
 
 
 @dataclass(frozen=True)
+class VerifySpec:
+    """How a step's output is checked (``[steps.NAME.verify]``), run on the target by the
+    supervisor once the step exits 0, with the step's parameters, environment and cwd.
+
+    ``command``: the check of a real run; ``smoke``: the one a ``--smoke`` run gets (random
+    weights: it needs no reference), empty when smoke runs have none; ``timeout`` in seconds.
+    The check exits 0 (passed) or 1 (failed) and may print one ``HARNESS_VERIFY {json}`` line
+    (:mod:`harness.runs.verification`).
+    """
+
+    command: tuple[str, ...]
+    smoke: tuple[str, ...] = ()
+    timeout: float = VERIFY_TIMEOUT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"command": list(self.command), "smoke": list(self.smoke), "timeout": self.timeout}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> VerifySpec:
+        return cls(
+            tuple(d.get("command") or ()),
+            tuple(d.get("smoke") or ()),
+            float(d.get("timeout") or VERIFY_TIMEOUT),
+        )
+
+
+@dataclass(frozen=True)
 class Step:
     name: str
     command: tuple[str, ...] | str  # a string only when shell is true
@@ -70,6 +101,7 @@ class Step:
     spread: str | None = None
     nproc: str = "1"  # torchrun's --nproc-per-node (placeholders allowed: "{gpus}")
     port: int | None = None  # rendezvous (torchrun, default 29500) / Ray GCS (default 6379)
+    verify: VerifySpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +118,7 @@ class Step:
             "spread": self.spread,
             "nproc": self.nproc,
             "port": self.port,
+            "verify": None if self.verify is None else self.verify.to_dict(),
         }
 
     @classmethod
@@ -107,6 +140,7 @@ class Step:
             spread=d.get("spread"),
             nproc=str(d.get("nproc") or "1"),
             port=d.get("port"),
+            verify=VerifySpec.from_dict(d["verify"]) if d.get("verify") else None,
         )
 
 
@@ -126,6 +160,15 @@ class Pipeline:
             key = key[:-1]
             line = self.lines.get(".".join(key))
         return f"{self.path}:{line or 1}: {dotted}"
+
+    def entry_digest(self, step: str) -> str:
+        """A digest of what defines ``step`` here (its entry and the pipeline's parameters):
+        a verified run vouches for the entry it ran."""
+        import hashlib
+        import json
+
+        entry = {"step": self.steps[step].to_dict(), "params": dict(self.params)}
+        return hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +196,9 @@ class ResolvedStep:
     env: Mapping[str, str]
     params: Mapping[str, str]
     shell: bool = False
+    #: the output check to run after the step exits 0 (empty: none declared), its time limit
+    verify: tuple[str, ...] = ()
+    verify_timeout: float = VERIFY_TIMEOUT
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +208,8 @@ class ResolvedStep:
             "env": dict(self.env),
             "params": dict(self.params),
             "shell": self.shell,
+            "verify": list(self.verify),
+            "verify_timeout": self.verify_timeout,
         }
 
     @classmethod
@@ -173,6 +221,8 @@ class ResolvedStep:
             env=dict(d.get("env") or {}),
             params=dict(d.get("params") or {}),
             shell=bool(d.get("shell")),
+            verify=tuple(d.get("verify") or ()),
+            verify_timeout=float(d.get("verify_timeout") or VERIFY_TIMEOUT),
         )
 
     def secrets(self) -> list[str]:

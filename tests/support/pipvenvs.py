@@ -96,8 +96,9 @@ def ensure_pip_venv(
 
 
 def _check_imports(python: Path, code: str, requirements: Path) -> None:
+    env = {**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"}
     proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"})  # fmt: skip
+                          stdin=subprocess.DEVNULL, env=env)  # fmt: skip
     if proc.returncode != 0:
         missing = re.findall(r"No module named '([^']+)'", proc.stderr)
         what = f"it lacks {missing[0]!r}: add it to {requirements.name}" if missing else "it fails"

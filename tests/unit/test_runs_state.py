@@ -39,7 +39,7 @@ STATES = [
     (None, True, "running", "running", None),
     (None, False, "lost", "lost", 1),
     (None, None, "lost", "lost", 1),
-    (RunStatus(exit_code=0), False, "succeeded", "succeeded", 0),
+    (RunStatus(exit_code=0), False, "succeeded", "succeeded · unverified", 0),
     (RunStatus(exit_code=3), False, "failed", "failed (3)", 3),
     (RunStatus(exit_code=3), True, "failed", "failed (3)", 3),  # status wins over liveness
     (RunStatus(signal=9), False, "killed", "killed (SIGKILL)", 137),
