@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from probes._finder import Finder, ModuleLocation, ProbeFailure
 from probes._platform import Decider, builtin_aliases
@@ -48,6 +49,7 @@ class ModuleSummary:
     lazy: dict[str, tuple[str, str, int]] = field(default_factory=dict)
     all_names: list[str] | None = None
     has_getattr: bool = False
+    shims: Any = None  # what a ``def __getattr__`` serves (``_resolvable.read_getattr``)
     src: Source = field(default_factory=lambda: Source([]))
 
 
@@ -57,7 +59,7 @@ class Hop:
     name: str
     file: str
     line: int
-    how: str  # "defined" | "import" | "lazy" | "submodule" | "star-import"
+    how: str  # "defined" | "import" | "lazy" | "deprecated" | "submodule" | "star-import"
 
     def to_dict(self) -> dict:
         return {
@@ -127,28 +129,12 @@ def _top_level_statements(body: list[ast.stmt], decider: Decider | None = None) 
     return out
 
 
-def _lazy_table(node: ast.expr, module: str, is_package: bool, line: int) -> dict:
-    """Read a ``{"Name": ".mod:attr"}`` dict literal, the lazy-export idiom."""
-    out: dict[str, tuple[str, str, int]] = {}
-    if not isinstance(node, ast.Dict):
-        return out
-    for k, v in zip(node.keys, node.values, strict=True):
-        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-            return {}
-        if not (isinstance(v, ast.Constant) and isinstance(v.value, str) and ":" in v.value):
-            return {}
-        mod, _, attr = v.value.partition(":")
-        level = len(mod) - len(mod.lstrip("."))
-        out[k.value] = (resolve_relative(module, is_package, level, mod.lstrip(".")), attr, line)
-    return out
-
-
 def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
     """Pure: module text -> what it defines, imports and lazily exports."""
     tree = ast.parse(source, filename=loc.file)
     lines = source.split("\n")
     s = ModuleSummary(name, loc, tree, lines, src=Source(lines))
-    lazy_candidates: dict[str, dict] = {}
+    tables: dict[str, tuple[ast.Dict, int]] = {}  # read as lazy tables if __getattr__ serves
     for st in _top_level_statements(tree.body):
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if st.name == "__getattr__":
@@ -179,12 +165,11 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
             for t in targets:
                 if isinstance(t, ast.Name):
                     s.defs.setdefault(t.id, st)
-                    if st.value is not None:
-                        if t.id == "__all__":
-                            s.all_names = _str_list(st.value)
-                        table = _lazy_table(st.value, name, loc.is_package, st.lineno)
-                        if table:
-                            lazy_candidates[t.id] = table
+                    if t.id == "__all__" and st.value is not None:
+                        s.all_names = _str_list(st.value)
+                    elif isinstance(st.value, ast.Dict):
+                        tables[t.id] = (st.value, st.lineno)
+                s.has_getattr |= "__getattr__" in {getattr(n, "id", "") for n in ast.walk(t)}
         elif (
             isinstance(st, ast.AugAssign)
             and isinstance(st.target, ast.Name)
@@ -193,7 +178,12 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
         ):
             s.all_names.extend(_str_list(st.value) or [])
     if s.has_getattr:
-        for table in lazy_candidates.values():
+        from probes._resolvable import lazy_table, read_getattr
+
+        read = {k: lazy_table(v, name, loc.is_package, line) for k, (v, line) in tables.items()}
+        s.shims = read_getattr(s, {k: t for k, t in read.items() if t})
+        s.lazy.update(s.shims.served)
+        for table in read.values():
             s.lazy.update(table)
     return s
 
@@ -317,9 +307,11 @@ class Index:
             if sub is not None:
                 chain.append(Hop(sub.name, "", self.rel(sub.loc.file), 1, "module"))
                 return Resolved(sub, "", None, chain)
-            if name in mod.lazy:
+            if name in mod.lazy:  # "deprecated": its __getattr__ branch warns, on that line
                 src, attr, line = mod.lazy[name]
-                chain.append(Hop(mod.name, name, file, line, "lazy"))
+                warns = mod.shims.deprecated.get(name, 0) if mod.shims else 0
+                how = "deprecated" if warns else "lazy"
+                chain.append(Hop(mod.name, name, file, warns or line, how))
                 mod, name = self.module(src), attr  # type: ignore[assignment]
                 continue
             for star in mod.star_imports:

@@ -64,6 +64,7 @@ class Category(Word):
     IMPORT_GUARDED = ("import-guarded",)
     UNBOUND_NAME = ("unbound-name",)
     UNVERIFIABLE = ("unverifiable",)
+    DEPRECATED = ("deprecated",)
 
     def fix_for(self, names: tuple[str, ...], func: str) -> str:
         """The fix sentence for a call that does not bind to ``func``."""

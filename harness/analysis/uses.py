@@ -103,9 +103,14 @@ class ImportUse(Site):
     fallback: Fallback | None = None
     unbound_uses: tuple[NameUse, ...] = ()
     ref: Ref | None = None
+    deprecated: str = ""  # "file:line" of the warning a module __getattr__ serves it with
+    now: str = ""  # what the shim returns, "module:name"
 
     @classmethod
     def from_dict(cls, d: Json) -> ImportUse:
+        chain = d.get("chain") or []
+        # the shim's own hop, then the name it returns (as its import says it)
+        warns = [chain[i : i + 2] for i, h in enumerate(chain) if h.get("how") == "deprecated"]
         return cls(
             **Site.fields_of(d),
             module=d["module"],
@@ -119,6 +124,8 @@ class ImportUse(Site):
             fallback=Fallback.from_dict(d.get("fallback")),
             unbound_uses=tuple(NameUse.from_dict(u) for u in d.get("unbound_uses") or ()),
             ref=Ref.from_wire(d["ref"]) if d.get("ref") else None,
+            deprecated=f"{warns[0][0]['file']}:{warns[0][0]['line']}" if warns else "",
+            now=f"{warns[0][-1]['module']}:{warns[0][-1]['name']}" if warns else "",
         )
 
 

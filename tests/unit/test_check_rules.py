@@ -48,13 +48,35 @@ def test_every_marked_finding_and_nothing_else(findings: list[Finding]) -> None:
 
 
 def test_guarded_import_is_info(findings: list[Finding]) -> None:
-    infos = [(f.category, f.symbol) for f in findings if f.severity == "info"]
+    infos = [
+        (f.category, f.symbol)
+        for f in findings
+        if f.severity == "info" and f.category == "import-guarded"
+    ]
     assert infos == [
         ("import-guarded", "calleepkg.core:Optional_thing"),  # fallback binds None
         ("import-guarded", "calleepkg.core:gone_helper"),  # and its unguarded uses are errors
         ("import-guarded", "calleepkg.core:gone_flagged"),  # uses behind the flag: fine
         ("import-guarded", "calleepkg.core:gone_def"),  # a def fallback: calls bind to it
     ]
+
+
+def test_a_name_a_module_getattr_serves_binds_and_a_warning_one_is_noted(
+    findings: list[Finding],
+) -> None:
+    """``from calleepkg.moved import old_fn``: the shim's branch warns, then returns newhome's
+    ``new_fn``; the import is fine (info), and calls bind to ``new_fn``."""
+    notes = [f for f in findings if f.category == "deprecated"]
+    assert [(f.severity, f.file, f.line, f.symbol) for f in notes] == [
+        ("info", "callerpkg/shims.py", 6, "calleepkg.moved:old_fn")
+    ]
+    assert "calleepkg/moved.py:13" in notes[0].message
+    assert (
+        notes[0].fix
+        == "Import it from where it lives: from calleepkg.newhome import new_fn as old_fn."
+    )
+    (call,) = [f for f in findings if (f.file, f.line) == ("callerpkg/shims.py", 14)]
+    assert call.symbol == "calleepkg.moved:old_fn" and "new_fn()" in call.message
 
 
 def test_default_callees_are_the_imported_source_packages() -> None:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 def run(ck: Checker) -> None:
     for use in ck.scan.imports:
         if use.ok:
+            if use.deprecated:  # served by a module __getattr__ that warns
+                _deprecated(ck, use)
             continue
         name = use.name
         what = f"{use.module}:{name}" if name else use.module
@@ -64,6 +66,22 @@ def run(ck: Checker) -> None:
             msg,
             f"Import it from where {where} defines it now, or drop the use." + hint,
         )
+
+
+def _deprecated(ck: Checker, use: ImportUse) -> None:
+    what = f"{use.module}:{use.name}"
+    module, _, name = use.now.partition(":")
+    ck.add(
+        Severity.INFO,
+        Category.DEPRECATED,
+        use,
+        what,
+        f"{what} is served by {use.module}.__getattr__ with a deprecation warning "
+        f"({use.deprecated}); it is {use.now} now",
+        f"Import it from where it lives: from {module} import {name}"
+        + (f" as {use.name}" if name != use.name else "")
+        + ".",
+    )
 
 
 def _unbound(ck: Checker, use: ImportUse, what: str, where: str) -> None:
