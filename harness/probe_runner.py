@@ -10,12 +10,14 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ProbeError, TargetError
+from harness.errors import Interrupted, ProbeError, TargetError
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
@@ -41,6 +43,37 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
 }
 #: ``check --fix`` re-checks edited files with the callsites scan itself, over a file subset.
 PROBE_MODULES["fixscan"] = (*PROBE_MODULES["callsites"], "fixscan")
+
+
+@contextmanager
+def waiting(label: Callable[[], str], what: str, timeout: float) -> Iterator[None]:
+    """Say on stderr, after a few seconds and then now and again, what is being waited for,
+    how long it may still take and how to allow more time; silent when it ends quickly."""
+    import sys
+    import threading
+    import time
+
+    from harness.targets.timeouts import MORE_TIME, PROGRESS_AFTER_S, PROGRESS_EVERY_S
+
+    done = threading.Event()
+    start = time.monotonic()
+
+    def tick() -> None:
+        wait = PROGRESS_AFTER_S
+        while not done.wait(wait):
+            took = time.monotonic() - start
+            sys.stderr.write(
+                f"harness: waiting for {what} on {label()}: {took:.0f}s so far, gives up at "
+                f"{timeout:g}s (Ctrl-C ends it there; {MORE_TIME})\n"
+            )
+            sys.stderr.flush()
+            wait = PROGRESS_EVERY_S
+
+    threading.Thread(target=tick, name="harness-waiting", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 def probes_dir() -> Path:
@@ -142,11 +175,14 @@ def run_probe(
     target: Target,
     probe: str,
     args: dict[str, Any],
-    timeout: float = 300.0,
+    timeout: float | None = None,
     *,
     cache: bool = False,
 ) -> Envelope:
     """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
+
+    ``timeout``: seconds (default: the target's, see :mod:`harness.targets.timeouts`). A
+    probe still running after a few seconds says so on stderr; Ctrl-C ends it on the target.
 
     With ``cache``, the result is kept on this machine with the (mtime, size) of every file
     and folder the probe read; the next run sends that fingerprint and the probe answers
@@ -169,7 +205,17 @@ def run_probe(
     payload = build_payload(
         probe, args, fingerprint=hit.fingerprint if hit else None, compiled=same_python
     )
-    result = target.run_python(NOT_PYTHON_GUARD + _source("_boot"), payload, timeout=timeout)
+    timeout = target.command_timeout if timeout is None else timeout
+    code = NOT_PYTHON_GUARD + _source("_boot")
+    # the label only once the command is under way: asking it first decides the route
+    with waiting(lambda: target.label, f"the {probe} probe", timeout):
+        try:
+            result = target.run_python(code, payload, timeout=timeout)
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"stopped the {probe} probe on {target.label}; its process there was ended",
+                "nothing was changed on the target by a probe",
+            ) from None
     env = parse_envelope(result.stdout)
     if env is None:
         raise _no_envelope(target, result.exit_code, result.stderr)

@@ -76,7 +76,11 @@ def _serve_one():
     chunks = []
     while True:
         wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-        ready, _, _ = select.select([r], [], [], wait)
+        ready, _, _ = select.select([r, IN], [], [], wait)
+        if IN in ready:  # nothing may arrive mid-request: the connection went away (Ctrl-C)
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            os._exit(0)
         if not ready:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)

@@ -151,6 +151,13 @@ class Target(ABC):
         ``{head}`` when it runs on this host alone."""
         return "127.0.0.1"
 
+    @property
+    def command_timeout(self) -> float:
+        """Seconds a probe here may take (``$HARNESS_TIMEOUT``, hosts.toml, 300)."""
+        from harness.targets.timeouts import command_timeout
+
+        return command_timeout()
+
     def setting_line(self, key: str) -> str | None:
         """``FILE:LINE`` where the inventory sets ``key`` for this target (messages)."""
         return None

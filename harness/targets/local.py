@@ -70,9 +70,12 @@ class LocalTarget(Target):
                 tuple(argv), 126, b"", str(exc).encode(), time.perf_counter() - start
             )
         except subprocess.TimeoutExpired:
+            from harness.targets.timeouts import TIMEOUT_ENV
+
             raise TargetError(
-                f"{self.label}: {Path(argv[0]).name} did not finish in {timeout}s",
-                "raise the timeout or check the target is not overloaded",
+                f"{self.label}: {Path(argv[0]).name} did not finish in {timeout:g}s "
+                "(it was killed)",
+                f"allow more time if it is just slow: {TIMEOUT_ENV}=SECONDS for one command",
             ) from None
         return CommandResult(
             tuple(argv), cp.returncode, cp.stdout, cp.stderr, time.perf_counter() - start

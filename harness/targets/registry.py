@@ -46,10 +46,17 @@ def _ssh_entry(check: TableChecker, name: str, table: dict[str, Any]) -> Any:
 
 
 def _ssh_open(
-    entry: Any, *, accept_new_host_key: bool = False, connect_timeout: float = 10.0, **_: Any
+    entry: Any,
+    *,
+    accept_new_host_key: bool = False,
+    connect_timeout: float | None = None,
+    **_: Any,
 ) -> Target:
+    from harness.targets import timeouts
     from harness.targets.ssh import SshTarget
 
+    if connect_timeout is None:  # $HARNESS_CONNECT_TIMEOUT, else the entry's, else 10 s
+        connect_timeout = timeouts.connect_timeout(entry.connect_timeout)
     return SshTarget(
         entry, accept_new_host_key=accept_new_host_key, connect_timeout=connect_timeout
     )
@@ -120,7 +127,7 @@ def open_target(
     hosts: HostsConfig,
     *,
     accept_new_host_key: bool = False,
-    connect_timeout: float = 10.0,
+    connect_timeout: float | None = None,
 ) -> Target:
     """``None`` -> hosts.toml's default, else ``local``. Nothing connects until first use.
 

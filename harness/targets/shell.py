@@ -45,11 +45,7 @@ NOT_PYTHON_MARK = b"harness: not a Python interpreter"
 #: Python, a string statement that does nothing. To a shell (``python = "/bin/bash"``), line
 #: one is ``:`` (``''`` + ``':'``), line two says so and exits -- before anything else runs
 #: (else the bootstrap's ``import json`` would be ImageMagick's screen grab).
-NOT_PYTHON_GUARD = (
-    "''':'\n"
-    f"echo '{NOT_PYTHON_MARK.decode()}' >&2; exit {NOT_PYTHON_EXIT}\n"
-    "'''\n"
-)
+NOT_PYTHON_GUARD = f"''':'\necho '{NOT_PYTHON_MARK.decode()}' >&2; exit {NOT_PYTHON_EXIT}\n'''\n"
 
 
 def quote(s: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import select
+import socket
 import struct
 import threading
 import time
@@ -25,6 +26,29 @@ START_S = 15.0
 
 class WorkerBroken(Exception):
     """The worker cannot serve this request; run the probe the plain way."""
+
+
+class Cancelled(Exception):
+    """The client that asked for the probe hung up (Ctrl-C): the worker ended it there."""
+
+
+def _watch(client: Any, cancel: Any) -> threading.Event:
+    """Until the returned event is set: call ``cancel`` if ``client`` (a socket) hangs up."""
+    done = threading.Event()
+
+    def run() -> None:
+        while not done.wait(0.2):
+            try:
+                ready, _, _ = select.select([client], [], [], 0)
+                gone = bool(ready) and client.recv(1, socket.MSG_PEEK) == b""
+            except (OSError, ValueError):
+                gone = True
+            if gone:
+                cancel()
+                return
+
+    threading.Thread(target=run, name="harness-client-watch", daemon=True).start()
+    return done
 
 
 def _source() -> str:
@@ -42,6 +66,15 @@ class ProbeWorker:
         self.lock = threading.Lock()
         self.chan: Any = None
         self.broken = False
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """End the running probe: closing the channel ends the worker, which ends its child."""
+        self.cancelled = True
+        chan = self.chan
+        if chan is not None:
+            with contextlib.suppress(Exception):
+                chan.close()
 
     def _start(self) -> None:
         chan = self.transport.open_session()
@@ -78,11 +111,15 @@ class ProbeWorker:
             buf += chunk
         return buf
 
-    def call(self, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
-        """Run ``code`` with ``stdin`` in a fresh fork of the worker; exit code as a process."""
+    def call(
+        self, code: str, stdin: bytes, timeout: float | None, client: Any = None
+    ) -> CommandResult:
+        """Run ``code`` with ``stdin`` in a fresh fork of the worker; exit code as a process.
+        ``client``: the socket of whoever asked; when it hangs up, the probe is ended."""
         if self.broken or not self.lock.acquire(blocking=False):
             raise WorkerBroken("busy or broken")
         start = time.monotonic()
+        watch = _watch(client, self.cancel) if client is not None else None
         try:
             if self.chan is None:
                 self._start()
@@ -97,8 +134,12 @@ class ProbeWorker:
         except (WorkerBroken, OSError, EOFError) as e:
             self.close()
             self.broken = True
+            if self.cancelled:
+                raise Cancelled() from None
             raise WorkerBroken(str(e)) from None
         finally:
+            if watch is not None:
+                watch.set()
             self.lock.release()
         argv = (self.python, "-B", "-c", "<probe>")
         return CommandResult(argv, status, out, err, time.monotonic() - start)

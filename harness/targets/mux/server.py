@@ -41,6 +41,7 @@ from harness.targets.mux.wire import (
     recv_frame,
     send_frame,
 )
+from harness.targets.timeouts import MORE_TIME
 
 if TYPE_CHECKING:
     from harness.targets.ssh import SshTarget
@@ -77,6 +78,7 @@ class MuxServer:
     ) -> None:
         self.target = target
         self.identity = dict(identity or {})
+        self._client = threading.local()  # the connection each handler thread serves
         self.path = path
         self.listener = listener
         self.idle = idle
@@ -147,6 +149,7 @@ class MuxServer:
                 if not self.target.connected or self._stop.is_set():
                     return  # no hello: the client connects directly, nothing ran here
                 conn.settimeout(REQUEST_WAIT_S)
+                self._client.conn = conn
                 send_frame(conn, self._hello())
                 request = recv_frame(conn)
                 if request is None:
@@ -224,21 +227,27 @@ class MuxServer:
 
     def _python(self, python: str, code: str, stdin: bytes, timeout: float | None) -> CommandResult:
         """``python`` runs ``code``: through its warm worker, or the plain exec, same result."""
-        from harness.targets.zygote import ProbeWorker, WorkerBroken
+        from harness.targets.zygote import Cancelled, ProbeWorker, WorkerBroken
 
         with self._state:
             worker = self._workers.get(python)
             if worker is None:
                 worker = self._workers[python] = ProbeWorker(self.target.transport(), python)
         try:
-            r: CommandResult = worker.call(code, stdin, timeout)
+            r: CommandResult = worker.call(
+                code, stdin, timeout, getattr(self._client, "conn", None)
+            )
+        except Cancelled:  # the client hung up (Ctrl-C): the probe was ended there
+            with self._state:
+                self._workers.pop(python, None)
+            raise TargetError("harness mux: the client went away; its probe was ended") from None
         except WorkerBroken as e:
             debug(f"probe worker: {e}; plain exec")
             return self.target.run([python, "-B", "-c", code], stdin=stdin, timeout=timeout)
         if r.exit_code == -9 and timeout is not None:
             raise TargetError(
                 f"{python} on {self.target.label} timed out after {timeout:g}s",
-                hint="it was killed (with its children); allow more time if it is just slow",
+                hint=f"it was killed (with its children); {MORE_TIME}",
             )
         return r
 

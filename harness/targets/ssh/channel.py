@@ -36,14 +36,33 @@ class Deadline(Exception):
         self.stderr = stderr  # what arrived so far: it holds the pid line
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C while a command ran: what its stderr held so far (the pid line, to end it)."""
+
+    def __init__(self, stderr: bytes = b"") -> None:
+        super().__init__()
+        self.stderr = stderr
+
+
 def pump(chan: Any, stdin: bytes | None, deadline: float | None) -> tuple[bytes, bytes]:
+    """:func:`_pump`; a Ctrl-C becomes :class:`Stopped`, carrying the stderr read so far."""
+    err = bytearray()
+    try:
+        return _pump(chan, stdin, deadline, err)
+    except KeyboardInterrupt:
+        raise Stopped(bytes(err)) from None
+
+
+def _pump(
+    chan: Any, stdin: bytes | None, deadline: float | None, err: bytearray
+) -> tuple[bytes, bytes]:
     """Feed stdin and drain stdout and stderr together until the remote side sends EOF.
 
     Both streams are read in one loop (and stdin is written in the same loop, never with a
     blocking ``sendall``) so that a full window on any of the three cannot deadlock the
     others. ``select`` on the channel's pipe wakes us when data, EOF or close arrive.
     """
-    out, err = bytearray(), bytearray()
+    out = bytearray()
     data = stdin or b""
     pos = 0
     if not data:
@@ -77,6 +96,30 @@ def pump(chan: Any, stdin: bytes | None, deadline: float | None) -> tuple[bytes,
         if pos < len(data):
             wait = min(wait, 0.005)  # window full: poll, the pipe only signals reads
         select.select([chan], [], [], wait)
+
+
+def kill_group(transport: Any, pid: int | None, wait: float) -> None:
+    """Best effort: SIGKILL a command's process group (timed out, or Ctrl-C) from a second
+    session, ``wait`` seconds at most.
+
+    Closing the channel alone would leave a program that does not write (a hung import,
+    a sleep) running on the GPU box. OpenSSH's ``signal`` channel request would be the
+    tidy way, but sshd refuses it for root logins, which GPU boxes often use.
+    """
+    if pid is None or pid <= 1:
+        return
+    from harness.targets import shell
+
+    try:
+        chan = transport.open_session(timeout=wait)
+        try:
+            # The login shell's builtin kill: it accepts "-9 -PGID" in sh, dash, bash, zsh.
+            chan.exec_command(shell.command(["kill", "-9", f"-{pid}"]))
+            pump(chan, None, time.monotonic() + wait)
+        finally:
+            chan.close()
+    except Exception:
+        pass  # the timeout (or the Ctrl-C) is what to report, not a failed cleanup
 
 
 def wait_status(chan: Any, transport: Any, deadline: float | None, stderr: bytes) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 from harness.errors import ConfigError, ConnectError, HarnessError, HostKeyError, TargetError
 from harness.targets.ssh.channel import SFTP_TIMEOUT_S, reason
 from harness.targets.ssh.entry import HostConfig
+from harness.targets.timeouts import MORE_CONNECT_TIME
 
 #: Seconds between SSH keepalive packets; a dead link then fails a write instead of idling.
 KEEPALIVE_S = 15
@@ -234,7 +235,8 @@ def connect_error(e: BaseException, conn: Any, files: Any, *, jump: bool) -> Har
     if isinstance(e, (socket.timeout, TimeoutError)):
         return ConnectError(
             f"timed out connecting to {where} after {timeout:g}s",
-            hint="is the host up and the port reachable from here (VPN, firewall)?",
+            hint="is the host up and the port reachable from here (VPN, firewall)? "
+            f"If it is only slow: {MORE_CONNECT_TIME}",
         )
     if isinstance(e, paramiko.ChannelException):
         return ConnectError(
@@ -250,12 +252,13 @@ def connect_error(e: BaseException, conn: Any, files: Any, *, jump: bool) -> Har
         if "banner" in text.lower():
             return ConnectError(
                 f"{where} did not answer as an SSH server ({text})",
-                hint="is the port right? is the server overloaded (MaxStartups)?",
+                hint="is the port right? is the server overloaded (MaxStartups)? If it is "
+                f"only slow: {MORE_CONNECT_TIME}",
             )
         if "no existing session" in text.lower():
             return ConnectError(
                 f"SSH handshake with {where} did not finish within {timeout:g}s",
-                hint="the server or the link is very slow; raise the connect timeout",
+                hint=f"the server or the link is very slow; {MORE_CONNECT_TIME}",
             )
         return ConnectError(f"SSH handshake with {where} failed: {text}")
     if isinstance(e, EOFError):

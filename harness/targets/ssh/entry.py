@@ -21,7 +21,11 @@ _HOST_KEYS: dict[str, tuple[type, str]] = {
     "python": (str, 'python = "/root/venv/bin/python"'),
     "workdir": (str, 'workdir = "/root/work"'),
     "env": (dict, 'env = { HF_HOME = "/data/hf" }'),
+    "timeout": (float, "timeout = 900"),
+    "connect_timeout": (float, "connect_timeout = 30"),
 }
+#: Keys whose value is a number of seconds (a TOML integer or float, > 0).
+_SECONDS = ("timeout", "connect_timeout")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class HostConfig:
     python: str = "python3"
     workdir: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    #: seconds for one command or probe there, and for each connection step (``None``: the
+    #: defaults; see :mod:`harness.targets.timeouts`)
+    timeout: float | None = None
+    connect_timeout: float | None = None
     source: str | None = None  # "hosts.toml:12" where the table starts, for messages
     #: "hosts.toml:14" per key written in the table, so a late error (an identity that turns
     #: out to be a folder) can name the very line. Not part of equality.
@@ -70,6 +78,11 @@ def parse_entry(check: TableChecker, name: str, table: dict[str, Any]) -> HostCo
     here = ("hosts", name)
     check.unknown_keys(table, here, _HOST_KEYS)
     for key, value in table.items():
+        if key in _SECONDS:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                example = f"e.g. {_HOST_KEYS[key][1]}"
+                raise check.fail((*here, key), f"expected seconds > 0, got {value!r}", example)
+            continue
         check.typed(value, _HOST_KEYS[key][0], (*here, key), _HOST_KEYS[key][1])
     if "address" not in table:
         raise check.fail(
@@ -96,6 +109,8 @@ def parse_entry(check: TableChecker, name: str, table: dict[str, Any]) -> HostCo
         python=table.get("python", "python3"),
         workdir=table.get("workdir"),
         env=dict(env),
+        timeout=table.get("timeout"),
+        connect_timeout=table.get("connect_timeout"),
         source=check.where(here),
         where={key: check.where((*here, key)) for key in table},
     )

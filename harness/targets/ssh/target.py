@@ -19,6 +19,8 @@ from harness.targets.ssh.channel import (
     WINDOW_SIZE,
     ChannelStream,
     Deadline,
+    Stopped,
+    kill_group,
     pump,
     quiet_prefetch_thread,
     reason,
@@ -27,6 +29,7 @@ from harness.targets.ssh.channel import (
 from harness.targets.ssh.connect import build_connection, chain, open_hops, sftp_error
 from harness.targets.ssh.entry import HostConfig
 from harness.targets.ssh.sharing import NoMux, SharedConnection
+from harness.targets.timeouts import MORE_TIME
 
 if TYPE_CHECKING:
     from harness.targets.mux import MuxClient
@@ -142,6 +145,12 @@ class SshTarget(SharedConnection, Target):
     def python_argv(self) -> list[str]:
         return [self.host.python]
 
+    @property
+    def command_timeout(self) -> float:
+        from harness.targets.timeouts import command_timeout
+
+        return command_timeout(self.host.timeout)
+
     def setting_line(self, key: str) -> str | None:
         return self.host.where.get(key) or self.host.source
 
@@ -207,12 +216,16 @@ class SshTarget(SharedConnection, Target):
                 chan.exec_command(line)
                 stdout, stderr = pump(chan, stdin, deadline)
                 status = wait_status(chan, transport, deadline, stderr)
+            except Stopped as s:  # Ctrl-C: end it there too, then stop as asked
+                chan.close()
+                kill_group(self.transport(), shell.split_pid(s.stderr)[0], self.connect_timeout)
+                raise
             except Deadline as d:
                 chan.close()
-                self._kill_group(shell.split_pid(d.stderr)[0])
+                kill_group(self.transport(), shell.split_pid(d.stderr)[0], self.connect_timeout)
                 raise TargetError(
                     f"{argv[0]} on {self.label} timed out after {timeout:g}s",
-                    hint="it was killed (with its children); allow more time if it is just slow",
+                    hint=f"it was killed (with its children); {MORE_TIME}",
                 ) from None
             except Exception as e:
                 raise self._link_error(e, argv) from e
@@ -227,26 +240,6 @@ class SshTarget(SharedConnection, Target):
             )
         _, stderr = shell.split_pid(stderr)
         return CommandResult(argv, status, stdout, stderr, time.monotonic() - start)
-
-    def _kill_group(self, pid: int | None) -> None:
-        """Best effort: SIGKILL a timed-out command's process group from a second session.
-
-        Closing the channel alone would leave a program that does not write (a hung import,
-        a sleep) running on the GPU box. OpenSSH's ``signal`` channel request would be the
-        tidy way, but sshd refuses it for root logins, which GPU boxes often use.
-        """
-        if pid is None or pid <= 1:
-            return
-        try:
-            chan = self.transport().open_session(timeout=self.connect_timeout)
-            try:
-                # The login shell's builtin kill: it accepts "-9 -PGID" in sh, dash, bash, zsh.
-                chan.exec_command(shell.command(["kill", "-9", f"-{pid}"]))
-                pump(chan, None, time.monotonic() + self.connect_timeout)
-            finally:
-                chan.close()
-        except Exception:
-            pass  # the timeout is the error worth reporting, not a failed cleanup
 
     def read_bytes(self, path: str) -> bytes:
         """Read a whole file through the connection's one SFTP session (prefetched)."""
