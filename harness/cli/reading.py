@@ -216,7 +216,8 @@ def diff(
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
-    """How DIST's API moved between two targets: added, removed, moved, changed."""
+    """How DIST's API moved between two targets: added, removed, moved, changed.
+    Exit code 1 when a change is breaking (as `check` for errors), else 0."""
     from harness.reading.compare import diff as do_diff
 
     with (
@@ -226,10 +227,12 @@ def diff(
         report = do_diff(dist, old, new, used_by=used_by)
     if as_json:
         print_json(report.to_dict())
-        return
-    from harness.views.reading import diff_report
+    else:
+        from harness.views.reading import diff_report
 
-    diff_report(console(), report)
+        diff_report(console(), report)
+    if report.counts()["breaking"]:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

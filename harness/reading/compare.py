@@ -12,10 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.apidiff import ChangeKind, Entry, EntryStatus, diff_apis
+from harness.analysis.apidiff import ChangeKind, Entry, EntryStatus, diff_apis, public_methods
 from harness.analysis.rules.api_drift import relevant_changes
 from harness.analysis.scan import Lookup, Scan, lookups_from
-from harness.analysis.uses import CallUse, Site
+from harness.analysis.uses import AttributeUse, Site
 from harness.errors import HarnessError, ProbeError, UsageError
 from harness.models import Symbol
 from harness.probe_runner import run_probe
@@ -124,16 +124,21 @@ def _diff_used(dist: str, old: Target, new: Target, caller: str, start: float) -
         return {k: v.symbol.symbol for k, v in side.items() if v.symbol is not None}
 
     entries = []
-    for e in diff_apis(found(left), found(right)):
+    old_syms, new_syms = found(left), found(right)
+    for e in diff_apis(old_syms, new_syms):
         if e.status == EntryStatus.ADDED:
             continue
         hits = uses.get(e.symbol, [])
-        constructed = any(isinstance(u, CallUse) for u in hits)
-        methods = (ChangeKind.METHOD_ADDED, ChangeKind.METHOD_REMOVED)
+        # a method added or removed matters where the caller drives an instance by calling
+        # its methods (as `check` decides), or uses that very method -- not where it only
+        # constructs the class
+        driven = _methods(old_syms.get(e.symbol)) | _methods(new_syms.get(e.symbol))
+        used = {u.attr for u in hits if isinstance(u, AttributeUse)}
+        relevant = relevant_changes(list(e.changes), hits, methods=driven or None)
         changes = tuple(
             c
             for c in e.changes
-            if c in relevant_changes(list(e.changes), hits) or (c.kind in methods and constructed)
+            if c in relevant or (c.kind == ChangeKind.METHOD_REMOVED and c.name in used)
         )
         if e.status == EntryStatus.CHANGED and not changes:
             continue
@@ -153,6 +158,13 @@ def _diff_used(dist: str, old: Target, new: Target, caller: str, start: float) -
         caller,
         {"refs": len(refs), "seconds": round(time.perf_counter() - start, 3)},
     )
+
+
+def _methods(sym: Symbol | None) -> set[str]:
+    """A class's public methods by name (properties are read, not driven)."""
+    if sym is None or sym.kind != "class":
+        return set()
+    return {n for n, m in public_methods(sym).items() if m.kind != "property"}
 
 
 def _dedup(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

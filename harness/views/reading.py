@@ -132,26 +132,32 @@ def probe_report(console: Console, report: ProbeReport) -> None:
 def hosts_table(console: Console, hosts: HostsConfig) -> None:
     from rich.table import Table
 
+    from harness.views.fold import fit_widths, fold
+
     where = str(hosts.path) if hosts.path else "no hosts.toml found"
     t = Table(title=f"targets ({where})", title_justify="left")
-    for col in ("name", "ssh", "python", "workdir", "defined at"):
-        # fold: a narrow terminal wraps a long path onto more lines instead of cutting it
-        # to "…", since the path is what the user came to read
-        t.add_column(col, overflow="fold")
-    for name, h in hosts.hosts.items():
-        mark = " (default)" if name == hosts.default else ""
-        t.add_row(name + mark, h.reach(), h.python, h.workdir or "", h.source or "")
-    t.add_row(
-        "local" + ("" if hosts.default else " (default)"),
-        "this machine",
-        "harness's own python",
-        "",
-        "built in",
-    )
-    t.add_row("venv:PATH", "this machine", "PATH/bin/python", "", "built in")
-    t.add_row(
-        "pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "", "built in"
-    )
+    heads = ("name", "ssh", "python", "workdir", "defined at")
+    rows = [
+        (name + (" (default)" if name == hosts.default else ""), h.reach(), h.python,
+         h.workdir or "", h.source or "")
+        for name, h in hosts.hosts.items()
+    ]  # fmt: skip
+    rows.append(
+        ("local" + ("" if hosts.default else " (default)"), "this machine",
+         "harness's own python", "", "built in")
+    )  # fmt: skip
+    rows.append(("venv:PATH", "this machine", "PATH/bin/python", "", "built in"))
+    rows.append(
+        ("pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "",
+         "built in")
+    )  # fmt: skip
+    # a narrow terminal wraps a long path onto more lines (never cut to "…": the path is
+    # what the user came to read), broken after a "/" or "." -- not inside a word
+    widths = fit_widths(heads, rows, console.width - (3 * len(heads) + 1))
+    for col, width in zip(heads, widths, strict=True):
+        t.add_column(col, width=width, overflow="fold")
+    for row in rows:
+        t.add_row(*(fold(cell, w) for cell, w in zip(row, widths, strict=True)))
     console.print(t)
 
 

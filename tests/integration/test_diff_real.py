@@ -24,7 +24,7 @@ def test_used_by_lists_each_change_with_the_sites_it_hits(cli_env: dict[str, str
         "--json",
         env=cli_env,
     )
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # breaking changes found
     data = json.loads(r.out)
     assert (data["from_version"], data["to_version"]) == ("0.11.0", "0.16.0")
     by = {e["symbol"]: e for e in data["entries"]}
@@ -55,7 +55,7 @@ def test_whole_api_diff(cli_env: dict[str, str]) -> None:
         env=cli_env,
         timeout=600,
     )
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # breaking changes found
     data = json.loads(r.out)
     by = {e["symbol"]: e for e in data["entries"]}
     kinds = {

@@ -7,6 +7,7 @@ The target is a fresh venv with ``tinypkg`` 1.0 installed the way pip leaves it 
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 from tests.integration.test_patches_faults import FIXTURES, installed, make_tiny
@@ -122,3 +123,39 @@ def test_a_requires_on_a_misspelled_dist_warns_with_the_closest_name(
     toml.write_text(toml.read_text().replace("tinypgk =", "vllm ="))
     r = run_cli("patches", "-t", f"venv:{tiny.root}", "--patches", str(patches), env=cli_env)
     assert "warning:" not in r.out and "vllm is not installed" in r.out
+
+
+def test_hosts_table_breaks_paths_only_after_separators(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Item 14: at 80-100 columns the table broke inside words (``/root/minicon|da3``)."""
+    values = {
+        "address": "gpu-box-number-one.internal.example.com",
+        "python": "/root/miniconda3/envs/eagle3-training-env/bin/python3.12",
+        "workdir": "/root/eagle3/experiments/kimi-k2.5-draft",
+    }
+    short = Path(tempfile.mkdtemp(prefix="hosts-", dir="/tmp"))  # as a user's ~/work/hosts.toml
+    hosts = short / "hosts.toml"
+    hosts.write_text(
+        'default = "gpu"\n[hosts.gpu]\nuser = "root"\nport = 2222\n'
+        + "".join(f'{k} = "{v}"\n' for k, v in values.items())
+    )
+    for columns in (80, 90, 100):
+        env = {**cli_env, "HARNESS_HOSTS": str(hosts), "COLUMNS": str(columns)}
+        r = run_cli("hosts", env=env)
+        assert r.code == 0, r.err
+        lines = r.out.splitlines()
+        assert all(len(line) <= columns for line in lines), r.out
+        rows = [line.split("│")[1:-1] for line in lines if line.startswith("│")]
+        start = next(i for i, cells in enumerate(rows) if cells[0].strip() == "gpu (default)")
+        end = next(i for i in range(start + 1, len(rows)) if rows[i][0].strip())
+        cells = []
+        for c in range(5):  # a cell's lines: each break follows a separator, or a space
+            text = ""
+            for frag in (row[c].strip() for row in rows[start:end]):
+                text += ("" if not text or text[-1] in "/.-@:," else " ") + frag
+            cells.append(text.strip())
+        assert cells[1] == f"root@{values['address']}:2222", (columns, r.out)
+        assert cells[2] == values["python"] and cells[3] == values["workdir"], (columns, r.out)
+        assert cells[4] == f"{hosts}:2", (columns, r.out)
+    shutil.rmtree(short)

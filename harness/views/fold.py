@@ -1,0 +1,54 @@
+"""Table cells that wrap where a path or a host name may break, never inside a word.
+
+Rich wraps a cell at spaces and folds a longer word at any character, so on an 80-100 column
+terminal ``/root/miniconda3/envs/...`` came out as ``/root/minicon`` + ``da3/envs/eagl``.
+Here the columns get widths that fit the terminal (the widest gives way first) and each cell
+is broken after a ``/``, ``.``, ``-``, ``@``, ``:``, ``,`` or space, where the eye expects a
+break; only a piece longer than the whole column is cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_PIECE = re.compile(r"[^/.\-@:, ]*[/.\-@:, ]*")
+#: A column never narrower than this (or its heading).
+MIN_WIDTH = 6
+
+
+def fit_widths(
+    heads: Sequence[str], rows: Sequence[Sequence[str]], room: int, firm: Sequence[int] = (0,)
+) -> list[int]:
+    """Column widths whose sum fits ``room``: each column's longest cell, the widest taking
+    one less at a time until they fit (no narrower than its heading, MIN_WIDTH, or its
+    longest piece between two break points). Columns in ``firm`` (the names) keep theirs."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(heads)]
+    least = [
+        max([MIN_WIDTH, len(h), *(len(p.rstrip(" ")) for r in rows for p in _PIECE.findall(r[i]))])
+        for i, h in enumerate(heads)
+    ]
+    for i in firm:
+        least[i] = widths[i]
+    while sum(widths) > room:
+        i = max(range(len(widths)), key=lambda k: (widths[k] - least[k] > 0, widths[k]))
+        if widths[i] <= least[i]:
+            break
+        widths[i] -= 1
+    return widths
+
+
+def fold(text: str, width: int) -> str:
+    """``text`` as lines of at most ``width``, broken after separators (see the module)."""
+    lines: list[str] = []
+    line = ""
+    for piece in (p for p in _PIECE.findall(text) if p):
+        if len(line) + len(piece.rstrip(" ")) > width and line:
+            lines.append(line.rstrip(" "))
+            line = ""
+        while len(piece.rstrip(" ")) > width:  # one piece longer than the column: cut it
+            lines.append(piece[:width])
+            piece = piece[width:]
+        line += piece
+    lines.append(line.rstrip(" "))
+    return "\n".join(lines)
