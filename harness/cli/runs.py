@@ -83,7 +83,7 @@ def run_cmd(
         typer.Option(
             "--smoke",
             help="same step, same code path: dummy weights (no checkpoint is read), a few "
-            "decoder layers and samples, outputs under .harness/smoke",
+            "decoder layers and samples, outputs under WORKDIR/.harness/runs/RUN_ID/smoke",
         ),
     ] = False,
     smoke_layers: Annotated[
@@ -229,10 +229,23 @@ def run_step(
         return 0
 
 
+#: ``harness runs`` shows this many of the newest runs unless ``--limit`` says otherwise.
+RUNS_SHOWN = 20
+
+
 def runs_cmd(
     target: TargetOpt = None,
     workdir: WorkdirOpt = None,
     as_json: JsonOpt = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=0,
+            help=f"show the newest N runs (default {RUNS_SHOWN} in the table, all with --json; "
+            "0: all)",
+        ),
+    ] = None,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """List runs on the target: id, step, state, started, duration, exit."""
@@ -248,10 +261,19 @@ def runs_cmd(
         )
 
     listing = list_runs(ctx(target, accept_new_host_key, workdir))
+    keep = limit if limit is not None else (0 if as_json else RUNS_SHOWN)
+    newest = sorted(listing.runs, key=lambda r: (r.started_at or 0.0, r.id), reverse=True)
+    shown = {r.id for r in newest[:keep]} if keep else {r.id for r in newest}
+    runs = [r for r in listing.runs if r.id in shown]
     if as_json:
-        print_json([r.to_dict() for r in listing.runs])
+        print_json([r.to_dict() for r in runs])
     else:
-        view.runs_table(view.console(), listing.runs, listing.target)
+        view.runs_table(view.console(), runs, listing.target)
+        if len(runs) < len(listing.runs):
+            more = len(listing.runs) - len(runs)
+            view.console().print(
+                f"{more} older run(s) not shown; --limit {len(listing.runs)} (or 0) shows all"
+            )
     raise typer.Exit(0)
 
 
