@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from harness.cli import cache, hosts, patches, reading, report, runs
+from harness.cli import cache, hosts, matrix, patches, reading, report, runs
 from harness.cli.app import app
 from harness.cli.common import report_error
 from harness.cli.options import use_global_options
@@ -22,7 +22,7 @@ from harness.errors import HarnessError
 __all__ = ["app", "main"]
 
 # in --help's order: reading, runs, patches, the review, the cache
-for _group in (reading, hosts, runs, patches, report, cache):
+for _group in (reading, matrix, hosts, runs, patches, report, cache):
     _group.register(app)
 use_global_options(app)
 

@@ -115,6 +115,32 @@ class PipIndex:
         sha = link.hash if link.hash_name == "sha256" else None
         return WheelLink(link.url_without_fragment, link.filename, sha)
 
+    def versions(self, name: str, tags: Sequence[str] = ()) -> list[str]:
+        """Every version of ``name`` with a wheel pip would take (for ``tags`` too, when
+        given), as the index lists them; unsorted."""
+        found: set[str] = set()
+        for extra in ([], tags) if tags else ([],):
+            options = self._options(
+                [*(a for t in extra for a in ("--platform", t)),
+                 *(["--python-version", "3.12"] if extra else [])]
+            )  # fmt: skip
+            try:
+                from pip._internal.cli.cmdoptions import make_target_python
+
+                finder = self._command._build_package_finder(
+                    options=options,
+                    session=self.session,
+                    target_python=make_target_python(options),
+                    ignore_requires_python=True,
+                )
+                with quiet_pip():
+                    found.update(
+                        str(c.version) for c in finder.find_all_candidates(name) if c.link.is_wheel
+                    )
+            except (ImportError, AttributeError, TypeError) as exc:
+                raise PipUnavailable(f"pip's finder is not usable here ({exc})") from None
+        return sorted(found)
+
     def close(self) -> None:
         if self._session is not None:
             with contextlib.suppress(Exception):

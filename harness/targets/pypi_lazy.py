@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from harness.errors import Interrupted
 from harness.targets.lazywheel import Fetched, NoRanges, fetch
 from harness.targets.pipindex import PipIndex, PipUnavailable, WheelLink
-from harness.targets.unpack import LAYOUT, check_record, member_kind, rmtree, unpack
+from harness.targets.unpack import check_record, current, member_kind, rmtree, unpack
 
 #: ``pip download`` options for the finder, as the CLI path passes them.
 PIP_ARGS = ("--no-deps", "--only-binary=:all:", "--retries", "1", "--timeout", "15")
@@ -75,7 +75,7 @@ def fetch_unpacked(
         if link is None:
             return None  # pip download says why (no such version, no index) in its words
         done = folder_for(link.filename.split("-")[1])
-        if _current(done):
+        if current(done):
             return done
         scheme = urlsplit(link.url).scheme
         if scheme not in ("http", "https"):
@@ -107,13 +107,6 @@ def fetch_unpacked(
 
 def _wanted(member: str) -> bool:
     return member_kind(member) == "keep"
-
-
-def _current(done: Path) -> bool:
-    try:
-        return LAYOUT in (done / ".complete").read_text(encoding="utf-8")
-    except OSError:
-        return False
 
 
 def _notes(link: WheelLink, stats: Fetched) -> tuple[str, ...]:

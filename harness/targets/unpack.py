@@ -79,9 +79,17 @@ def unpack(
         for p in tmp.rglob("*"):
             if p.is_file():
                 p.chmod(ro)
-        if done.exists():  # a half-made folder from an interrupted run
+        if current(done):  # another harness (or a matrix job) published it meanwhile
+            rmtree(tmp)
+            return
+        if done.exists():  # a half-made folder from an interrupted run, or an older layout
             rmtree(done)
-        os.replace(tmp, done)
+        try:
+            os.replace(tmp, done)
+        except OSError:
+            if not current(done):
+                raise
+            rmtree(tmp)  # lost a race to an identical folder: keep the one already there
     except (OSError, zipfile.BadZipFile) as exc:
         rmtree(tmp)
         raise TargetError(f"pypi: cannot unpack {wheel.name}: {exc}", hint) from None
@@ -95,6 +103,14 @@ def unpack(
             f"nothing unpacked: {wheel.name} {where}, its half-unpacked copy was "
             "removed; see the cache with: harness cache list"
         ) from None
+
+
+def current(done: Path) -> bool:
+    """Unpacked completely, the way this harness unpacks."""
+    try:
+        return LAYOUT in (done / ".complete").read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 def check_record(root: Path) -> None:

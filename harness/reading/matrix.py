@@ -1,0 +1,242 @@
+"""``harness matrix``: one caller against many versions of a callee, one ``check`` each.
+
+Each version V of CALLEE is checked as ``harness check CALLER -t pypi:CALLER==CV,CALLEE==V
+--against CALLEE [--with-patches]`` would (:func:`harness.reading.check.check`), several
+versions at once, as many as memory allows. The versions come from ``--versions``: a list
+(``0.11.0,0.16.0``), a range of released versions on the index (``0.11..0.26``: from 0.11
+through every 0.26.x), or ``all`` released ones. Parsing, choosing and summing up are pure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from harness.errors import HarnessError, UsageError
+
+#: What one version's check may take (a pypi: target's probes over vLLM's sources, and a
+#: lazy fetch): the bound on how many run at once is MemAvailable / this.
+JOB_BYTES = 1_500_000_000
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    """``--versions``: an explicit list, a ``LOW..HIGH`` range, or ``all``."""
+
+    listed: tuple[str, ...] = ()
+    low: str | None = None
+    high: str | None = None
+    every: bool = False
+
+    @property
+    def needs_index(self) -> bool:
+        return not self.listed
+
+
+def parse_versions(text: str) -> VersionSpec:
+    """Pure: ``0.11.0,0.16.0`` | ``0.11..0.26`` | ``0.11..`` | ``..0.26`` | ``all``."""
+    text = text.strip()
+    if text == "all":
+        return VersionSpec(every=True)
+    if ".." in text:
+        low, _, high = text.partition("..")
+        for v in (low, high):
+            if v and not _valid(v):
+                raise UsageError(f"--versions {text}: {v!r} is not a version", _HINT)
+        if not (low or high):
+            raise UsageError(f"--versions {text}: give at least one end", _HINT)
+        return VersionSpec(low=low or None, high=high or None)
+    listed = tuple(v.strip() for v in text.split(",") if v.strip())
+    bad = [v for v in listed if not _valid(v)]
+    if bad or not listed:
+        raise UsageError(f"--versions {text}: {', '.join(bad) or 'no'} version(s)", _HINT)
+    return VersionSpec(listed=listed)
+
+
+_HINT = "e.g. --versions 0.11.0,0.16.0, --versions 0.11..0.26 or --versions all"
+
+
+def _valid(v: str) -> bool:
+    try:
+        Version(v)
+    except InvalidVersion:
+        return False
+    return True
+
+
+def select(spec: VersionSpec, available: Sequence[str]) -> list[str]:
+    """Pure: the versions ``spec`` means among those on the index, oldest first.
+
+    A range and ``all`` take released versions only (no pre- or dev releases); a range's
+    high end includes its patch releases (``..0.26`` takes 0.26.1)."""
+    if spec.listed:
+        return sorted(spec.listed, key=Version)
+    out = []
+    for text in available:
+        try:
+            v = Version(text)
+        except InvalidVersion:
+            continue
+        if v.is_prerelease or v.is_devrelease:
+            continue
+        if spec.low is not None and v < Version(spec.low):
+            continue
+        if spec.high is not None and not _at_most(v, Version(spec.high)):
+            continue
+        out.append(text)
+    return sorted(set(out), key=Version)
+
+
+def _at_most(v: Version, high: Version) -> bool:
+    return v <= high or v.release[: len(high.release)] == high.release
+
+
+@dataclass(frozen=True)
+class Row:
+    """One callee version: its check's errors and drift warnings, the series' patch states."""
+
+    version: str
+    errors: int = 0
+    drift: int = 0
+    warnings: int = 0
+    patches: dict[str, list[str]] = field(default_factory=dict)  # apply|skip|conflict -> ids
+    failed: str | None = None  # the version could not be checked: why
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "errors": self.errors,
+            "drift": self.drift,
+            "warnings": self.warnings,
+            "patches": self.patches,
+            "failed": self.failed,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class Matrix:
+    caller: str
+    callee: str
+    rows: tuple[Row, ...]
+    with_patches: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "caller": self.caller,
+            "callee": self.callee,
+            "with_patches": self.with_patches,
+            "versions": [r.to_dict() for r in self.rows],
+        }
+
+
+def row_from(version: str, report: Any, dists: Sequence[Any]) -> Row:
+    """Pure: a check report (and ``harness patches``' DistReports) -> one row."""
+    from harness.analysis.findings import Category, Severity
+    from harness.patching.states import Status
+
+    patches: dict[str, list[str]] = {"apply": [], "skip": [], "conflict": []}
+    for d in dists:
+        for p in d.plan.patches if d.plan is not None else ():
+            word = "apply" if p.state.usable else "skip" if p.state is Status.SKIPPED else None
+            patches[word or "conflict"].append(p.id)
+    findings = report.findings
+    return Row(
+        version=version,
+        errors=len(report.errors),
+        drift=sum(1 for f in findings if f.category == Category.DRIFT),
+        warnings=sum(1 for f in findings if f.severity == Severity.WARNING),
+        patches={k: v for k, v in patches.items() if v},
+        notes=tuple(report.notes),
+    )
+
+
+def jobs_for(count: int, asked: int | None = None) -> int:
+    """How many versions to check at once: ``asked``, else bounded by CPUs and free memory."""
+    if asked:
+        return max(1, min(asked, count))
+    free = _available_memory()
+    by_memory = max(1, free // JOB_BYTES) if free else 2
+    return max(1, min(count, os.cpu_count() or 1, by_memory))
+
+
+def _available_memory() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def matrix(
+    caller: str,
+    callee: str,
+    versions: str,
+    *,
+    with_patches: Path | None = None,
+    jobs: int | None = None,
+    available: Callable[[str], list[str]] | None = None,
+) -> Matrix:
+    """Check ``caller`` (``NAME==VERSION``) against each version of ``callee``.
+
+    Raises:
+        UsageError: a bad ``--versions``, an unpinned caller, no version selected.
+    """
+    from harness.targets.pypi import PypiTarget, parse_spec
+
+    pins = parse_spec(caller)
+    if len(pins) != 1 or not pins[0].version:
+        raise UsageError(f"matrix {caller}: give the caller as NAME==VERSION",
+                         "e.g. harness matrix speculators==0.3.0 --against vllm ...")  # fmt: skip
+    spec = parse_versions(versions)
+    chosen = select(spec, (available or index_versions)(callee) if spec.needs_index else ())
+    if not chosen:
+        raise UsageError(f"--versions {versions}: no released {callee} version on the index in it")
+    PypiTarget(caller).probe_paths()  # fetched once, before the versions share it
+    with ThreadPoolExecutor(jobs_for(len(chosen), jobs)) as pool:
+        rows = list(pool.map(lambda v: _one(pins[0], callee, v, with_patches), chosen))
+    return Matrix(pins[0].name, callee, tuple(rows), with_patches is not None)
+
+
+def _one(pin: Any, callee: str, version: str, with_patches: Path | None) -> Row:
+    from harness.reading.check import check
+    from harness.targets.pypi import PypiTarget
+
+    try:
+        with PypiTarget(f"{pin.requirement},{callee}=={version}") as target:
+            dists: list[Any] = []
+            if with_patches is not None:
+                from harness.patching.ops import status
+
+                dists = status(target, with_patches)
+            report = check(target, pin.name, against=[callee], with_patches=dists or None)
+        return row_from(version, report, dists)
+    except HarnessError as exc:
+        return Row(version, failed=exc.message)
+
+
+def index_versions(name: str) -> list[str]:
+    """The versions of ``name`` with a wheel on the index (pip's finder, this machine's tags
+    and the Linux ones harness reads by)."""
+    from harness.targets.pipindex import PipIndex, PipUnavailable
+    from harness.targets.pypi import LINUX_TAGS
+
+    index = PipIndex(["--only-binary=:all:", "--retries", "1", "--timeout", "15"])
+    try:
+        return index.versions(name, LINUX_TAGS)
+    except PipUnavailable as exc:
+        raise UsageError(
+            f"--versions: the index's {name} versions cannot be listed here ({exc})",
+            "list them: --versions 0.11.0,0.16.0",
+        ) from None
+    finally:
+        index.close()

@@ -1,0 +1,81 @@
+"""``harness matrix``'s table: one row per callee version, within 100 columns."""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+
+from harness.reading.matrix import Matrix
+
+#: The table is laid out for this many columns at most (less on a narrower terminal).
+WIDTH = 100
+
+
+def compact_ids(ids: list[str]) -> str:
+    """Pure: ``0002-a, 0003-b, 0004-c, 0007-d`` -> ``0002-0004, 0007`` (the series' numbers;
+    an id without a number is kept whole)."""
+    nums: list[tuple[int, str]] = []
+    other: list[str] = []
+    for i in ids:
+        m = re.match(r"^(\d+)", i)
+        if m:
+            nums.append((int(m.group(1)), m.group(1)))
+        else:
+            other.append(i)
+    parts: list[str] = []
+    run: list[tuple[int, str]] = []
+    for n in sorted(set(nums)):
+        if run and n[0] != run[-1][0] + 1:
+            parts.append(_span(run))
+            run = []
+        run.append(n)
+    if run:
+        parts.append(_span(run))
+    return ", ".join(parts + other)
+
+
+def _span(run: list[tuple[int, str]]) -> str:
+    return run[0][1] if len(run) == 1 else f"{run[0][1]}-{run[-1][1]}"
+
+
+def matrix_table(console: Console, m: Matrix) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    width = min(console.width, WIDTH)
+    t = Table(
+        title=f"{escape(m.caller)} against {escape(m.callee)}: {len(m.rows)} versions"
+        + (" (with patches)" if m.with_patches else ""),
+        title_justify="left",
+    )
+    t.add_column(m.callee, no_wrap=True)
+    t.add_column("errors", justify="right", no_wrap=True)
+    t.add_column("drift", justify="right", no_wrap=True)
+    if m.with_patches:
+        t.add_column("patches apply", overflow="fold")
+        t.add_column("skip", overflow="fold")
+        t.add_column("conflict", overflow="fold", style="red")
+    else:
+        t.add_column("note", overflow="fold")
+    for r in m.rows:
+        if r.failed is not None:
+            cells = [escape(r.failed)] + ([""] * 2 if m.with_patches else [])
+            t.add_row(r.version, "-", "-", *cells, style="dim")
+            continue
+        err = f"[bold red]{r.errors}[/]" if r.errors else "[green]0[/]"
+        drift = f"[yellow]{r.drift}[/]" if r.drift else "0"
+        if m.with_patches:
+            extra = [
+                compact_ids(r.patches.get(k, [])) or "-" for k in ("apply", "skip", "conflict")
+            ]
+        else:
+            extra = [""]
+        t.add_row(r.version, err, drift, *extra)
+    console.print(t, width=width)
+    bad = [r.version for r in m.rows if r.errors]
+    failed = [r.version for r in m.rows if r.failed]
+    line = f"errors in {len(bad)} of {len(m.rows)} versions" + (
+        f"; {len(failed)} could not be checked" if failed else ""
+    )
+    console.print(line, soft_wrap=True)

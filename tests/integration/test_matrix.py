@@ -1,0 +1,97 @@
+"""``harness matrix`` (issue 26 part 2) against a loopback index with byte ranges.
+
+A handwritten caller (``callerx`` 1.0, written for ``calleex`` 1.0) and a callee whose ``f``
+lost a parameter in 2.0: the versions come from the index (``1.0..2.0``, ``all``), each is
+checked as ``harness check`` would, several at once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.index import Index, _record_hash, serve
+
+CALLEE = {
+    "1.0": "def f(a, b):\n    return a + b\n",
+    "1.5": "def f(a, b=0):\n    return a + b\n",
+    "2.0": "def f(a):\n    return a\n",
+    "2.1rc1": "def f(a):\n    return a\n",
+}
+
+
+def _wheel(folder: Path, name: str, version: str, module: str, requires: str = "") -> None:
+    info = f"{name}-{version}.dist-info"
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    meta += f"Requires-Dist: {requires}\n" if requires else ""
+    files = {f"{name}/__init__.py": module, f"{info}/METADATA": meta}
+    rows = [f"{n},{_record_hash(t.encode())},{len(t.encode())}" for n, t in files.items()]
+    files[f"{info}/RECORD"] = "\n".join([*rows, f"{info}/RECORD,,"]) + "\n"
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as zf:
+        for n, t in files.items():
+            zf.writestr(n, t)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
+    root = tmp_path_factory.mktemp("matrix-wheels")
+    for version, text in CALLEE.items():
+        _wheel(root, "calleex", version, text)
+    _wheel(root, "callerx", "1.0", "from calleex import f\n\n\ndef go():\n    return f(1, 2)\n",
+           "calleex==1.0")  # fmt: skip
+    with serve(root) as idx:
+        idx.ranges = True
+        yield idx
+
+
+def _matrix(idx: Index, tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("")
+    env = {
+        **idx.pip_env(tmp_path),
+        "HARNESS_CACHE": str(tmp_path / "cache"),
+        "HARNESS_HOSTS": str(hosts),
+        "HOME": str(tmp_path),
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+    }
+    cp = subprocess.run(
+        [sys.executable, "-m", "harness", "matrix", "callerx==1.0", "--against", "calleex",
+         *args],
+        capture_output=True, text=True, env=env, timeout=180, check=False,
+    )  # fmt: skip
+    return cp.returncode, cp.stdout, cp.stderr
+
+
+def test_a_range_from_the_index_is_checked_per_version(pair: Index, tmp_path: Path) -> None:
+    code, out, err = _matrix(pair, tmp_path, "--versions", "1.0..2.0", "--json")
+    assert code == 1, err  # errors in some version
+    rows = {r["version"]: r for r in json.loads(out)["versions"]}
+    assert list(rows) == ["1.0", "1.5", "2.0"]  # released, in the range, oldest first
+    assert [rows[v]["errors"] for v in rows] == [0, 0, 1]
+    assert rows["1.0"]["drift"] == 0  # the baseline itself
+    assert all(r["failed"] is None for r in rows.values())
+
+
+def test_the_table_fits_100_columns_and_says_what_failed(pair: Index, tmp_path: Path) -> None:
+    code, out, err = _matrix(pair, tmp_path, "--versions", "all,", "--jobs", "2")
+    assert code == 2 and "--versions all,:" in err  # a list of a non-version
+    code, out, err = _matrix(pair, tmp_path, "--versions", "1.0,2.0,9.9", "--jobs", "2")
+    assert code == 1, err
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in lines if line[:1] == "│"]
+    row = {c[0]: c for c in cells if c[0]}
+    assert set(row) == {"1.0", "2.0", "9.9"}
+    assert row["1.0"][1:3] == ["0", "0"] and row["2.0"][1:3] == ["1", "0"]
+    assert row["9.9"][1:3] == ["-", "-"]
+    assert "pypi: calleex 9.9 does not exist on the index; nearest: 2.0, 2.1rc1" in " ".join(
+        c[3] for c in cells if c[0] in ("9.9", "")
+    )
+    assert lines[-1] == "errors in 1 of 3 versions; 1 could not be checked"
