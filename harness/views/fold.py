@@ -52,3 +52,66 @@ def fold(text: str, width: int) -> str:
         line += piece
     lines.append(line.rstrip(" "))
     return "\n".join(lines)
+
+
+#: A ``now:`` signature longer than this is folded to the parameters that matter.
+SIGNATURE_WIDTH = 160
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_KEYWORD = re.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at commas outside brackets and quotes."""
+    parts, depth, quote, cur = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def fold_signature(sig: str, source: str = "", message: str = "") -> str:
+    """A long signature cut to the parameters that matter: the required ones, those the call
+    passes (``name=`` in ``source``) and those the finding names (in ``message``); each run
+    of the others is ``...``. Short signatures, and ones it cannot parse, as given."""
+    if len(sig) <= SIGNATURE_WIDTH or "(" not in sig:
+        return sig
+    head, _, rest = sig.partition("(")
+    depth, end = 1, -1
+    for i, ch in enumerate(rest):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            end = i
+            break
+    if end < 0:
+        return sig
+    wanted = set(_WORD.findall(message)) | set(_KEYWORD.findall(source))
+    out: list[str] = []
+    for param in _split_top(rest[:end]):
+        name = re.split(r"[:=]", param, maxsplit=1)[0].strip()
+        required = "=" not in param and not name.startswith("*") and name not in ("/", "*")
+        if required or name.lstrip("*") in wanted or name in ("/", "*"):
+            out.append(param)
+        elif not out or out[-1] != "...":
+            out.append("...")
+    kept: list[str] = []  # a bare / or * only where a kept parameter follows it
+    for i, part in enumerate(out):
+        after = out[i + 1] if i + 1 < len(out) else "..."
+        if part in ("/", "*") and after in ("...", "/", "*"):
+            continue
+        if part != "..." or not kept or kept[-1] != "...":
+            kept.append(part)
+    return f"{head}({', '.join(kept)}){rest[end + 1 :]}"

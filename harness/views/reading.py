@@ -194,6 +194,8 @@ def check_report(console: Console, report: CheckReport) -> None:
 
     from rich.markup import escape
 
+    from harness.views.fold import fold_signature
+
     callees = ", ".join(f"{k} {v}" for k, v in report.callees.items()) or "no callee"
     base = ", ".join(f"{k} {v}" for k, v in report.baseline.items())
     console.print(
@@ -214,9 +216,8 @@ def check_report(console: Console, report: CheckReport) -> None:
                 console.print(f"      [dim]│[/] {escape(f.source)}", soft_wrap=True)
             if f.signature:
                 where = f"{f.callee_file}:{f.callee_line}" if f.callee_file else ""
-                console.print(
-                    f"      [dim]now:[/] {escape(f.signature)}  [cyan]{where}[/]", soft_wrap=True
-                )
+                sig = fold_signature(f.signature, f.source or "", f.message)  # --json: whole
+                console.print(f"      [dim]now:[/] {escape(sig)}  [cyan]{where}[/]", soft_wrap=True)
             console.print(f"      [green]fix:[/] {escape(f.fix)}", soft_wrap=True)
     for note in report.notes:
         console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)

@@ -44,3 +44,28 @@ def test_used_by_lists_only_methods_the_caller_can_notice(cli_env: dict[str, str
     assert ("method-added", "sample_tokens") in by[
         "vllm.v1.executor.multiproc_executor:MultiprocExecutor"
     ]
+
+
+def test_check_folds_long_now_signatures_to_what_the_finding_is_about(
+    cli_env: dict[str, str],
+) -> None:
+    """``now:`` lines reached ~2,400 characters (VllmConfig, CacheConfig); ``--json`` keeps
+    the whole signature."""
+    target = ("-t", "pypi:speculators==0.3.0,vllm==0.16.0")
+    r = run_cli("check", "speculators", *target, env=cli_env)
+    assert r.code == 1, r.err
+    now = [line.strip() for line in r.out.splitlines() if line.strip().startswith("now: ")]
+    assert now and max(len(line) for line in now) < 320, max(now, key=len)
+    assert any(
+        line.startswith("now: CacheConfig(..., enable_prefix_caching: bool = True, ...)")
+        for line in now
+    ), now
+    assert any(
+        line.startswith(
+            "now: SchedulerConfig(max_model_len: InitVar[int], is_encoder_decoder: "
+            "InitVar[bool], ...)"
+        )
+        for line in now
+    ), now
+    data = json.loads(run_cli("check", "speculators", *target, "--json", env=cli_env).out)
+    assert max(len(f["signature"] or "") for f in data["findings"]) > 1000
