@@ -16,7 +16,7 @@ from tests.support.cli import run_cli
 COMMANDS = {
     "probe": True, "check": True, "diff": False, "hosts": True, "run": True, "runs": True,
     "logs": True, "stop": True, "patches": True, "apply-patches": True,
-    "revert-patches": True, "make-patch": True, "report": True, "cache": False,
+    "revert-patches": True, "make-patch": True, "report": True, "cache": False, "matrix": False,
 }  # fmt: skip
 
 
