@@ -153,7 +153,7 @@ def test_ctrl_c_mid_download_leaves_nothing_and_says_so(env: dict[str, str], ind
         f"pypi: {host} serves no byte ranges (HTTP 200 to a range request); fetching the "
         "whole tinyidx-1.0.0-py3-none-any.whl",
         "interrupted: nothing written: the partial download of tinyidx==1.0.0 was removed; "
-        "see the cache with: harness cache list"
+        "see the cache with: harness cache list",
     ]
     assert [str(p.relative_to(cache)) for p in cache.rglob("*")] == ["wheels"]
 
