@@ -5,19 +5,21 @@
 #
 # What goes in (one xz'd tar, cut into pieces that fit one device call each):
 #   site/          bench/gpu/site.txt installed for CPython 3.12 manylinux x86_64 (--no-deps),
-#                  trimmed of what a dense Llama on Hopper never loads: FlashAttention 2 and
-#                  vLLM's MoE kernels (both imported under try/except in vLLM 0.20.2), xgrammar's
-#                  static library (a build input), DeepGEMM's headers (JIT for FP8 only)
+#                  trimmed of what neither a dense Llama nor a mixture-of-experts model loads on
+#                  Hopper: FlashAttention 2 (imported under try/except in vLLM 0.20.2),
+#                  xgrammar's static library (a build input), DeepGEMM's headers (JIT for FP8
+#                  only). vLLM's MoE kernels (_moe_C, ~15 MB xz'd) stay: the verification bench
+#                  extracts from a MoE model too (KEEP_MOE=0 trims them)
 #   tf4/           bench/gpu/tf4.txt, for the train step's PYTHONPATH
 #   cache/pypi/    harness's unpacked vllm 0.11.0 sources: the drift baseline, offline
 #   speculators/   speculators' scripts/ at tag v0.3.0 (they are not in its wheel)
 # Env: SPECULATORS_REPO (a clone of vllm-project/speculators; else cloned from GitHub),
-#      PIECE_MB (default 60), PACK_DIR (scratch, default /tmp/harness-gpu-pack).
+#      PIECE_MB (default 50: a piece and the working tree fit one call), PACK_DIR (scratch, default /tmp/harness-gpu-pack).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=$PWD
 work=${PACK_DIR:-/tmp/harness-gpu-pack}
-piece_mb=${PIECE_MB:-60}
+piece_mb=${PIECE_MB:-50}
 plat=()
 for n in 17 24 26 27 28 31 34 35 39; do plat+=(--platform "manylinux_2_${n}_x86_64"); done
 plat+=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64)
@@ -32,8 +34,8 @@ for part in site tf4; do
     rm -rf "$work/root/$part/bin"
 done
 s="$work/root/site"
-rm -f "$s/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so" "$s/vllm/_moe_C.abi3.so" \
-      "$s/xgrammar/lib/libxgrammar.a"
+rm -f "$s/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so" "$s/xgrammar/lib/libxgrammar.a"
+[ "${KEEP_MOE:-1}" = 1 ] || rm -f "$s/vllm/_moe_C.abi3.so"
 rm -rf "$s/vllm/third_party/deep_gemm/include"
 
 # the drift baseline as harness caches it (sources + dist-info only, read-only)

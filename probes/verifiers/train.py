@@ -23,13 +23,14 @@ def tensors(folder: Path) -> dict:
     import torch
 
     out = {}
-    for f in sorted(folder.glob("*.safetensors")):
+    for f in sorted(folder.glob("*.safetensors")):  # what save_pretrained writes
         from safetensors.torch import load_file
 
         out.update(load_file(str(f)))
-    for f in sorted(folder.glob("*.bin")) + sorted(folder.glob("*.pt")):
-        got = torch.load(f, map_location="cpu", weights_only=True)
-        out.update(got if isinstance(got, dict) else {})
+    if not out:  # an older format: a pickled state dict (optimizer states beside it are not)
+        for f in sorted(folder.glob("*.bin")):
+            got = torch.load(f, map_location="cpu", weights_only=True)
+            out.update(got if isinstance(got, dict) else {})
     return out
 
 
