@@ -41,7 +41,7 @@ from typing import Any
 os.environ.setdefault("E2E_WORK", "/root/vb")
 os.environ.setdefault("E2E_LOGS", "/root/vb-logs")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import e2e  # noqa: E402 -- its command runner, word list, environment and paths
+import e2e
 
 WORK, REPO, PACK, OUT = e2e.WORK, e2e.REPO, e2e.PACK, e2e.OUT
 RESULTS = WORK / "results.txt"
@@ -191,7 +191,7 @@ def case(label: str, model: str, data: str, batch: int, expect: str, samples: in
     tokens = ""
     try:
         tokens = lengths(name, info if smoke else None)
-    except Exception as exc:  # noqa: BLE001 -- a report line, never a crash
+    except Exception as exc:
         tokens = f"lengths unreadable: {exc}"
     say(f"  {'OK' if got == expect else 'BAD'} {label} (batch {batch}, budget {budget} tokens/step; {tokens}): "
         f"{info['label']} -- harness exit {r.code}, run exit {info['exit']}")  # fmt: skip
