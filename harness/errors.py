@@ -74,6 +74,15 @@ class Interrupted(HarnessError):
     exit_code = 130
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C, with what it stopped (``message``). Still a KeyboardInterrupt, so a command
+    that says what state it left (``apply-patches``) says so; else the CLI says this."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class RunError(HarnessError):
     """A pipeline step could not be launched, followed or stopped."""
 

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import Interrupted, ProbeError, TargetError
+from harness.errors import ProbeError, Stopped, TargetError
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
@@ -212,9 +212,8 @@ def run_probe(
         try:
             result = target.run_python(code, payload, timeout=timeout)
         except KeyboardInterrupt:
-            raise Interrupted(
-                f"stopped the {probe} probe on {target.label}; its process there was ended",
-                "nothing was changed on the target by a probe",
+            raise Stopped(
+                f"stopped the {probe} probe on {target.label}; its process there was ended"
             ) from None
     env = parse_envelope(result.stdout)
     if env is None:
