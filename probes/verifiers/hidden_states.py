@@ -180,7 +180,9 @@ def main() -> int:
     paths = files(data)
     if not paths:
         return report(0, 0, ["(no data_*.pt files)"], f"nothing in {data}")
-    args.captured = layer_ids(data)
+    # the worker captures each distinct layer once, in layer order (speculators keeps the ids in
+    # a frozenset): [2, 2, 1, 3] from a 4-layer smoke model is three states, layers 1, 2, 3
+    args.captured = sorted(set(layer_ids(data)))
     layers = {"lowest": [min(args.captured)], "all": list(args.captured)}.get(args.layers)
     if layers is None:
         layers = [int(x) for x in args.layers.split(",")]
