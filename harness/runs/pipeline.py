@@ -29,6 +29,7 @@ from harness.config import locate_line
 from harness.errors import ConfigError
 from harness.runs.steps import (
     BUILTINS,
+    LATEST_WORDS,
     NAME,
     PIPELINE_ENV_VAR,
     PIPELINE_FILENAME,
@@ -55,6 +56,10 @@ _STEP_KEYS = (
 _SMOKE_KEYS = ("samples", "layers", "params")
 _VERIFY_KEYS = ("command", "smoke", "timeout")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
+_NUL_HINT = (
+    "a program's arguments and environment end at a NUL (\\u0000), so the step could not "
+    "start; remove it"
+)
 
 
 def find_pipeline_file(
@@ -102,6 +107,7 @@ def parse_pipeline(text: str, path: str = PIPELINE_FILENAME) -> Pipeline:
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise ConfigError(f"{path}:{line}: invalid TOML: {msg}") from None
     check = _Checker(path, text)
+    check.no_nul(data, ())
     check.keys(data, (), _TOP_KEYS)
     params = check.params(data.get("params", {}), ("params",))
     steps_table = data.get("steps", {})
@@ -127,6 +133,23 @@ class _Checker:
 
     def fail(self, key: tuple[str, ...], problem: str, hint: str | None = None) -> ConfigError:
         return ConfigError(f"{self.path}:{self.line(key)}: {'.'.join(key)}: {problem}", hint)
+
+    def no_nul(self, value: Any, key: tuple[str, ...]) -> None:
+        """No NUL (``\\u0000``) anywhere: an argv or environment string ends at one, so the
+        step could not start -- refused here, with its line, before any target is asked."""
+        if isinstance(value, dict):
+            items: list[tuple[Any, Any]] = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            return
+        for name, item in items:
+            here = (*key, name) if isinstance(name, str) else key
+            if "\x00" in (name if isinstance(name, str) else ""):
+                raise self.fail(key, f"the key {name!r} holds a NUL byte", _NUL_HINT)
+            if isinstance(item, str) and "\x00" in item:
+                raise self.fail(here, f"{item[:40]!r} holds a NUL byte", _NUL_HINT)
+            self.no_nul(item, here)
 
     def keys(self, table: Mapping[str, Any], prefix: tuple[str, ...], valid: Sequence[str]) -> None:
         for key in table:
@@ -180,6 +203,13 @@ class _Checker:
         self.line(here)  # later messages about the step (--smoke, --set) name its own line
         if not _STEP_NAME.match(name):
             raise self.fail(here, f"step name {name!r} is not valid", "use letters, digits, _ . -")
+        if name in LATEST_WORDS:
+            raise self.fail(
+                here,
+                f"step name {name!r} is reserved: `harness logs {name}` and `harness stop "
+                f"{name}` mean the newest run of any step",
+                f"rename the step, e.g. {name}_step",
+            )
         self.table(table, here)
         self.keys(table, here, _STEP_KEYS)
         use_shell = table.get("shell", False)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from harness.errors import UsageError
 from harness.runs.models import GpuHolder, RunInfo
+from harness.runs.steps import LATEST_WORDS
 
 #: Process names of init systems: a GPU holder re-parented to one of them lost its parent.
 INIT_NAMES = frozenset({"systemd", "init", "tini", "dumb-init", "docker-init", "catatonit"})
@@ -65,7 +66,7 @@ def match_run(runs: Sequence[RunInfo], query: str) -> RunInfo:
     by_id = {r.id: r for r in ordered}
     if query in by_id:
         return by_id[query]
-    if query in ("last", "latest"):
+    if query in LATEST_WORDS:
         return ordered[-1]
     of_step = [r for r in ordered if r.record.step == query]
     if of_step:

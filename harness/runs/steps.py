@@ -28,6 +28,8 @@ SMOKE_DIR = "smoke_dir"
 VERIFIERS = "verifiers"
 #: How long a step's output check may take unless its ``verify.timeout`` says otherwise.
 VERIFY_TIMEOUT = 3600.0
+#: What ``harness logs`` / ``stop`` read as "the newest run": no step may be named so.
+LATEST_WORDS = ("last", "latest")
 #: A parameter name.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: ``{name}``, or an escaped brace.
