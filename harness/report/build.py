@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder
+from harness.runs.models import GpuHolder, RunInfo
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
 
@@ -38,59 +40,51 @@ def _step(
         return StepPlan(step, error=exc.message)
 
 
-def _smoke_tested(
-    target: Target, step: StepPlan, now: dict[str, object], required: bool
-) -> SmokeTested:
-    """The step's newest green smoke run on this target, and what changed since."""
+def _runs_of(target: Target, step: StepPlan) -> tuple[RunInfo, ...]:
+    """The step's runs on this target (one probe answers both questions below)."""
     from harness.runs import remote
-    from harness.runs import smoke as smoke_mode
 
     try:
         runs = remote.list_runs(target, step.workdir).runs
     except HarnessError:
-        runs = ()
-    green = [
-        r for r in runs if r.record.step == step.name and r.record.smoke and r.state == "succeeded"
-    ]
-    if not green:
-        return SmokeTested(required)
-    last = max(green, key=lambda r: r.record.created_at or 0.0)
-    then = (last.record.smoke or {}).get("fingerprint") or {}
-    return SmokeTested(
-        required,
-        {"id": last.id, "created_at": last.record.created_at},
-        tuple(smoke_mode.changes(then, now)),
-    )
+        return ()
+    return tuple(r for r in runs if r.record.step == step.name)
 
 
-def _verified(
-    target: Target, step: StepPlan, now: dict[str, object], required: bool
+def _vouching(
+    runs: tuple[RunInfo, ...],
+    now: dict[str, object],
+    required: bool,
+    counts: Callable[[RunInfo], bool],
+    then_of: Callable[[RunInfo], dict[str, Any]],
 ) -> SmokeTested:
-    """The step's newest real run whose output passed its check, and what changed since."""
-    from harness.runs import remote
+    """The newest run that ``counts`` (a green smoke run; a real run whose output passed its
+    check) and what changed since the fingerprint it recorded (``then_of``)."""
     from harness.runs import smoke as smoke_mode
 
-    try:
-        runs = remote.list_runs(target, step.workdir).runs
-    except HarnessError:
-        runs = ()
-    good = [
-        r
-        for r in runs
-        if r.record.step == step.name
-        and not r.record.smoke
-        and r.state == "succeeded"
-        and r.verification is not None
-    ]
+    good = [r for r in runs if counts(r)]
     if not good:
         return SmokeTested(required)
     last = max(good, key=lambda r: r.record.created_at or 0.0)
-    then = last.record.fingerprint or {}
-    return SmokeTested(
-        required,
-        {"id": last.id, "created_at": last.record.created_at},
-        tuple(smoke_mode.changes(then, now)) or (() if then else ("an older harness",)),
-    )
+    then = then_of(last)
+    changed = tuple(smoke_mode.changes(then, now)) or (() if then else ("an older harness",))
+    return SmokeTested(required, {"id": last.id, "created_at": last.record.created_at}, changed)
+
+
+def _smoke_green(r: RunInfo) -> bool:
+    return bool(r.record.smoke) and r.state == "succeeded"
+
+
+def _verified(r: RunInfo) -> bool:
+    return not r.record.smoke and r.state == "succeeded" and r.verification is not None
+
+
+def _smoke_fingerprint(r: RunInfo) -> dict[str, Any]:
+    return dict((r.record.smoke or {}).get("fingerprint") or {})
+
+
+def _run_fingerprint(r: RunInfo) -> dict[str, Any]:
+    return dict(r.record.fingerprint or {})
 
 
 def build_review(
@@ -152,14 +146,18 @@ def build_review(
         after = (
             check(target, caller, against=callees, with_patches=dist_reports) if pending else live
         )
-    if check_smoke and plan is not None and plan.smoke is not None:
-        applied = {s.dist: s.applied for s in series}
-        now = smoke_mode.fingerprint_of(facts.dists, applied)
-        plan = replace(plan, smoke_tested=_smoke_tested(target, plan, now, require_smoke))
-    if plan is not None and plan.verify is not None and plan.error is None:
-        applied = {s.dist: s.applied for s in series}
-        now = {**smoke_mode.fingerprint_of(facts.dists, applied), "entry": plan.entry}
-        plan = replace(plan, verified=_verified(target, plan, now, require_verified))
+    wants_smoke = check_smoke and plan is not None and plan.smoke is not None
+    wants_verified = plan is not None and plan.verify is not None and plan.error is None
+    if plan is not None and (wants_smoke or wants_verified):
+        runs = _runs_of(target, plan)
+        now = smoke_mode.fingerprint_of(facts.dists, {s.dist: s.applied for s in series})
+        if wants_smoke:
+            tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
+            plan = replace(plan, smoke_tested=tested)
+        if wants_verified:
+            now = {**now, "entry": plan.entry}
+            verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
+            plan = replace(plan, verified=verified)
     reasons = judge(facts, holders, series, live, after, plan)
     return Review(
         target.label,

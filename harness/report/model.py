@@ -17,6 +17,7 @@ from harness.patching.states import Status
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
 from harness.runs.models import GpuHolder
+from harness.runs.smoke import SmokeTested
 from harness.vocab import Word
 
 
@@ -203,6 +204,23 @@ def judge(
     return sorted(out, key=lambda r: r.severity.rank)
 
 
+def _vouch(tested: SmokeTested | None, who: str, done: str, run: str, hint: str) -> list[Reason]:
+    """Whether the newest green smoke run / verified run still speaks for the step: none yet,
+    or what changed since (a warning; a blocker when required)."""
+    if tested is None:
+        return []
+    sev = BLOCKER if tested.required else WARNING
+    if tested.last is None:
+        word = "has not been smoke-tested here" if done == "smoke-tested" else f"has no {run} here"
+        return [Reason(sev, f"{who} {word}", hint)]
+    if tested.changes:
+        since = "; ".join(tested.changes)
+        return [
+            Reason(sev, f"{who} not {done} since {since} (last {run} {tested.last['id']})", hint)
+        ]
+    return []
+
+
 def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
     out: list[Reason] = []
     tp = step.tensor_parallel
@@ -210,37 +228,10 @@ def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
         out.append(Reason(BLOCKER, f"tensor-parallel size {tp} but only {gpus} GPU(s)"))
     if step.error:
         out.append(Reason(BLOCKER, f"step: {step.error}"))
-    tested = step.smoke_tested
-    if tested is not None:
-        sev = BLOCKER if tested.required else WARNING
-        hint = f"harness run {step.name} --smoke"
-        if tested.last is None:
-            out.append(Reason(sev, f"step {step.name} has not been smoke-tested here", hint))
-        elif tested.changes:
-            out.append(
-                Reason(
-                    sev,
-                    f"step {step.name} not smoke-tested since "
-                    f"{'; '.join(tested.changes)} (last green smoke run "
-                    f"{tested.last['id']})",
-                    hint,
-                )
-            )
-    verified = step.verified
-    if verified is not None:
-        sev = BLOCKER if verified.required else WARNING
-        hint = f"harness run {step.name} (its output is checked: {step.verify})"
-        if verified.last is None:
-            out.append(Reason(sev, f"step {step.name} has no verified run here", hint))
-        elif verified.changes:
-            out.append(
-                Reason(
-                    sev,
-                    f"step {step.name} not verified since {'; '.join(verified.changes)} "
-                    f"(last verified run {verified.last['id']})",
-                    hint,
-                )
-            )
+    out += _vouch(step.smoke_tested, f"step {step.name}", "smoke-tested", "green smoke run",
+                  f"harness run {step.name} --smoke")  # fmt: skip
+    out += _vouch(step.verified, f"step {step.name}", "verified", "verified run",
+                  f"harness run {step.name} (its output is checked: {step.verify})")  # fmt: skip
     for need in step.requires:
         if not need.ok:
             have = need.found or "not installed"
