@@ -161,7 +161,7 @@ def masked_record(
         step=step.step,
         argv=tuple(shell.mask(a, secrets) for a in step.argv),
         cwd=step.cwd,
-        env={k: shell.mask(v, secrets) for k, v in step.env.items()},
+        env=shell.mask_env(step.env, secrets),
         shell=step.shell,
         target=target.label,
         workdir=workdir,

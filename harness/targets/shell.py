@@ -19,8 +19,19 @@ from harness.errors import UsageError
 #: quoted, because a quoted ``'A B'=1`` would be taken as the program name, not an assignment.
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
-#: Environment variable names whose values are masked in anything printed.
-SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_KEY|CREDENTIAL)", re.I)
+#: Parts of an environment variable's name (split at ``_``, digits and camelCase) that make
+#: its value a secret: ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``DB_PASSWORD`` -- but not
+#: ``TOKENIZERS_PARALLELISM`` or ``MAX_TOKENS`` (whole parts only).
+SECRET_PARTS = frozenset(
+    {"TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASSPHRASE", "KEY", "APIKEY"}
+    | {"ACCESSKEY", "SECRETKEY", "AUTHTOKEN", "CREDENTIAL", "CREDENTIALS", "CREDS"}
+)
+_NAME_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+#: A secret value shorter than this is not looked for in other text (``HF_TOKEN = "1"``
+#: would turn ``--epochs 10`` into ``--epochs ***0``); the variable's own value still is.
+MIN_SECRET = 6
+#: A secret is masked only where it stands whole: not glued to a letter, digit or ``_``.
+_WORD = "A-Za-z0-9_"
 
 MASK = "***"
 
@@ -151,23 +162,37 @@ def split_pid(stderr: bytes) -> tuple[int | None, bytes]:
     return int(m.group(1)), stderr[: m.start()] + stderr[m.end() :]
 
 
+def is_secret_name(name: str) -> bool:
+    """True for a variable whose value is a secret: a whole part of its name says so."""
+    return any(part.upper() in SECRET_PARTS for part in _NAME_PARTS.findall(name))
+
+
 def secrets_in(env: Mapping[str, str] | None) -> list[str]:
-    """Values of variables whose names look secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``)."""
+    """Values of variables whose names are secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``)."""
     if not env:
         return []
-    return [v for k, v in env.items() if v and SECRET_NAME_RE.search(k)]
+    return [v for k, v in env.items() if v and is_secret_name(k)]
 
 
 def mask(text: str, secrets: Iterable[str]) -> str:
-    """Replace every secret value in ``text`` with ``***``, quoted forms included.
+    """Replace every secret value in ``text`` with ``***`` where it stands whole, quoted
+    forms included.
 
     The quoted form (``'it'"'"'s'``) is what appears in a command line built here, so it is
     masked first; then the raw value. Longer secrets go first so that a secret containing
-    another secret is masked whole.
+    another secret is masked whole. A value shorter than :data:`MIN_SECRET`, or one glued to
+    a letter or digit (``abcdef`` inside ``xabcdef``), is left alone: masking it would make
+    the text untrue without hiding anything.
     """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        quoted = shlex.quote(secret)
-        if quoted != secret:
-            text = text.replace(quoted, MASK)
-        text = text.replace(secret, MASK)
+    for secret in sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True):
+        for form in dict.fromkeys((shlex.quote(secret), secret)):
+            whole = re.compile(rf"(?<![{_WORD}]){re.escape(form)}(?![{_WORD}])")
+            text = whole.sub(MASK, text)
     return text
+
+
+def mask_env(env: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
+    """An environment as it is shown and recorded: a secret variable's own value is ``***``
+    (whatever its length), the others with the ``secrets`` masked where they stand whole."""
+    found = list(secrets)
+    return {k: MASK if v and is_secret_name(k) else mask(v, found) for k, v in env.items()}
