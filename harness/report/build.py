@@ -79,6 +79,16 @@ def _verified(r: RunInfo) -> bool:
     return not r.record.smoke and r.state == "succeeded" and r.verification is not None
 
 
+def _last_failed(runs: tuple[RunInfo, ...]) -> str | None:
+    """The newest real run's label if its output failed its check."""
+    from harness.runs.lifecycle import state_label
+
+    real = [r for r in runs if not r.record.smoke and r.state != "running"]
+    last = max(real, key=lambda r: r.record.created_at or 0.0) if real else None
+    bad = last is not None and last.verification is not None and not last.verification.passed
+    return f"{last.id} {state_label(last)}" if bad and last is not None else None
+
+
 def _smoke_fingerprint(r: RunInfo) -> dict[str, Any]:
     return dict((r.record.smoke or {}).get("fingerprint") or {})
 
@@ -157,7 +167,7 @@ def build_review(
         if wants_verified:
             now = {**now, "entry": plan.entry}
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
-            plan = replace(plan, verified=verified)
+            plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
     reasons = judge(facts, holders, series, live, after, plan)
     return Review(
         target.label,

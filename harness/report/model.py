@@ -230,6 +230,9 @@ def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
         out.append(Reason(BLOCKER, f"step: {step.error}"))
     out += _vouch(step.smoke_tested, f"step {step.name}", "smoke-tested", "green smoke run",
                   f"harness run {step.name} --smoke")  # fmt: skip
+    if step.last_failed:
+        out.append(Reason(WARNING, f"step {step.name}'s last run: {step.last_failed}",
+                          f"harness logs {step.last_failed.split()[0]}"))  # fmt: skip
     out += _vouch(step.verified, f"step {step.name}", "verified", "verified run",
                   f"harness run {step.name} (its output is checked: {step.verify})")  # fmt: skip
     for need in step.requires:

@@ -102,6 +102,8 @@ class StepPlan:
     verify: str | None = None
     entry: str | None = None
     verified: SmokeTested | None = None
+    #: the newest real run's label when its output failed its check (the review says so)
+    last_failed: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -121,7 +123,7 @@ class StepPlan:
         }
         if self.smoke_tested is not None:
             out["smoke_tested"] = self.smoke_tested.to_dict()
-        out["verify"], out["entry"] = self.verify, self.entry
+        out["verify"], out["entry"], out["last_failed"] = self.verify, self.entry, self.last_failed
         if self.verified is not None:
             out["verified"] = self.verified.to_dict()
         return out
@@ -149,6 +151,7 @@ class StepPlan:
             verify=d.get("verify"),
             entry=d.get("entry"),
             verified=None if verified is None else SmokeTested.from_dict(verified),
+            last_failed=d.get("last_failed"),
         )
 
 

@@ -126,6 +126,8 @@ def test_output_that_fails_its_check_never_reads_succeeded(
     assert run["status"]["exit_code"] == 0  # the step itself exited 0
     table = local("runs", "-t", "local")
     assert "failed verification" in table.out and "succeeded" not in table.out
+    review = local("report", "make", "-t", "local", *args)
+    assert f"step make's last run: {run['record']['id']} {words}" in review.out, review.out
     logs = local("logs", run["record"]["id"], "-t", "local")
     assert "harness: verifying the output" in logs.out
     if mode == "crash":
