@@ -28,6 +28,17 @@ def touch(path: str) -> None:
         TOUCHED[path] = (-1, -1)
 
 
+def close_names(name: str, pool: list[str], n: int = 5) -> list[str]:
+    """What ``name`` likely meant: names that start with it (any case; the same case, then
+    the shortest, first), then difflib's close matches -- ``Sched`` is ``SchedulerConfig``
+    rather than ``cache``."""
+    low = name.lower()
+    starts = [c for c in pool if c != name and c.lower().startswith(low)]
+    starts.sort(key=lambda c: (not c.startswith(name), len(c), c))
+    close = difflib.get_close_matches(name, [c for c in pool if c != name], n=n)
+    return [*starts, *(c for c in close if c not in starts)][:n]
+
+
 class ProbeFailure(Exception):
     """A failure the controller turns into a user-facing error (``kind`` picks the message)."""
 
@@ -152,7 +163,7 @@ class Finder:
         top = self.find(parts[0])
         if top is None:
             tops = self._top_levels()
-            close = difflib.get_close_matches(parts[0], tops, n=5)
+            close = close_names(parts[0], tops)
             return ProbeFailure(
                 "dist-not-installed",
                 f"no module named {parts[0]!r} on this interpreter's import path",
@@ -165,7 +176,7 @@ class Finder:
                 parent = self.find(found)
                 assert parent is not None
                 subs = self.submodules(parent) if parent.is_package else []
-                close = [f"{found}.{m}" for m in difflib.get_close_matches(parts[i], subs, n=5)]
+                close = [f"{found}.{m}" for m in close_names(parts[i], subs)]
                 return ProbeFailure(
                     "module-not-found",
                     f"no module named {cand!r}",

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import difflib
 import os
 from typing import Any
 
 from probes._astindex import dotted, resolve_relative
-from probes._finder import ProbeFailure
+from probes._finder import ProbeFailure, close_names
 
 
 def compiled(finder: Any, module: str) -> str:
@@ -124,7 +123,7 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
     names = set(mod.defs) | set(mod.imports) | set(mod.lazy)
     if mod.loc.is_package:
         names |= set(index.finder.submodules(mod.loc))
-    close = difflib.get_close_matches(name, sorted(names - {name}), n=5)
+    close = close_names(name, sorted(names))
     why = opaque(index, mod, name)
     stub = stub_declares(index, mod, name)
     return ProbeFailure(
