@@ -425,6 +425,20 @@ def _script_of(argv: list[str]) -> str | None:
     return None
 
 
+def _in_the_way(folder: str) -> dict[str, Any]:
+    """What would stop ``os.makedirs(folder)``: a file at it or above it (``not_a_folder``),
+    or a nearest existing folder that cannot be written (``parent_writable`` false)."""
+    path = folder
+    while not os.path.isdir(path):
+        if os.path.lexists(path):
+            return {"not_a_folder": path}
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return {"not_a_folder": None, "parent": path, "parent_writable": os.access(path, os.W_OK)}
+
+
 def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
     workdir = os.path.abspath(os.path.expanduser(args.get("workdir") or "~"))
     cwd = args.get("cwd") or workdir
@@ -448,6 +462,7 @@ def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
             "path": workdir,
             "exists": os.path.isdir(workdir),
             "writable": os.access(workdir, os.W_OK) if os.path.isdir(workdir) else False,
+            **_in_the_way(workdir),
         },
         "cwd": {"path": cwd, "exists": os.path.isdir(cwd)},
         "command": {

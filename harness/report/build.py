@@ -28,14 +28,18 @@ def _stale(target: Target) -> list[GpuHolder]:
 
 
 def _step(
-    target: Target, step: str | None, pipeline: Path | None, overrides: dict[str, str]
+    target: Target,
+    step: str | None,
+    pipeline: Path | None,
+    overrides: dict[str, str],
+    preflight: bool = True,
 ) -> StepPlan | None:
     if step is None:
         return None
     from harness.runs.describe import describe
 
     try:
-        return describe(target, step, pipeline, overrides)
+        return describe(target, step, pipeline, overrides, preflight=preflight)
     except HarnessError as exc:
         return StepPlan(step, error=exc.message)
 
@@ -109,8 +113,12 @@ def build_review(
     require_smoke: bool = False,
     check_smoke: bool = True,
     require_verified: bool = False,
+    preflight: bool = True,
 ) -> Review:
-    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight.
+    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
+    ``preflight=False`` its other checks (``harness run`` makes them next, in its own words):
+    otherwise a failing preflight check (the step's script, cwd or command missing, the
+    workdir a file) is a blocker here too, so that "ready" means the launch will start.
 
     A step with a smoke mode also says whether its last green smoke run still vouches for
     the environment (``require_smoke``: a blocker when it does not)."""
@@ -124,7 +132,7 @@ def build_review(
     from harness.reading.probe import gather_facts
     from harness.runs import smoke as smoke_mode
 
-    plan = _step(target, step, pipeline, overrides or {})
+    plan = _step(target, step, pipeline, overrides or {}, preflight)
     # a step that declares the callers it exercises is reviewed for those alone (none: facts
     # and GPU holders only); without a step, or undeclared, every dist with a series is
     declared = None if plan is None else plan.checks

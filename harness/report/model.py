@@ -16,7 +16,7 @@ from harness.models import TargetFacts
 from harness.patching.states import Status
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder
+from harness.runs.models import GpuHolder, Level
 from harness.runs.smoke import SmokeTested
 from harness.vocab import Word
 
@@ -224,8 +224,13 @@ def _vouch(tested: SmokeTested | None, who: str, done: str, run: str, hint: str)
 def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
     out: list[Reason] = []
     tp = step.tensor_parallel
-    if tp and gpus and int(tp) > gpus:
+    # the preflight's own check knows the GPUs the step sees (CUDA_VISIBLE_DEVICES)
+    checked = {v.check for v in step.preflight}
+    if tp and gpus and int(tp) > gpus and "tensor-parallel" not in checked:
         out.append(Reason(BLOCKER, f"tensor-parallel size {tp} but only {gpus} GPU(s)"))
+    for v in step.preflight:  # what `harness run` would refuse, or warn of, before a launch
+        sev = BLOCKER if v.level == Level.FAIL else WARNING
+        out.append(Reason(sev, f"preflight {v.check}: {v.message}", v.hint))
     if step.error:
         out.append(Reason(BLOCKER, f"step: {step.error}"))
     out += _vouch(step.smoke_tested, f"step {step.name}", "smoke-tested", "green smoke run",

@@ -14,7 +14,8 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from harness.runs import remote
-from harness.runs.context import workdir_for
+from harness.runs.context import GPU_GLOB_ENV, workdir_for
+from harness.runs.models import Level, Verdict
 from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
 from harness.runs.resolve import resolve_step
@@ -104,6 +105,9 @@ class StepPlan:
     verified: SmokeTested | None = None
     #: the newest real run's label when its output failed its check (the review says so)
     last_failed: str | None = None
+    #: the launch preflight's verdicts on this target (workdir, command, script, cwd,
+    #: tensor-parallel, GPUs in use) -- not its stale-GPU check: the review reports those
+    preflight: tuple[Verdict, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -126,6 +130,8 @@ class StepPlan:
         out["verify"], out["entry"], out["last_failed"] = self.verify, self.entry, self.last_failed
         if self.verified is not None:
             out["verified"] = self.verified.to_dict()
+        if self.preflight:
+            out["preflight"] = [v.to_dict() for v in self.preflight]
         return out
 
     @classmethod
@@ -152,13 +158,20 @@ class StepPlan:
             entry=d.get("entry"),
             verified=None if verified is None else SmokeTested.from_dict(verified),
             last_failed=d.get("last_failed"),
+            preflight=tuple(Verdict.from_dict(v) for v in d.get("preflight") or ()),
         )
 
 
 def describe(
-    target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
+    target: Target,
+    step: str,
+    pipeline_file: Path | None,
+    overrides: dict[str, str],
+    *,
+    preflight: bool = False,
 ) -> StepPlan:
-    """The step as ``harness run`` would launch it on ``target``, no launch."""
+    """The step as ``harness run`` would launch it on ``target``, no launch; with
+    ``preflight``, what the launch's preflight would say of it there."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
@@ -193,6 +206,32 @@ def describe(
         pip=pip,
         verify=record.verify,
         entry=pipeline.entry_digest(step),
+        preflight=_preflight(target, workdir, resolved) if preflight else (),
+    )
+
+
+#: the preflight's checks the review leaves out: it reports stale GPU holders itself
+_REVIEWED_ELSEWHERE = ("stale GPU",)
+
+
+def _preflight(target: Target, workdir: str, resolved: ResolvedStep) -> tuple[Verdict, ...]:
+    """The preflight ``harness run`` makes before a launch (the same probe, the same
+    decisions): its failures and warnings, so that a review that says ready means the
+    launch will start."""
+    from harness.runs.preflight import decide
+
+    facts = remote.preflight(target, workdir, resolved, os.environ.get(GPU_GLOB_ENV))
+    checked = decide(
+        facts,
+        target.label,
+        kill_stale=False,
+        tensor_parallel=tensor_parallel(resolved.argv),
+        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
+    )
+    return tuple(
+        v
+        for v in checked.verdicts
+        if v.check not in _REVIEWED_ELSEWHERE and v.level in (Level.FAIL, Level.WARN)
     )
 
 

@@ -162,6 +162,7 @@ def gate_review(
         require_smoke=require_smoke and smoke is None,
         check_smoke=smoke is None,  # a smoke run is the test itself
         require_verified=require_verified and smoke is None,
+        preflight=False,  # made next by the launch itself, in its own words
     )
 
 

@@ -82,6 +82,21 @@ def decide(
 
 
 def _workdir(facts: PreflightFacts) -> Verdict:
+    hint = "set workdir in hosts.toml (or --workdir) to a folder you can write"
+    blocked = facts.workdir_blocked_by
+    if blocked is not None:
+        what = f"cannot be created: {blocked} is a file"
+        if blocked == facts.workdir:
+            what = "is a file"
+        return Verdict("workdir", Level.FAIL, f"{facts.workdir} {what}, not a folder", hint)
+    if not facts.workdir_exists and not facts.workdir_creatable:
+        return Verdict(
+            "workdir",
+            Level.FAIL,
+            f"{facts.workdir} does not exist and cannot be created ({facts.workdir_parent} "
+            "is not writable)",
+            hint,
+        )
     if not facts.workdir_exists:
         return Verdict(
             "workdir", Level.WARN, f"{facts.workdir} does not exist yet; it will be created"
@@ -91,7 +106,7 @@ def _workdir(facts: PreflightFacts) -> Verdict:
             "workdir",
             Level.FAIL,
             f"{facts.workdir} is not writable",
-            "set workdir in hosts.toml (or --workdir) to a folder you can write",
+            hint,
         )
     return Verdict("workdir", Level.OK, facts.workdir)
 

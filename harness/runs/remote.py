@@ -68,6 +68,12 @@ class PreflightFacts:
     gpus: tuple[GpuInfo, ...]
     holders: tuple[GpuHolder, ...]
     runs: tuple[RunInfo, ...]
+    #: a file where the workdir or a folder above it should be (it cannot be created)
+    workdir_blocked_by: str | None = None
+    #: the nearest existing folder above a workdir that does not exist yet, and whether the
+    #: workdir can be created there
+    workdir_parent: str | None = None
+    workdir_creatable: bool = True
 
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> PreflightFacts:
@@ -80,6 +86,9 @@ class PreflightFacts:
             workdir=d["workdir"]["path"],
             workdir_exists=bool(d["workdir"]["exists"]),
             workdir_writable=bool(d["workdir"]["writable"]),
+            workdir_blocked_by=d["workdir"].get("not_a_folder"),
+            workdir_parent=d["workdir"].get("parent"),
+            workdir_creatable=bool(d["workdir"].get("parent_writable", True)),
             cwd=d["cwd"]["path"],
             cwd_exists=bool(d["cwd"]["exists"]),
             argv0=cmd.get("argv0"),

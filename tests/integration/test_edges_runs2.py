@@ -1,0 +1,119 @@
+"""Issue 21: the edges of ``harness run`` / ``report`` / ``logs`` a new user still trips on,
+on the ``local`` target with real runs (no mocks).
+
+2. ``harness report STEP`` said **ready** while ``harness run STEP`` refused at its preflight
+   (the step's script, cwd or command missing): the review now makes the same preflight.
+11. ``--workdir`` naming a regular file: the preflight said it would be created, then a
+   probe crashed. Refused in the preflight, one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_runs_ssh import Harness, base_env
+
+PIPELINE = """
+[steps.hello]
+command = ["{python}", "-c", "print('hello')"]
+
+[steps.missing]
+command = ["no-such-program-here", "--x"]
+
+[steps.noscript]
+command = ["{python}", "{workdir}/nope.py"]
+
+[steps.nocwd]
+command = ["{python}", "-c", "print(1)"]
+cwd = "{workdir}/no/such/folder"
+"""
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Harness:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (tmp_path / "pipeline.toml").write_text(PIPELINE)
+    (tmp_path / "hosts.toml").write_text("")
+    env = base_env(tmp_path) | {
+        "HARNESS_HOSTS": str(tmp_path / "hosts.toml"),
+        "HARNESS_WORKDIR": str(workdir),
+        "HARNESS_RUN_GPU_DEVICES": str(workdir / "no-gpu*"),
+    }
+    return Harness(tmp_path, env, "local", workdir)
+
+
+def no_runs(h: Harness) -> bool:
+    return not list((h.workdir / ".harness" / "runs").glob("*"))
+
+
+@pytest.mark.parametrize(
+    ("step", "words"),
+    [
+        ("missing", "preflight command: 'no-such-program-here' not found"),
+        ("noscript", "preflight command: script {workdir}/nope.py not found"),
+        ("nocwd", "preflight command: the step's cwd {workdir}/no/such/folder does not exist"),
+    ],
+)
+def test_the_review_is_not_ready_when_the_preflight_would_refuse(
+    local: Harness, step: str, words: str
+) -> None:
+    words = words.format(workdir=local.workdir)
+    run = local("run", step, "-t", "local")
+    assert run.code == 2 and "preflight refused" in run.err, run.err  # as before
+    r = local("report", step, "-t", "local")
+    assert r.code == 1, r.out + r.err
+    assert r.out.splitlines()[0] == "run review local: not ready", r.out
+    assert f"✗ blocker {words}" in r.out, r.out
+    data = json.loads(local("report", step, "-t", "local", "--format", "json").out)
+    assert data["verdict"] == "not ready"
+    (reason,) = [x for x in data["reasons"] if x["text"].startswith("preflight ")]
+    assert reason["severity"] == "blocker" and reason["text"].startswith(words) and reason["hint"]
+    assert [v["check"] for v in data["step"]["preflight"]] == ["command"]
+    assert no_runs(local)
+
+
+def test_a_ready_review_means_the_launch_starts(local: Harness) -> None:
+    r = local("report", "hello", "-t", "local", "--format", "json")
+    assert r.code == 0, r.out + r.err
+    data = json.loads(r.out)
+    assert data["verdict"] == "ready" and "preflight" not in data["step"]
+    assert not [x for x in data["reasons"] if "stale GPU" in x["text"]]
+    run = local("run", "hello", "-t", "local")
+    assert run.code == 0 and "hello" in run.out, run.err
+
+
+def test_the_review_warns_as_the_preflight_does(local: Harness) -> None:
+    fresh = local.workdir / "not-yet"
+    r = local("report", "hello", "-t", "local", "--format", "json", HARNESS_WORKDIR=str(fresh))
+    data = json.loads(r.out)
+    assert r.code == 0 and data["verdict"] == "ready", r.out + r.err
+    warned = [x for x in data["reasons"] if x["text"].startswith("preflight workdir")]
+    assert warned == [
+        {
+            "severity": "warning",
+            "text": f"preflight workdir: {fresh} does not exist yet; it will be created",
+            "hint": None,
+        }
+    ]
+    assert not fresh.exists()  # the review creates nothing
+
+
+@pytest.mark.parametrize("below", [False, True])
+def test_a_workdir_that_is_a_file_is_refused_in_one_line(local: Harness, below: bool) -> None:
+    afile = local.cwd / "afile"
+    afile.write_text("keep me\n")
+    workdir = afile / "sub" if below else afile
+    r = local("run", "hello", "-t", "local", "--workdir", str(workdir))
+    assert r.code == 2, r.out + r.err
+    what = f"cannot be created: {afile} is a file" if below else "is a file"
+    assert f"✗ workdir  {workdir} {what}, not a folder" in r.err, r.err
+    assert "error: preflight refused to launch hello: workdir" in r.err
+    assert "Traceback" not in r.err and "probe crashed" not in r.err
+    assert "will be created" not in r.err
+    assert afile.read_text() == "keep me\n"
+    report = local("report", "hello", "-t", "local", HARNESS_WORKDIR=str(workdir))
+    assert report.code == 1 and f"✗ blocker preflight workdir: {workdir} {what}" in report.out
