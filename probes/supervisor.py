@@ -71,6 +71,9 @@ GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )
 READ_CHUNK = 1 << 20
+#: The end report's longest line: the laptop keeps the last 64 KiB of a follower's stderr, so
+#: a longer one (a run.json with a 100 KB command) goes without the record it already has.
+END_MAX = 32 * 1024
 #: smoke mode's ``sitecustomize`` lives here, inside the run directory, while the step runs
 HOOK_DIR = "smoke-hook"
 #: An output check reports its counts on a line starting with this (harness.runs.verification)
@@ -691,6 +694,8 @@ def supervise(run_dir: str) -> int:
         )
     except OSError as exc:
         why = f"{spec['argv'][0]}: {exc.strerror or exc}"
+        if exc.errno == errno.E2BIG:
+            why += _too_long(spec["argv"], env)
         return _not_started(
             run_dir, log, info, why, 126 if isinstance(exc, PermissionError) else 127
         )
@@ -792,6 +797,22 @@ def _last_report(path: str, start: int) -> Any:
                 with contextlib.suppress(ValueError):
                     found = json.loads(line[len(VERIFY_MARK) :].decode("utf-8", "replace"))
     return found if isinstance(found, dict) else None
+
+
+def _too_long(argv: list[str], env: dict[str, str]) -> str:
+    """Why the OS refused the command line (E2BIG): its size against the limits."""
+    size = sum(len(a.encode("utf-8", "surrogateescape")) + 1 for a in argv)
+    longest = max(len(a.encode("utf-8", "surrogateescape")) for a in argv)
+    env_size = sum(len(k) + len(v) + 2 for k, v in env.items())
+    try:
+        limit = f"{os.sysconf('SC_ARG_MAX'):,} bytes"
+    except (ValueError, OSError):
+        limit = "ARG_MAX"
+    return (
+        f" (the command is {size:,} bytes, its longest argument {longest:,}; the environment "
+        f"{env_size:,}; this system takes {limit} for both together, and on Linux 131,072 "
+        "for one argument)"
+    )
 
 
 def _not_started(run_dir: str, log: int, info: dict[str, Any], why: str, code: int) -> int:
@@ -904,8 +925,12 @@ def main(argv: list[str]) -> int:
             return 0  # the reader went away: nothing left to tell
         if end["reason"] in ("finished", "lost", "eof"):
             end["facts"] = run_facts(argv[1])  # saves the laptop a round trip for the state
+        line = json.dumps(end)
+        if len(line) > END_MAX and end.get("facts"):  # a huge command: the laptop has it
+            end["facts"]["record"] = None
+            line = json.dumps(end)
         with contextlib.suppress(OSError):
-            sys.stderr.write(END_MARK + json.dumps(end) + "\n")
+            sys.stderr.write(END_MARK + line + "\n")
             sys.stderr.flush()
         return 0 if end["reason"] != "no-log" else 4
     sys.stderr.write("usage: supervisor.py supervise RUN_DIR | follow RUN_DIR OFFSET [--once]\n")

@@ -138,6 +138,7 @@ def run_across(
     from harness.runs.resolve import parse_sets
     from harness.runs.state import new_run_id
     from harness.views import runs as view
+    from harness.views.fold import cut_command
 
     err = view.console(stderr=True)
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
@@ -187,7 +188,8 @@ def run_across(
                 f"[bold]{view.esc(step)}[/] on {view.esc(h.node.host)} (node {h.node.rank}): ",
                 end="",
             )
-            err.print(h.resolved.display() if h.resolved else "", markup=False, soft_wrap=True)
+            shown = cut_command(h.resolved.display()) if h.resolved else ""
+            err.print(shown, markup=False, soft_wrap=True)
         # the review on every host, and whether they agree (torchrun/Ray need the same stack)
         reviewed = run_each([h.node.host for h in hosts], lambda name: gate_review(
             _by(hosts, name).target, step, pipeline_file, overrides, patches))  # fmt: skip

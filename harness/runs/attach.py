@@ -125,7 +125,7 @@ def follow_run(
         landed(final=True)
         shown.flush()
         shown.close()
-        final = RunInfo.from_facts(end.facts, None) if end.facts else info
+        final = _final(end.facts, info)
         if final.state != "running":
             _conclude(notes, ctx, final, copy, path, target)
         elif not follow:
@@ -137,6 +137,16 @@ def follow_run(
     finally:
         shown.close()
         copy.close()
+
+
+def _final(facts: dict[str, Any] | None, info: RunInfo) -> RunInfo:
+    """The run as the follower found it at the end; a record it left out (a command too big
+    for its end report) is the one the run was listed with."""
+    if not facts:
+        return info
+    if not facts.get("record"):
+        facts = {**facts, "record": info.record.to_dict()}
+    return RunInfo.from_facts(facts, None)
 
 
 def print_next(out: Any, ctx: Context, info: RunInfo, offset: int | None = None) -> None:

@@ -13,6 +13,10 @@ import re
 from collections.abc import Sequence
 
 _PIECE = re.compile(r"[^/.\-@:, ]*[/.\-@:, ]*")
+#: A command longer than this is shown cut: its first CUT_TO characters and its length
+#: (run.json and ``--format json`` keep it whole).
+LONG_COMMAND = 2000
+CUT_TO = 200
 #: A column never narrower than this (or its heading).
 MIN_WIDTH = 6
 
@@ -115,3 +119,11 @@ def fold_signature(sig: str, source: str = "", message: str = "") -> str:
         if part != "..." or not kept or kept[-1] != "...":
             kept.append(part)
     return f"{head}({', '.join(kept)}){rest[end + 1 :]}"
+
+
+def cut_command(text: str) -> str:
+    """``text`` as a line to read: whole, or its first :data:`CUT_TO` characters and how long
+    it is (a command made too long for the OS by a parameter is 100 KB and more)."""
+    if len(text) <= LONG_COMMAND:
+        return text
+    return f"{text[:CUT_TO]} ... ({len(text):,} characters in all)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.runs.launch import Launched, Preflighted, Resolved, Reviewed, RunEvent
+from harness.views.fold import cut_command
 from harness.views.review import terminal
 from harness.views.runs import esc, verdicts
 
@@ -18,7 +19,7 @@ def show(err: Console, event: RunEvent) -> None:
     """One event, on stderr, as ``harness run`` has always said it."""
     if isinstance(event, Resolved):
         err.print(f"[bold]{esc(event.step)}[/] on {esc(event.target)}: ", end="")
-        err.print(event.command, markup=False, highlight=False, soft_wrap=True)
+        err.print(cut_command(event.command), markup=False, highlight=False, soft_wrap=True)
         plan = event.smoke
         if plan is not None:
             err.print(

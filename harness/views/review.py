@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harness.mdtext import cell, code, fenced, text
 from harness.report.model import Review
+from harness.views.fold import cut_command
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -95,7 +96,7 @@ def markdown(r: Review) -> str:
 def _step_text(step: StepPlan) -> str:
     if step.error:
         return f"{step.name}: {step.error}"
-    lines = [f"step: {step.name}", f"command: {' '.join(step.command)}"]
+    lines = [f"step: {step.name}", f"command: {cut_command(' '.join(step.command))}"]
     if step.cwd:
         lines.append(f"cwd: {step.cwd}")
     for k, v in step.env.items():

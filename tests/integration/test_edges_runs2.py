@@ -117,3 +117,33 @@ def test_a_workdir_that_is_a_file_is_refused_in_one_line(local: Harness, below: 
     assert afile.read_text() == "keep me\n"
     report = local("report", "hello", "-t", "local", HARNESS_WORKDIR=str(workdir))
     assert report.code == 1 and f"✗ blocker preflight workdir: {workdir} {what}" in report.out
+
+
+def test_a_command_too_long_for_the_os_exits_as_the_step_and_is_shown_cut(
+    local: Harness,
+) -> None:
+    """Item 12: E2BIG after substitution. The step's own exit (127) is harness's, no 65 KB
+    follower error; the command line is shown cut; run.json keeps it whole."""
+    big = "y" * 200_000  # over Linux's 128 KiB for one argument
+    pipeline = local.cwd / "long.toml"
+    pipeline.write_text(
+        f'[params]\nbig = "{big}"\n[steps.long]\n'
+        'command = ["{python}", "-c", "print(1)", "{big}"]\n'
+    )
+    r = local("run", "long", "-t", "local", "--pipeline", str(pipeline))
+    assert r.code == 127, r.err[-2000:]
+    assert len(r.err) < 4000 and big not in r.err, r.err[:4000]
+    first = r.err.splitlines()[0]
+    assert first.startswith("long on local: ") and first.endswith(" characters in all)"), first
+    assert len(first) < 300 and " ... (200,0" in first
+    assert "Argument list too long (the command is 200,0" in r.err
+    assert "131,072 for one argument" in r.err
+    assert "follower" not in r.err and "Traceback" not in r.err
+    assert "failed (127)" in r.err
+    (run_dir,) = (local.workdir / ".harness" / "runs").glob("long-*")
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["argv"][-1] == big  # the recorded command stays true
+    assert json.loads((run_dir / "status.json").read_text())["exit_code"] == 127
+    again = local("logs", "long", "-t", "local")  # a later look says the same, briefly
+    assert again.code == 0 and len(again.err) < 4000, again.err[-2000:]
+    assert "Argument list too long" in again.out + again.err
