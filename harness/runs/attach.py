@@ -13,13 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import cache_root
-from harness.errors import ConnectError
+from harness.errors import ConnectError, RunError
 from harness.runs.context import Context
 from harness.runs.decode import tail_offset
 from harness.runs.failure import summarize
 from harness.runs.lifecycle import exit_code_of, state_label
 from harness.runs.models import FailureSummary, RunInfo
-from harness.runs.stream import Follower, LocalCopy, copy_path, follower_argv
+from harness.runs.stream import (
+    Follower,
+    LocalCopy,
+    complete_copy,
+    copy_path,
+    follower_argv,
+    mark_complete,
+)
 from harness.targets.base import Target
 
 #: Bytes of the log's end searched for the final exception.
@@ -43,6 +50,9 @@ def follow_run(
     from harness.views import runs as view
 
     path = copy_path(cache_root(), target.name, info.id)
+    if info.log_size is None and info.state != "running":  # its log is gone on the target
+        why = f"{info.id}: its log on {target.label} is gone ({info.log_path})"
+        return show_copy(ctx, target, info, path, why, start=start, tail=tail, follow=follow)
     copy = LocalCopy(path)
     initial = info.log_size or 0
     if copy.size > initial and info.state != "running":
@@ -126,6 +136,8 @@ def follow_run(
         shown.flush()
         shown.close()
         final = _final(end.facts, info)
+        if final.state not in ("running", "lost") and final.log_size == copy.size:
+            mark_complete(path, copy.size, final.to_dict())  # `logs` can rely on it later
         if final.state != "running":
             _conclude(notes, ctx, final, copy, path, target)
         elif not follow:
@@ -134,6 +146,57 @@ def follow_run(
             return 0
         code = exit_code_of(final)
         return 1 if code is None else code
+    finally:
+        shown.close()
+        copy.close()
+
+
+def show_copy(
+    ctx: Context,
+    target: Target,
+    info: RunInfo,
+    path: Path,
+    why: str,
+    *,
+    start: int | None = 0,
+    tail: int | None = None,
+    follow: bool = False,
+) -> int:
+    """A run whose log is no longer on the target: harness's local copy, said so, when
+    harness saw the run end with the copy whole; else one line saying what is left."""
+    from harness.views import runs as view
+
+    if complete_copy(path) is None:
+        size = path.stat().st_size if path.is_file() else 0
+        left = (
+            f"; the local copy {path} holds {size:,} bytes, but harness did not see the run "
+            "end with it whole, so it may be short"
+            if size
+            else "; harness has no copy of it"
+        )
+        raise RunError(
+            f"{why}{left}",
+            f"read what is left with: cat {path}"
+            if size
+            else f"list the runs: harness runs{ctx.flag}",
+        )
+    copy = LocalCopy(path)
+    shown = view.make_view(info, copy, None if tail is not None else start)
+    notes = shown.err if isinstance(shown, view.PlainView) else view.console()
+    try:
+        notes.print(
+            f"[yellow]{view.esc(why)}; showing harness's local copy, complete "
+            f"({copy.size:,} bytes): {path}[/]",
+            soft_wrap=True,
+        )
+        if tail is not None:
+            shown.start_at(tail_offset(copy.read, copy.size, tail))
+        shown.pump()
+        shown.flush()
+        shown.close()
+        _conclude(notes, ctx, info, copy, path, target)
+        code = exit_code_of(info)
+        return (1 if code is None else code) if follow else 0
     finally:
         shown.close()
         copy.close()

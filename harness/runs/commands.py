@@ -13,12 +13,14 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from harness.cache import cache_root
 from harness.errors import UsageError
 from harness.runs import remote
-from harness.runs.attach import follow_run
+from harness.runs.attach import follow_run, show_copy
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
 from harness.runs.models import GpuHolder, RunInfo, StopReport
 from harness.runs.state import classify_holders, match_run
+from harness.runs.stream import COMPLETE, complete_copy, copy_path
 from harness.targets.base import Target
 
 
@@ -50,13 +52,35 @@ def show_logs(
         raise UsageError("--tail and --offset take a number >= 0")
     with ctx.open() as target:
         listing = remote.list_runs(target, workdir_for(target, ctx.workdir, absolute=False))
-        info = match_run(listing.runs, run)
+        try:
+            info = match_run(listing.runs, run)
+        except UsageError:
+            kept = _kept_copy(target, run)  # its run directory is gone; harness's copy is not
+            if kept is None:
+                raise
+            why = f"{kept.id} is no longer on {target.label} (its run directory is gone)"
+            path = copy_path(cache_root(), target.name, kept.id)
+            return show_copy(
+                ctx, target, kept, path, why, start=offset or 0, tail=tail, follow=follow
+            )
         past = offset is not None and offset > (info.log_size or 0)
-        if past and info.state != "running":
+        if past and info.state != "running" and info.log_size is not None:
             raise UsageError(
                 f"--offset {offset} is past the end of {info.id}'s log ({info.log_size} bytes)"
             )
         return follow_run(ctx, target, info, start=offset or 0, tail=tail, follow=follow)
+
+
+def _kept_copy(target: Target, run: str) -> RunInfo | None:
+    """The run named by ``run`` (its id, or a unique prefix of one) among this machine's
+    complete copies of ``target``'s logs -- the run as harness last saw it."""
+    folder = cache_root() / "runs" / target.name
+    ids = sorted(p.parent.name for p in folder.glob(f"*/{COMPLETE}"))
+    found = [i for i in ids if i == run] or [i for i in ids if i.startswith(run)]
+    if len(found) != 1:
+        return None
+    marker = complete_copy(copy_path(cache_root(), target.name, found[0]))
+    return None if marker is None else RunInfo.from_dict(marker["run"])
 
 
 def stop_run(ctx: Context, run: str, *, grace: float | None = None) -> StopReport:

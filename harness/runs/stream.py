@@ -72,6 +72,29 @@ class LocalCopy:
             os.close(self._fd)
 
 
+#: Beside a local copy once harness saw its run end with the copy whole: the size and the run.
+COMPLETE = "complete.json"
+
+
+def mark_complete(path: Path, size: int, run: dict[str, Any]) -> None:
+    """Note that the copy at ``path`` holds the whole log of an ended run (``size`` bytes)."""
+    marker = path.parent / COMPLETE
+    tmp = marker.with_suffix(f".tmp{os.getpid()}")
+    with contextlib.suppress(OSError):
+        tmp.write_text(json.dumps({"size": size, "run": run}))
+        os.replace(tmp, marker)
+
+
+def complete_copy(path: Path) -> dict[str, Any] | None:
+    """The marker of a local copy that still holds the whole log of its run, else None."""
+    try:
+        marker = json.loads((path.parent / COMPLETE).read_text())
+        whole = int(marker["size"]) == path.stat().st_size
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return marker if whole and isinstance(marker.get("run"), dict) else None
+
+
 def follower_argv(
     target: Target, run_dir: str, offset: int, *, wait: bool, poll: float, lost_check: float
 ) -> list[str]:
@@ -91,6 +114,10 @@ def follower_argv(
 
 
 # -- following -----------------------------------------------------------------------------
+
+
+class LogGone(RunError):
+    """The run's log file is not on the target (any more)."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +240,7 @@ class Follower:
         except ValueError:
             raise RunError("the log follower's end report is garbled") from None
         if report.get("reason") == "no-log":
-            raise RunError(f"the run's log is missing on the target: {report.get('error')}")
+            raise LogGone(f"the run's log is missing on the target: {report.get('error')}")
         if int(report.get("size", offset)) != offset:
             raise LinkLost("the stream ended short of the follower's count")
         return StreamEnd(str(report.get("reason")), offset, report.get("facts"))

@@ -147,3 +147,43 @@ def test_a_command_too_long_for_the_os_exits_as_the_step_and_is_shown_cut(
     again = local("logs", "long", "-t", "local")  # a later look says the same, briefly
     assert again.code == 0 and len(again.err) < 4000, again.err[-2000:]
     assert "Argument list too long" in again.out + again.err
+
+
+def test_logs_uses_the_complete_local_copy_when_the_targets_log_is_gone(
+    local: Harness,
+) -> None:
+    """Item 5: the run's log was deleted on the target (or its whole run directory); the
+    local copy harness announced is complete, so ``logs`` shows it and says so."""
+    r = local("run", "hello", "-t", "local")
+    assert r.code == 0 and r.out == "hello\n", r.err
+    (run_dir,) = (local.workdir / ".harness" / "runs").glob("hello-*")
+    run_id = run_dir.name
+    copy = local.copy(run_id)
+    assert copy.read_bytes() == b"hello\n" and f"log: {copy}" in r.err
+    (run_dir / "log").unlink()
+    for extra in ([], ["--tail", "1"], ["--follow"]):
+        shown = local("logs", run_id, "-t", "local", *extra)
+        assert shown.code == 0, shown.err
+        assert shown.out == "hello\n", shown.out
+        assert (
+            f"{run_id}: its log on local is gone ({run_dir}/log); showing harness's local "
+            f"copy, complete (6 bytes): {copy}"
+        ) in shown.err, shown.err
+        assert "missing on the target" not in shown.err and "Traceback" not in shown.err
+        assert copy.read_bytes() == b"hello\n"  # not truncated by the attach
+    for pid_file in run_dir.iterdir():
+        pid_file.unlink()
+    run_dir.rmdir()
+    shown = local("logs", run_id, "-t", "local")
+    assert shown.code == 0 and shown.out == "hello\n", shown.err
+    assert f"{run_id} is no longer on local (its run directory is gone)" in shown.err
+
+
+def test_logs_says_what_is_left_when_the_local_copy_may_be_short(local: Harness) -> None:
+    run_id = local.launch("hello")
+    local.status(run_id)
+    (local.run_dir(run_id) / "log").unlink()  # gone before harness copied it to the end
+    r = local("logs", run_id, "-t", "local")
+    assert r.code == 2 and "Traceback" not in r.err, r.err
+    assert f"error: {run_id}: its log on local is gone" in r.err
+    assert "harness has no copy of it" in r.err and "hint: list the runs" in r.err
