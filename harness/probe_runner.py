@@ -23,7 +23,10 @@ from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
 #: What reading a definition takes: every probe that resolves names starts with these.
-_SIGNATURES = ("_finder", "_platform", "_astindex", "_resolvable", "_describe", "signatures")
+_SIGNATURES = (
+    *("_finder", "_platform", "_astindex", "_bound", "_decorated", "_resolvable", "_stdsigs"),
+    *("_describe", "signatures"),
+)
 #: Probe modules each probe needs, in load order (the shared ones first).
 PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "signatures": _SIGNATURES,

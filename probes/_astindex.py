@@ -164,7 +164,8 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             for t in targets:
                 if isinstance(t, ast.Name):
-                    s.defs.setdefault(t.id, st)
+                    made = made_class(st, t.id) if isinstance(st.value, ast.Call) else None
+                    s.defs.setdefault(t.id, made or st)  # namedtuple(...) & co: a class
                     if t.id == "__all__" and st.value is not None:
                         s.all_names = _str_list(st.value)
                     elif isinstance(st.value, ast.Dict):
@@ -186,6 +187,12 @@ def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
         for table in read.values():
             s.lazy.update(table)
     return s
+
+
+def made_class(st: ast.stmt, name: str) -> ast.ClassDef | None:
+    from probes._bound import made_class
+
+    return made_class(st, name) if isinstance(st, ast.Assign) else None
 
 
 def _alias_of(node: ast.AST | None) -> str | None:

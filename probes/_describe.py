@@ -13,6 +13,9 @@ import ast
 from typing import Any
 
 from probes._astindex import Index, ModuleSummary, Source, dotted
+from probes._bound import extend
+from probes._decorated import decorated_ctor
+from probes._stdsigs import ENUMS, enum_ctor, stdlib_class_params, stdlib_ctor
 
 POS_ONLY = "positional-only"
 POS_OR_KW = "positional-or-keyword"
@@ -370,6 +373,10 @@ class ClassDescriber:
             p["default"] = default
             if head == "InitVar":
                 p["init_var"] = True
+            if flavour != "attrs" and any(x["name"] == name for x in inherited):
+                # redeclared: keeps its base's place (dataclasses, msgspec; attrs moves it)
+                inherited = [p if x["name"] == name else x for x in inherited]
+                continue
             inherited = [x for x in inherited if x["name"] != name]
             own.append(p)
         return inherited + own
@@ -377,6 +384,9 @@ class ClassDescriber:
     # -- constructor ----------------------------------------------------------------------
     def constructor(self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0) -> dict:
         """``{"via", "from", "parameters", "extra"}``: the signature ``Cls(...)`` binds to."""
+        made = decorated_ctor(self, mod, cls)  # ``cls.__init__ = ...`` in a class decorator
+        if made is not None:
+            return made
         funcs = _body_functions(cls.body)
         qual = f"{mod.name}.{cls.name}"
         flav = self.flavour(mod, cls)
@@ -436,21 +446,19 @@ class ClassDescriber:
         resolved = [self.index.resolve_dotted(mod.name, dotted(b)) for b in cls.bases]
         enum_base = next((full for full in resolved if full in ENUMS), None)
         if enum_base is not None:  # ``class Kind(str, Enum)``: the mixin does not decide
-            return _stdlib_ctor("enum", enum_base, _enum_call())
+            return enum_ctor(enum_base, cls)  # as this Python signs it (_stdsigs)
         if depth < 8:
             for b in cls.bases:
                 full = self.index.resolve_dotted(mod.name, dotted(b))
                 if full in PROTOCOLS:  # typing gives protocols a catch-all __init__
-                    return _stdlib_ctor("protocol", full, _VARIADIC)
+                    return stdlib_ctor("protocol", full, _VARIADIC)
                 if full in IGNORED_BASES or full.startswith("typing.Generic"):
                     continue
-                if full in ENUMS:  # ``Color(value)``: the metaclass's __call__, this Python's
-                    return _stdlib_ctor("enum", full, _enum_call())
                 base = self._resolve_class(mod.name, dotted(b))
                 if base is None:
-                    std = _stdlib_class_params(full)
+                    std = stdlib_class_params(full)
                     if std is not None:
-                        return _stdlib_ctor("stdlib", full, std)
+                        return stdlib_ctor("stdlib", full, std)
                     return {
                         "via": "unknown",
                         "from": full,
@@ -459,6 +467,8 @@ class ClassDescriber:
                         "extra": "unknown",
                     }
                 got = self.constructor(base[0], base[1], depth + 1)
+                if got["via"] == "enum":  # members (or none) are this class's own
+                    return {**enum_ctor(got["from"], cls), "inherited": True}
                 if got["via"] != "object":
                     return {**got, "inherited": True}
         return {
@@ -484,6 +494,7 @@ class ClassDescriber:
         made = _made_init(ctor, f"{qualname}.__init__", cls.lineno)
         if made is not None and "__init__" not in funcs:
             members.append(made)
+        extend(self, mod, cls, qualname, members)  # set after the body or by a decorator
         return {
             "qualname": qualname,
             "kind": "class",
@@ -496,6 +507,7 @@ class ClassDescriber:
             "parameters": ctor["parameters"],
             "returns": None,
             "constructor": {k: v for k, v in ctor.items() if k != "parameters"},
+            **({"made_by": cls.made_by} if hasattr(cls, "made_by") else {}),
             "members": members,
             "attributes": class_attributes(cls) if attributes else [],
             "overloads": [],
@@ -503,7 +515,6 @@ class ClassDescriber:
         }
 
 
-ENUMS = {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag", "enum.ReprEnum"}
 PROTOCOLS = {"typing.Protocol", "typing_extensions.Protocol"}
 _VARIADIC = [_param("args", VAR_POS, None, None), _param("kwargs", VAR_KW, None, None)]
 
@@ -537,51 +548,6 @@ def _made_init(ctor: dict, qualname: str, line: int) -> dict | None:
         "overloads": [],
         "doc": f"synthesised by {via}",
     }
-
-
-def _stdlib_ctor(via: str, full: str, params: list[dict] | None) -> dict:
-    return {"via": via, "from": full, "parameters": params, "overloads": [], "extra": "forbid"}
-
-
-def _enum_call() -> list[dict] | None:
-    """``EnumType.__call__`` less ``cls``, as the Python running this probe defines it."""
-    import enum
-
-    return _signature_params(getattr(enum, "EnumType", enum.EnumMeta).__call__, drop=1)
-
-
-def _stdlib_class_params(full: str) -> list[dict] | None:
-    """A stdlib base's constructor (``collections.UserDict``), read from this Python: the
-    stdlib is the target interpreter's own, so importing it here is reading the target."""
-    import sys
-
-    module, _, name = full.rpartition(".")
-    if not module or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
-        return None
-    try:
-        import importlib
-
-        obj = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-    return _signature_params(obj, drop=0) if isinstance(obj, type) else None
-
-
-def _signature_params(obj: object, drop: int) -> list[dict] | None:
-    import inspect
-
-    try:
-        sig = inspect.signature(obj)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    kinds = {0: POS_ONLY, 1: POS_OR_KW, 2: VAR_POS, 3: KW_ONLY, 4: VAR_KW}
-    out = []
-    for p in list(sig.parameters.values())[drop:]:
-        default = None if p.default is inspect.Parameter.empty else repr(p.default)
-        out.append(
-            {"name": p.name, "kind": kinds[int(p.kind)], "default": default, "annotation": None}
-        )
-    return out
 
 
 def class_attributes(cls: ast.ClassDef) -> list[str]:

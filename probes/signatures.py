@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
+from probes._bound import wrapped
 from probes._describe import ClassDescriber, describe_function, module_overloads
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes._resolvable import compiled, in_stubs, missing, stub_members, unreadable
@@ -57,6 +58,8 @@ class Probe:
             in_class = "." in qualname
             ovl = [] if in_class else module_overloads(mod, node.name)
             d = describe_function(node, qualname, in_class, ovl, mod.src)
+            if node.decorator_list:  # ``@functools.wraps(f)``: f's signature (_bound)
+                d = wrapped(self.classes, mod, node, d)
         else:
             d = {
                 "qualname": qualname,
@@ -190,16 +193,9 @@ class Probe:
         return missing(self.index, mod, name)
 
     def _listing(self, mod: ModuleSummary) -> list[dict[str, Any]]:
-        public = set(mod.all_names or [])
-        out = []
-        for name, node in mod.defs.items():
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            if name.startswith("_") and name not in public:
-                continue
-            out.append(self._symbol(mod, node, name))
-        out.sort(key=lambda s: s["line"])
-        return out
+        from probes._bound import listing  # defs, classes, and second names of them
+
+        return listing(self, mod)
 
     def _reexports(self, mod: ModuleSummary) -> list[dict[str, Any]]:
         """Public names this module only passes through (``__all__``, imports, lazy tables)."""
