@@ -50,6 +50,14 @@ class ProbeError(HarnessError):
     """A probe ran on the target but reported a failure (module missing, bad file...)."""
 
 
+class NoSpace(ProbeError):
+    """The target's disk is full where a probe had to write (ENOSPC); ``path``: where."""
+
+    def __init__(self, message: str, hint: str | None = None, path: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.path = path
+
+
 class PatchError(HarnessError):
     """A patch series could not be planned or applied."""
 

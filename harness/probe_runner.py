@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ProbeError, Stopped, TargetError
+from harness.errors import NoSpace, ProbeError, Stopped, TargetError
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
@@ -222,6 +222,9 @@ def run_probe(
     if env is None:
         raise _no_envelope(target, result.exit_code, result.stderr)
     if not env.ok:
+        if env.kind == "no-space":  # the command says what it left (nothing written, ...)
+            where = (env.details or {}).get("path")
+            raise NoSpace(f"{target.label}: {env.error}", _hint(env), where)
         raise ProbeError(f"{target.label}: {env.error}", _hint(env))
     if env.cached and hit is not None:
         return hit
@@ -344,6 +347,8 @@ def _hint(env: Envelope) -> str | None:
         return "the target's traceback ends with:\n" + str(d.get("traceback", "")).rstrip()
     if env.kind == "invalid-source":
         return "the file does not parse under the target's Python; is it the right interpreter?"
+    if env.kind == "no-space":
+        return "free space on the target (df -h there), then run the command again"
     if env.kind == "internal" and env.traceback:
         return "probe crashed; last lines:\n" + "\n".join(env.traceback.strip().splitlines()[-4:])
     return None

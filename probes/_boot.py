@@ -91,6 +91,10 @@ def _main():
     except Exception as exc:
         kind = getattr(exc, "kind", "internal")
         details = getattr(exc, "details", None)
+        if isinstance(exc, OSError) and exc.errno == 28:  # ENOSPC: a fact, not a crash
+            kind, details = "no-space", {"path": exc.filename}
+            where = " that holds %s" % exc.filename if exc.filename else ""  # noqa: UP031
+            exc = OSError("no space left on the disk" + where)
         _emit(
             {
                 "ok": False,

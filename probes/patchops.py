@@ -255,8 +255,7 @@ class Ops:
         if fd is None:
             return True
         if fd >= 0:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            os.close(fd)  # which drops the shared flock
         return False
 
     def _holder(self) -> dict[str, Any] | None:
@@ -300,6 +299,10 @@ class Ops:
         fd = self._lock(holder)
         try:
             return self._transaction(changes, manifest)
+        except OSError:  # a full disk: copies made before the journal go; a journal is undone
+            if not os.path.exists(os.path.join(self.state, "journal.json")):  # by the next read
+                _rmtree(os.path.join(self.state, "txn"))
+            raise
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(self.state, "lock.json"))
@@ -340,8 +343,7 @@ class Ops:
             plan.append((ch["path"], full, cur, data, mode))
         # 2. journal + copies of the current state, durable before the first swap
         txn = os.path.join(self.state, "txn")
-        if os.path.isdir(txn):
-            _rmtree(txn)
+        _rmtree(txn)
         os.makedirs(txn, mode=0o755)
         originals = {c["path"]: c["original_text"] for c in changes if "original_text" in c}
         for rel, full, cur, _data, mode in plan:
@@ -399,9 +401,8 @@ class Ops:
     def _save_manifest(self, manifest: dict[str, Any]) -> None:
         path = os.path.join(self.state, "manifest.json")
         try:
-            with open(path, encoding="utf-8") as f:
-                whole = json.load(f)
-        except (OSError, ValueError):
+            whole = json.loads(_read_text(path) or "{}")
+        except ValueError:
             whole = {}
         if manifest.get("files"):
             whole[self.dist] = manifest
@@ -508,6 +509,9 @@ def _write_file(path: str, data: bytes, mode: int) -> None:
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
         os.fsync(fd)
+    except OSError:
+        os.unlink(path)  # a full disk leaves no half-written file behind
+        raise
     finally:
         os.close(fd)
 
@@ -528,16 +532,12 @@ def _copy(src: str, dst: str) -> None:
 
 
 def _fsync_dir(d: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _drop_pycache(full: str) -> None:

@@ -71,6 +71,12 @@ GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )
 READ_CHUNK = 1 << 20
+#: Disk space a run sets aside at its start for its status and stop records (a step that
+#: fills the disk would otherwise leave its run "lost"); given back when the run ends.
+RESERVE = "reserve"
+RESERVE_SIZE = 64 * 1024
+#: Under this much space left, the filesystem is reported as full.
+FULL_BELOW = 256 * 1024
 #: The end report's longest line: the laptop keeps the last 64 KiB of a follower's stderr, so
 #: a longer one (a run.json with a 100 KB command) goes without the record it already has.
 END_MAX = 32 * 1024
@@ -93,8 +99,12 @@ def write_json_atomic(path: str, obj: Any) -> None:
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
     os.replace(tmp, path)
     with contextlib.suppress(OSError):
         dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
@@ -102,6 +112,44 @@ def write_json_atomic(path: str, obj: Any) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def make_reserve(run_dir: str) -> None:
+    """Set disk space aside for the run's own small records (status, verify, stop): a step
+    that fills the disk must still get a status, and ``stop`` its stop.json."""
+    with contextlib.suppress(OSError), open(os.path.join(run_dir, RESERVE), "wb") as f:
+        f.write(b"\0" * RESERVE_SIZE)  # written, not sparse: the blocks are taken now
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def write_record(run_dir: str, name: str, obj: Any) -> bool:
+    """:func:`write_json_atomic` into the run directory; on a full disk, give back part of
+    the reserve and try again. True when the disk was full."""
+    path, reserve = os.path.join(run_dir, name), os.path.join(run_dir, RESERVE)
+    full = False
+    while True:
+        try:
+            write_json_atomic(path, obj)
+            return full
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC or not os.path.exists(reserve):
+                raise
+            full = True
+            size = os.path.getsize(reserve)
+            if size <= RESERVE_SIZE // 4:
+                os.unlink(reserve)
+            else:
+                os.truncate(reserve, size - RESERVE_SIZE // 4)
+
+
+def space_left(path: str) -> int | None:
+    """Bytes an unprivileged writer may still use on the filesystem holding ``path``."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def read_json(path: str) -> Any:
@@ -439,7 +487,12 @@ def _in_the_way(folder: str) -> dict[str, Any]:
         if parent == path:
             break
         path = parent
-    return {"not_a_folder": None, "parent": path, "parent_writable": os.access(path, os.W_OK)}
+    return {
+        "not_a_folder": None,
+        "parent": path,
+        "parent_writable": os.access(path, os.W_OK),
+        "space_left": space_left(path),
+    }
 
 
 def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
@@ -509,6 +562,20 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
     run_dir = os.path.join(root, args["run_id"])
     os.makedirs(root, exist_ok=True)
     os.mkdir(run_dir)  # fails if the id exists: never mix two runs' files
+    try:
+        return _start(args, run_dir, killed)
+    except BaseException as exc:
+        import shutil
+
+        shutil.rmtree(run_dir, ignore_errors=True)  # nothing half-made is left behind
+        left = space_left(root)
+        if not isinstance(exc, OSError) and left is not None and left < FULL_BELOW:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), root) from exc
+        raise
+
+
+def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
+    """:func:`op_launch` once the run directory exists: its files, the supervisor."""
     record = dict(args["record"])
     record["run_dir"] = run_dir
     record["created_at"] = time.time()
@@ -562,6 +629,10 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
             break
         code = proc.poll()
         if code is not None or time.monotonic() > deadline:
+            if code is None:  # no answer: end it, so that its run directory can go
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
             text = _read_text(os.path.join(run_dir, "supervisor.err")) or ""
             tail = " | ".join(text.strip().splitlines()[-3:])
             why = f"exited with {code}" if code is not None else "did not answer"
@@ -580,10 +651,10 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
     sup = read_json(os.path.join(run_dir, "supervisor.json")) or {}
     sup_alive = is_alive(sup.get("pid"), sup.get("starttime"), sup.get("boot_id"))
     already = os.path.exists(os.path.join(run_dir, "status.json"))
+    unwritten: list[str] = []  # records a full disk kept out; the stop goes on regardless
     if not already:
-        write_json_atomic(
-            os.path.join(run_dir, "stop.json"), {"requested_at": time.time(), "grace": grace}
-        )
+        _record_if_room(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace},
+                        unwritten)  # fmt: skip
     exclude = _self_and_ancestors()
     roots = set()
     if sup_alive:
@@ -608,8 +679,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
         time.sleep(0.02)
     if not os.path.exists(status_path) and not already:
         # No supervisor left to write it: say what we did rather than leave it "lost".
-        write_json_atomic(
-            status_path,
+        _record_if_room(
+            run_dir,
+            "status.json",
             {
                 "exit_code": None,
                 "signal": None,
@@ -617,16 +689,29 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
                 "stop_requested": True,
                 "error": "stopped by harness stop; the supervisor was gone",
             },
+            unwritten,
         )
     left = run_tree(args["run_id"], set(), sup.get("step_sid"), exclude)
     report["remaining"] = sorted(set(report["remaining"]) | {p["pid"] for p in left})
     return {
         "report": report,
         "already_finished": already,
+        "unwritten": unwritten,
+        "space_left": space_left(run_dir),
         "holders": gpu_holders(args.get("device_glob") or "/dev/nvidia*"),
         "run": run_facts(run_dir),
         "now": time.time(),
     }
+
+
+def _record_if_room(run_dir: str, name: str, obj: Any, unwritten: list[str]) -> None:
+    """:func:`write_record`, or ``name`` added to ``unwritten`` when the disk is full."""
+    try:
+        write_record(run_dir, name, obj)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        unwritten.append(name)
 
 
 # -- the supervisor process ----------------------------------------------------------------
@@ -664,6 +749,7 @@ def supervise(run_dir: str) -> int:
     if front:
         env["PYTHONPATH"] = os.pathsep.join([*front, *filter(None, [env.get("PYTHONPATH")])])
     log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    make_reserve(run_dir)
     me = proc_stat(os.getpid()) or {}
     info: dict[str, Any] = {
         "protocol": PROTOCOL,
@@ -708,7 +794,11 @@ def supervise(run_dir: str) -> int:
         step_sid=proc.pid,
         started_at=time.time(),
     )
-    write_json_atomic(os.path.join(run_dir, "supervisor.json"), info)
+    try:
+        write_record(run_dir, "supervisor.json", info)
+    except OSError:
+        _forward(step, signal.SIGKILL)  # no handshake: the launch is undone, the step too
+        raise
     os.close(log)
     while True:
         try:
@@ -746,7 +836,7 @@ def _verify(
     from what is recorded here: exit code or signal, timeout, the last report line."""
     path = os.path.join(run_dir, "log")
     log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.write(log, b"harness: verifying the output: " + " ".join(spec["verify"]).encode() + b"\n")
+    _say(log, b"harness: verifying the output: " + " ".join(spec["verify"]).encode() + b"\n")
     start = os.fstat(log).st_size
     limit = float(spec.get("verify_timeout") or 3600.0)
     out: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": False,
@@ -755,7 +845,7 @@ def _verify(
         proc = subprocess.Popen(spec["verify"], cwd=cwd, env=env, stdin=devnull, stdout=log,
                                 stderr=log, start_new_session=True, close_fds=True)  # fmt: skip
     except OSError as exc:
-        os.write(log, f"harness: cannot start the check: {exc.strerror or exc}\n".encode())
+        _say(log, f"harness: cannot start the check: {exc.strerror or exc}\n".encode())
         out["exit_code"] = 127
         proc = None
     os.close(log)
@@ -784,7 +874,7 @@ def _verify(
                 time.sleep(0.1)
     out["ended_at"] = time.time()
     out["report"] = _last_report(path, start)
-    write_json_atomic(os.path.join(run_dir, "verify.json"), out)
+    write_record(run_dir, "verify.json", out)
 
 
 def _last_report(path: str, start: int) -> Any:
@@ -818,10 +908,16 @@ def _too_long(argv: list[str], env: dict[str, str]) -> str:
 def _not_started(run_dir: str, log: int, info: dict[str, Any], why: str, code: int) -> int:
     """The step could not be started: say so in its log and in the status (126/127)."""
     msg = f"harness: cannot start the step: {why}"
-    os.write(log, (msg + "\n").encode("utf-8", "replace"))
-    write_json_atomic(os.path.join(run_dir, "supervisor.json"), info)
+    _say(log, (msg + "\n").encode("utf-8", "replace"))
+    write_record(run_dir, "supervisor.json", info)
     _finish(run_dir, {"exit_code": code, "signal": None, "error": msg})
     return 0
+
+
+def _say(log: int, line: bytes) -> None:
+    """harness's own line in the step's log; a full disk keeps it out, nothing worse."""
+    with contextlib.suppress(OSError):
+        os.write(log, line)
 
 
 def _ignore(*_args: Any) -> None:
@@ -840,7 +936,12 @@ def _finish(run_dir: str, status: dict[str, Any]) -> None:
     shutil.rmtree(os.path.join(run_dir, HOOK_DIR), ignore_errors=True)  # gone with the run
     status["ended_at"] = time.time()
     status["stop_requested"] = os.path.exists(os.path.join(run_dir, "stop.json"))
-    write_json_atomic(os.path.join(run_dir, "status.json"), status)
+    left = space_left(run_dir)
+    if left is not None and left < FULL_BELOW:  # the step's output may have been cut short
+        status["disk_full"] = {"path": run_dir, "space_left": left}
+    write_record(run_dir, "status.json", status)
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(run_dir, RESERVE))  # the run is over: the space goes back
 
 
 # -- follow: the log as a byte stream ------------------------------------------------------

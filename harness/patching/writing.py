@@ -17,6 +17,7 @@ from typing import Any
 from harness.errors import (
     HarnessError,
     Interrupted,
+    NoSpace,
     PatchConflict,
     PatchError,
     StalePatch,
@@ -159,6 +160,9 @@ def apply_patches(
     with DeferInterrupts() as ctrl_c:
         try:
             written_reports: list[DistReport] | None = _write_all(target, root, reports)
+        except NoSpace:
+            todo = [r for r in reports if r.plan is not None and r.plan.changes]
+            raise _no_space(target, todo[0].root, _settle(target, todo), again) from None
         except HarnessError:
             if not ctrl_c.asked:
                 raise
@@ -171,6 +175,16 @@ def apply_patches(
         raise Interrupted(f"{left}; see it with: harness patches{again}")
     assert written_reports is not None
     return written_reports
+
+
+def _no_space(target: Target, where: str | None, left: str, again: str = "") -> PatchError:
+    """A write that met a full disk: where, and what it left (read back, rolled back)."""
+    disk = f" that holds {where}" if where else ""
+    return PatchError(
+        f"{target.label}: no space left on the disk{disk}: {left}",
+        f"free space there (df -h {where or '...'}), then run the command again; "
+        f"see the state with: harness patches{again}",
+    )
 
 
 def applied_line(reports: list[DistReport] | None) -> str:
@@ -252,7 +266,10 @@ def revert_patches(
                 f"{target.label}: not reverting {dist}: " + "; ".join(problems),
                 "nothing was written",
             )
-        written = write_files(target, dist, changes, {"files": {}}, "revert-patches")
+        try:
+            written = write_files(target, dist, changes, {"files": {}}, "revert-patches")
+        except NoSpace:
+            raise _no_space(target, state.root, _reverted(target, dist, changes)) from None
         out.append(
             DistReport(
                 dist,
@@ -266,6 +283,19 @@ def revert_patches(
             )
         )
     return out
+
+
+def _reverted(target: Target, dist: str, changes: list[FileChange]) -> str:
+    """After a revert met a full disk: read back (which rolls back a half-done one)."""
+    try:
+        live = read_state(target, dist, [c.path for c in changes]).live
+    except HarnessError as e:
+        return f"the revert was cut short and could not be read back ({e.message})"
+    if all(live[c.path].sha256 == c.before_sha256 for c in changes):
+        return f"nothing written: the {dist} series is still fully applied"
+    if all(live[c.path].sha256 == (None if c.after is None else sha(c.after)) for c in changes):
+        return f"the {dist} series is reverted"
+    return f"the {dist} series is partly reverted"
 
 
 __all__ = ["applied_line", "apply_patches", "revert_patches", "write_files"]

@@ -278,6 +278,15 @@ def _conclude(
             view.failure(out, summary, _installed_signature(target, summary))
         elif info.status is not None and info.status.error:
             out.print(f"  {view.esc(info.status.error)}")
+    full = info.status.disk_full if info.status is not None else None
+    if full:
+        where = f" on {target.label}" if target is not None else ""
+        out.print(
+            f"[yellow]no space left on the disk that holds {view.esc(str(full.get('path')))}"
+            f"{view.esc(where)} when the step ended ({int(full.get('space_left') or 0) // 1024:,}"
+            " KiB free): its output, and the log, may be cut short[/]",
+            soft_wrap=True,
+        )
     out.print(f"[dim]log: {path}[/]")
 
 

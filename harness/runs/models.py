@@ -131,6 +131,8 @@ class RunStatus:
     ended_at: float | None = None
     stop_requested: bool = False
     error: str | None = None
+    #: the run directory's disk was full when the step ended: ``{"path", "space_left"}``
+    disk_full: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -142,6 +144,7 @@ class RunStatus:
         kw["signal"] = _opt_int(kw.get("signal"))
         kw["ended_at"] = _opt_float(kw.get("ended_at"))
         kw["stop_requested"] = bool(kw.get("stop_requested"))
+        kw["disk_full"] = kw.get("disk_full") if isinstance(kw.get("disk_full"), dict) else None
         return cls(**kw)
 
 
@@ -354,9 +357,11 @@ class StopReport:
     remaining: tuple[int, ...] = ()
     holders: tuple[GpuHolder, ...] = ()
     already_finished: bool = False
+    unwritten: tuple[str, ...] = ()  # records a full disk kept out (stop.json ...)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "unwritten": list(self.unwritten),
             "run": self.run.to_dict(),
             "terminated": list(self.terminated),
             "killed": list(self.killed),
@@ -374,4 +379,5 @@ class StopReport:
             remaining=tuple(d.get("remaining") or ()),
             holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
             already_finished=bool(d.get("already_finished")),
+            unwritten=tuple(d.get("unwritten") or ()),
         )

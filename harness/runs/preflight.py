@@ -12,6 +12,10 @@ from harness.runs.models import GpuHolder, Level, Verdict
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import classify_holders, describe_holder
 
+#: Less space than this left where the run directory goes: the disk is full (as the
+#: supervisor judges it, ``FULL_BELOW`` in probes/supervisor.py).
+FULL_BELOW = 256 * 1024
+
 
 @dataclass(frozen=True)
 class Preflight:
@@ -89,6 +93,15 @@ def _workdir(facts: PreflightFacts) -> Verdict:
         if blocked == facts.workdir:
             what = "is a file"
         return Verdict("workdir", Level.FAIL, f"{facts.workdir} {what}, not a folder", hint)
+    left = facts.workdir_space_left
+    if left is not None and left < FULL_BELOW:
+        return Verdict(
+            "workdir",
+            Level.FAIL,
+            f"no space left on the disk that holds {facts.workdir} ({left // 1024:,} KiB free)",
+            f"free space there (df -h {facts.workdir_parent or facts.workdir}), or set another "
+            "workdir (hosts.toml, or --workdir)",
+        )
     if not facts.workdir_exists and not facts.workdir_creatable:
         return Verdict(
             "workdir",

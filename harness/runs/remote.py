@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import __version__
-from harness.errors import RunError
+from harness.errors import NoSpace, RunError
 from harness.models import GpuInfo
 from harness.probe_runner import probes_dir, run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord, StopReport
@@ -74,6 +74,8 @@ class PreflightFacts:
     #: workdir can be created there
     workdir_parent: str | None = None
     workdir_creatable: bool = True
+    #: bytes left on the filesystem that holds (or will hold) the workdir
+    workdir_space_left: int | None = None
 
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> PreflightFacts:
@@ -89,6 +91,7 @@ class PreflightFacts:
             workdir_blocked_by=d["workdir"].get("not_a_folder"),
             workdir_parent=d["workdir"].get("parent"),
             workdir_creatable=bool(d["workdir"].get("parent_writable", True)),
+            workdir_space_left=d["workdir"].get("space_left"),
             cwd=d["cwd"]["path"],
             cwd_exists=bool(d["cwd"]["exists"]),
             argv0=cmd.get("argv0"),
@@ -211,28 +214,32 @@ def launch(
     pipe: only the masked copy is written to disk.
     """
     record = masked_record(run_id, step, target, workdir, pipeline, smoke, group, fingerprint)
-    data = _call(
-        target,
-        {
-            "op": "launch",
-            "workdir": workdir,
-            "run_id": run_id,
-            "record": record.to_dict(),
-            "program": supervisor_source(),
-            "argv": list(step.argv),
-            "cwd": step.cwd,
-            "env": dict(step.env),
-            "kill_first": [{"pid": h.pid, "starttime": h.starttime} for h in kill_first],
-            "grace": timings.stop_grace,
-            "handshake_timeout": timings.handshake,
-            "review": review,
-            "hook": hook,
-            "verify": list(step.verify),
-            "verify_timeout": step.verify_timeout,
-            "verifiers": verifier_sources() if step.verify else None,
-        },
-        timeout=timings.handshake + timings.stop_grace + 60.0,
-    )
+    args = {
+        "op": "launch",
+        "workdir": workdir,
+        "run_id": run_id,
+        "record": record.to_dict(),
+        "program": supervisor_source(),
+        "argv": list(step.argv),
+        "cwd": step.cwd,
+        "env": dict(step.env),
+        "kill_first": [{"pid": h.pid, "starttime": h.starttime} for h in kill_first],
+        "grace": timings.stop_grace,
+        "handshake_timeout": timings.handshake,
+        "review": review,
+        "hook": hook,
+        "verify": list(step.verify),
+        "verify_timeout": step.verify_timeout,
+        "verifiers": verifier_sources() if step.verify else None,
+    }
+    try:
+        data = _call(target, args, timeout=timings.handshake + timings.stop_grace + 60.0)
+    except NoSpace as exc:
+        raise RunError(
+            f"{exc.message}: the step was not started, and nothing of its run is left there",
+            f"free space on {target.label} (df -h {workdir}), or set another workdir "
+            "(hosts.toml, or --workdir)",
+        ) from None
     run = RunInfo.from_facts(data["run"], data.get("now"))
     killed = data.get("killed") or {}
     return Launched(
@@ -271,6 +278,7 @@ def stop(
         remaining=tuple(report.get("remaining") or ()),
         holders=tuple(GpuHolder.from_dict(h) for h in data.get("holders") or ()),
         already_finished=bool(data.get("already_finished")),
+        unwritten=tuple(data.get("unwritten") or ()),
     )
 
 

@@ -107,6 +107,13 @@ def stop_report(out: Console, rep: StopReport) -> None:
         if rep.killed:
             out.print(f"  SIGKILL after the grace period to {len(rep.killed)}: {_pids(rep.killed)}")
         out.print(f"  state: [bold]{esc(state_label(run))}[/]")
+    if rep.unwritten:
+        out.print(
+            f"[yellow]no space left on the disk that holds {esc(run.record.run_dir)}: "
+            f"{', '.join(rep.unwritten)} could not be written; the processes were signalled "
+            "all the same[/]",
+            soft_wrap=True,
+        )
     if rep.remaining:
         out.print(f"[red]still running: {_pids(rep.remaining)}[/] (not ours to signal?)")
     if rep.holders:
