@@ -387,8 +387,8 @@ def read_source(path: str) -> str:
 
     touch(path)
     text = override_for(path)
-    if text is not None:
-        return text
+    if text is not None:  # a file's text as it will be: decoded like the file (BOM dropped)
+        return text[1:] if text.startswith("\ufeff") else text
     try:
         with tokenize.open(path) as f:
             return f.read()

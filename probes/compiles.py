@@ -17,6 +17,8 @@ from typing import Any
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     errors: dict[str, dict[str, Any]] = {}
     for rel, text in sorted((args.get("files") or {}).items()):
+        if text.startswith("\ufeff"):  # a file's BOM: Python drops it when it reads the file
+            text = text[1:]
         try:
             compile(text, rel, "exec", dont_inherit=True)
         except SyntaxError as exc:

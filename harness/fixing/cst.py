@@ -65,8 +65,10 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
     """Apply every edit it can find exactly; refuse the others (with the reason)."""
     if not edits:
         return Edited(text)
+    # LibCST drops a UTF-8 byte-order mark: keep it, or the patch would rewrite line 1 too
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
     try:
-        wrapper = MetadataWrapper(cst.parse_module(text))
+        wrapper = MetadataWrapper(cst.parse_module(text[len(bom) :]))
     except cst.ParserSyntaxError as exc:
         reason = f"LibCST cannot parse the file (line {exc.raw_line}: {exc.message})"
         return Edited(text, tuple(Refusal(e, reason) for e in edits))
@@ -88,7 +90,7 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
     if any(e.new_name != e.name for es in plan.imports.values() for e in es):
         _plan_uses(wrapper, plan)
     new = module.visit(_Apply(plan))
-    return Edited(new.code, tuple(plan.refused))
+    return Edited(bom + new.code, tuple(plan.refused))
 
 
 def _plan_import(e: ImportEdit, nodes: list[cst.ImportFrom], plan: _Plan) -> None:

@@ -158,7 +158,7 @@ def test_a_worker_left_behind_by_a_finished_run_is_stale_and_stop_cleans_it(
     assert local.status(run_id)["exit_code"] == 0
     daemon = int((local.run_dir(run_id) / "daemon").read_text())
     local.started.append(daemon)  # type: ignore[attr-defined]
-    assert not gone(daemon) and local.state_of(run_id) == "succeeded"
+    assert not gone(daemon) and local.state_of(run_id) == "succeeded · unverified"
     r = local("run", "hello", "-t", "local")
     assert r.code == 2 and f"run {run_id}" in r.err, r.err
     stop = local("stop", run_id, "-t", "local")

@@ -174,3 +174,12 @@ def test_one_refusal_leaves_the_other_edits() -> None:
     )
     assert got.text == "from lib2 import a\nf(k=1)\n"
     assert len(got.refused) == 1
+
+
+def test_a_byte_order_mark_stays() -> None:
+    """imbalanced-learn's pipeline.py starts with one; LibCST's round trip drops it, which
+    would make the patch rewrite line 1 as well as the import."""
+    got = apply_edits(
+        '\ufeff"""Doc."""\nfrom lib import a\n', [ImportEdit(2, "lib", "a", "lib2", "a")]
+    )
+    assert got.text == '\ufeff"""Doc."""\nfrom lib2 import a\n'
