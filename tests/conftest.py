@@ -9,7 +9,6 @@ from tests.support.netns import three_nodes  # noqa: F401
 from tests.support.sshd import isolated_home, sshd  # noqa: F401
 from tests.support.wheels import fresh_venv, seed_venv, wheels  # noqa: F401
 
-
 # A runner started with SIGINT ignored (a background job of a non-interactive shell, as CI may
 # be) passes the ignore on to every child it execs: harness under test would never see the
 # Ctrl-C the tests send. A Python handler is reset to the default across exec, so children
