@@ -117,7 +117,9 @@ def build_models() -> None:
             setattr(model.config, key, getattr(fast, key))
         model.save_pretrained(folder)
         shards = sorted(p.name for p in folder.glob("*.safetensors"))
-        say(f"built {name}: {type(model).__name__}, {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M params, {shards}")
+        say(
+            f"built {name}: {type(model).__name__}, {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M params, {shards}"
+        )
 
 
 def build_chat(path: Path, n: int, lo: int, hi: int, seed: int) -> None:
@@ -126,8 +128,18 @@ def build_chat(path: Path, n: int, lo: int, hi: int, seed: int) -> None:
         for i in range(n):
             turns = []
             for _ in range(rng.randint(2, 4)):
-                turns.append({"from": "human", "value": " ".join(rng.choices(e2e.WORDS, k=rng.randint(lo // 4, lo // 2)))})
-                turns.append({"from": "gpt", "value": " ".join(rng.choices(e2e.WORDS, k=rng.randint(lo // 2, hi // 2)))})
+                turns.append(
+                    {
+                        "from": "human",
+                        "value": " ".join(rng.choices(e2e.WORDS, k=rng.randint(lo // 4, lo // 2))),
+                    }
+                )
+                turns.append(
+                    {
+                        "from": "gpt",
+                        "value": " ".join(rng.choices(e2e.WORDS, k=rng.randint(lo // 2, hi // 2))),
+                    }
+                )
             f.write(json.dumps({"id": str(i), "conversations": turns}) + "\n")
 
 
@@ -163,8 +175,15 @@ def lengths(case: str, smoke: dict[str, Any] | None = None) -> str:
     if smoke is not None:
         folder = Path(smoke["record"]["run_dir"]) / "smoke" / "gen"
     n = sorted(folder.glob("data_*.pt"), key=lambda p: int(p.stem[5:]))
-    ids = [int(torch.load(p, map_location="cpu", mmap=True, weights_only=True)["input_ids"].shape[0]) for p in n]
-    return f"{len(ids)} samples, {min(ids, default=0)}-{max(ids, default=0)} tokens each" if ids else "no samples"
+    ids = [
+        int(torch.load(p, map_location="cpu", mmap=True, weights_only=True)["input_ids"].shape[0])
+        for p in n
+    ]
+    return (
+        f"{len(ids)} samples, {min(ids, default=0)}-{max(ids, default=0)} tokens each"
+        if ids
+        else "no samples"
+    )
 
 
 def case(label: str, model: str, data: str, batch: int, expect: str, samples: int = 64,
@@ -197,14 +216,25 @@ def case(label: str, model: str, data: str, batch: int, expect: str, samples: in
         f"{info['label']} -- harness exit {r.code}, run exit {info['exit']}")  # fmt: skip
     if v.get("metrics"):
         m = v["metrics"]
-        say(f"    max relative error {m.get('max_rel_err')}, layers {m.get('layers')}, tolerance {m.get('tolerance')}, check {m.get('seconds')} s")
+        say(
+            f"    max relative error {m.get('max_rel_err')}, layers {m.get('layers')}, tolerance {m.get('tolerance')}, check {m.get('seconds')} s"
+        )
     if v.get("failed"):
         say(f"    wrong samples ({len(v['failed'])}): {', '.join(v['failed'][:24])}")
 
 
 def series(patches: Path) -> None:
-    harness("revert-patches", "-t", "local", "--patches", str(REPO / "patches"), name="revert-patches")
-    r = harness("apply-patches", "-t", "local", "--patches", str(patches), name=f"apply-patches {patches.name}")
+    harness(
+        "revert-patches", "-t", "local", "--patches", str(REPO / "patches"), name="revert-patches"
+    )
+    r = harness(
+        "apply-patches",
+        "-t",
+        "local",
+        "--patches",
+        str(patches),
+        name=f"apply-patches {patches.name}",
+    )
     say("  " + (r.out.strip().splitlines() or [r.err.strip()[-200:]])[-1])
 
 
@@ -263,7 +293,10 @@ def phase_c() -> None:
                     name=f"e2e {step}", timeout=max(60, left() - 20))  # fmt: skip
         e2e.keep_log(step, f"e2e-{step}")
         info = newest(step) or {}
-        ok = info.get("state") == "succeeded" and (info.get("verification") or {}).get("outcome") == "passed"
+        ok = (
+            info.get("state") == "succeeded"
+            and (info.get("verification") or {}).get("outcome") == "passed"
+        )
         say(f"  {'OK' if ok else 'BAD'} e2e {step}: {info.get('label')} -- harness exit {r.code}")
 
 
@@ -273,7 +306,9 @@ def main() -> int:
     e2e.LOGS.mkdir(parents=True, exist_ok=True)
     {"a": phase_a, "b": phase_b, "c": phase_c}[phase]()
     say(f"phase {phase} done in {time.monotonic() - T0:.0f} s")
-    subprocess.run(["tar", "-czf", str(OUT / "verify-logs.tar.gz"), "-C", str(e2e.LOGS), "."], check=False)
+    subprocess.run(
+        ["tar", "-czf", str(OUT / "verify-logs.tar.gz"), "-C", str(e2e.LOGS), "."], check=False
+    )
     return 0
 
 
