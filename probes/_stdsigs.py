@@ -63,8 +63,9 @@ def enum_ctor(full: str, cls: ast.ClassDef) -> dict:
     return stdlib_ctor("enum", full, signature_params(made, drop=0))
 
 
-def stdlib_class_params(full: str) -> list[dict] | None:
-    """A stdlib base's constructor (``collections.UserDict``), read from this Python."""
+def stdlib_class(full: str) -> type | None:
+    """A stdlib class by its dotted name (``enum.Enum``), from the Python running the probe:
+    the target's own, so its version's API (never a third-party module: that is never run)."""
     import sys
 
     module, _, name = full.rpartition(".")
@@ -76,7 +77,13 @@ def stdlib_class_params(full: str) -> list[dict] | None:
         obj = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return None
-    return signature_params(obj, drop=0) if isinstance(obj, type) else None
+    return obj if isinstance(obj, type) else None
+
+
+def stdlib_class_params(full: str) -> list[dict] | None:
+    """A stdlib base's constructor (``collections.UserDict``), read from this Python."""
+    obj = stdlib_class(full)
+    return None if obj is None else signature_params(obj, drop=0)
 
 
 def signature_params(obj: object, drop: int) -> list[dict] | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._bound import wrapped
+from probes._stdsigs import stdlib_class
 from probes._describe import ClassDescriber, describe_function, module_overloads
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes._resolvable import compiled, in_stubs, missing, stub_members, unreadable
@@ -459,18 +460,8 @@ KNOWN_APIS = {"pydantic.BaseModel": _PYDANTIC, "pydantic.main.BaseModel": _PYDAN
 
 def _stdlib_names(full: str) -> list[str] | None:
     """Attribute names of a stdlib class (``enum.Enum``), from the Python running the probe."""
-    import sys
-
-    module, _, name = full.rpartition(".")
-    if not module or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
-        return None
-    try:
-        import importlib
-
-        obj = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-    if not isinstance(obj, type):
+    obj = stdlib_class(full)
+    if obj is None:
         return None
     # not dir(): EnumType.__dir__ hides ``name``/``value``; the MRO's dicts have them all
     return sorted({n for c in obj.__mro__ for n in vars(c)})
