@@ -15,10 +15,10 @@ from typing import Any
 
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._bound import wrapped
-from probes._stdsigs import stdlib_class
 from probes._describe import ClassDescriber, describe_function, module_overloads
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes._resolvable import compiled, in_stubs, missing, stub_members, unreadable
+from probes._stdsigs import stdlib_class
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
