@@ -51,6 +51,35 @@ skip_special_tokens=...)`` fields, ``LoRARequest(name, int_id, path)``,
 ``AsyncLLMEngine.from_engine_args(args)`` -- AsyncLLM's, v1/engine/async_llm.py:221 --,
 ``generate(prompt, sampling_params=, request_id=, lora_request=)`` :323, ``vllm.__version__``,
 the lazy ``vllm`` exports and ``vllm.model_executor.models.llava``).
+
+trl 0.19.0 -> vLLM 0.16.0 (control: vllm 0.8.5.post1, in its ``vllm>=0.8.3`` extra and the
+vLLM of its day; 0.11.0 is clean too, with ``GuidedDecodingParams`` and ``guided_decoding`` as
+deprecated aliases):
+* scripts/vllm_serve.py:55 and trainer/grpo_trainer.py:75 ``from vllm.sampling_params import
+  GuidedDecodingParams``: 0.16's sampling_params.py has only ``StructuredOutputsParams`` (:34),
+  no alias and no module ``__getattr__``. Both imports run at module level under
+  ``is_vllm_available()``, so importing ``trl.trainer.grpo_trainer`` raises ImportError, and
+  so does ``trl.scripts.vllm_serve`` and with it ``trl/cli.py`` (:28 imports it);
+* vllm_serve.py:56 ``from vllm.utils import get_open_port``: 0.16 moved it to
+  ``vllm/utils/network_utils.py:150``; ``vllm/utils/__init__.py`` (36 lines) neither imports it
+  nor has a module ``__getattr__``: ImportError;
+* vllm_serve.py:491 and grpo_trainer.py:1128 ``SamplingParams(**generation_kwargs)``, the dict
+  built just above with the literal key ``"guided_decoding"`` (:488 / :1125) and then
+  ``update``-d from the request / ``args.generation_kwargs``: the literal key is passed
+  whatever the update adds. 0.16's ``SamplingParams`` is a ``msgspec.Struct``
+  (sampling_params.py:117) whose fields renamed it ``structured_outputs`` (:233): its
+  generated ``__init__`` raises TypeError on the unknown keyword (0.8.5.post1 has the field,
+  :245).
+Every other use binds in 0.16: ``LLM(model=, revision=, tensor_parallel_size=, ...)`` (named
+parameters of entrypoints/llm.py:199, the rest -- ``enable_prefix_caching``,
+``kv_cache_dtype``, ``max_model_len``, ``worker_extension_cls``, ``max_num_seqs``,
+``distributed_executor_backend``, ``max_num_batched_tokens`` -- ``EngineArgs`` fields through
+``**kwargs``), ``generate``/``chat``/``collective_rpc(method=)``/``reset_prefix_cache()``,
+online_dpo_trainer.py:258's ``SamplingParams(n=, max_tokens=, temperature=, top_k=, top_p=,
+detokenize=)``, ``StatelessProcessGroup.create(host=, port=, rank=, world_size=)``,
+``get_world_group().rank`` and ``llm_engine``. ``PyNcclCommunicator(pg, device=)``
+(vllm_serve.py:108, extras/vllm_client.py:260) is not checked -- the name may be rebound to
+vllm_ascend's ``PyHcclCommunicator`` -- and binds in 0.16 anyway (pynccl.py:59).
 """
 
 from __future__ import annotations
@@ -245,3 +274,25 @@ def test_llamafactory_on_vllm_keeps_literal_keys_past_an_update(cli_env: dict[st
     assert errors(data) == {(engine, 97, "unexpected-kwarg", "vllm:AsyncEngineArgs")}
     (f,) = at(data, engine, 97)
     assert "'disable_log_requests'" in f["message"]
+
+
+def test_trl_on_vllm_guided_decoding_renamed(cli_env: dict[str, str]) -> None:
+    args = ("--against", "vllm", "--no-baseline")
+    control = check(cli_env, "trl", "trl==0.19.0,vllm==0.8.5.post1", *args)
+    assert errors(control) == set()
+    assert control["summary"] == {"error": 0, "warning": 0, "info": 0}
+    data = check(cli_env, "trl", "trl==0.19.0,vllm==0.16.0", *args)
+    serve, grpo = "trl/scripts/vllm_serve.py", "trl/trainer/grpo_trainer.py"
+    guided = "vllm.sampling_params:GuidedDecodingParams"
+    assert errors(data) == {
+        (serve, 55, "import-missing", guided),
+        (serve, 56, "import-missing", "vllm.utils:get_open_port"),
+        (serve, 491, "unexpected-kwarg", "vllm:SamplingParams"),
+        (grpo, 75, "import-missing", guided),
+        (grpo, 1128, "unexpected-kwarg", "vllm:SamplingParams"),
+    }
+    for file, line in ((serve, 491), (grpo, 1128)):
+        (f,) = at(data, file, line)
+        assert "'guided_decoding'" in f["message"]
+    assert data["stats"]["imports"] == control["stats"]["imports"] == 15
+    assert data["stats"]["calls"] == control["stats"]["calls"] == 18
