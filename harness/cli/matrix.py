@@ -44,13 +44,21 @@ def matrix(
     from harness.patching.series import patches_root
     from harness.reading.matrix import matrix as do_matrix
 
-    m = do_matrix(
-        caller,
-        against,
-        versions,
-        with_patches=patches_root(patches) if with_patches else None,
-        jobs=jobs,
-    )
+    root = patches_root(patches) if with_patches else None
+    if root is not None:  # once, before any version is fetched (not once per row)
+        from packaging.utils import canonicalize_name
+
+        from harness.errors import UsageError
+        from harness.patching.series import dists_with_series
+
+        name = canonicalize_name(caller.partition("==")[0].strip())
+        if name not in {canonicalize_name(d) for d in dists_with_series(root)}:
+            raise UsageError(
+                f"--with-patches: no patch series for {name} under {root}",
+                "pass --patches DIR (a folder with <dist>/<version>/series.toml), "
+                "or leave out --with-patches",
+            )
+    m = do_matrix(caller, against, versions, with_patches=root, jobs=jobs)
     if as_json:
         print_json(m.to_dict())
     else:

@@ -95,3 +95,35 @@ def test_the_table_fits_100_columns_and_says_what_failed(pair: Index, tmp_path: 
         c[3] for c in cells if c[0] in ("9.9", "")
     )
     assert lines[-1] == "errors in 1 of 3 versions; 1 could not be checked"
+
+
+def test_with_patches_and_no_series_for_the_caller_is_one_line_before_any_fetch(
+    pair: Index, tmp_path: Path
+) -> None:
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    code, out, err = _matrix(pair, tmp_path, "--versions", "1.0..2.0", "--with-patches",
+                             "--patches", str(empty))  # fmt: skip
+    assert code == 2 and out == ""
+    assert f"--with-patches: no patch series for callerx under {empty}" in err
+    assert "Traceback" not in err and not (tmp_path / "cache" / "pypi").exists()
+
+
+@pytest.mark.wheels
+def test_the_seed_pair_across_real_vllm_versions(cli_env: dict[str, str]) -> None:
+    """speculators 0.3.0 was written for vLLM 0.11.0: clean there; 3 errors on 0.16.0 and 4 on
+    0.20.2 as installed, 0 with the series (0001-0010 and 0013 apply on both, 0011 only on
+    0.20, 0012 nowhere without transformers 5)."""
+    from tests.support.cli import run_cli
+
+    repo = Path(__file__).resolve().parents[2]
+    args = ("matrix", "speculators==0.3.0", "--against", "vllm", "--versions",
+            "0.11.0,0.16.0,0.20.2", "--json")  # fmt: skip
+    r = run_cli(*args, env=cli_env)
+    assert r.code == 1, r.err
+    rows = {x["version"]: x for x in json.loads(r.out)["versions"]}
+    assert {v: rows[v]["errors"] for v in rows} == {"0.11.0": 0, "0.16.0": 3, "0.20.2": 4}
+    r = run_cli(*args, "--with-patches", "--patches", str(repo / "patches"), env=cli_env)
+    assert r.code == 0, r.err
+    rows = {x["version"]: x for x in json.loads(r.out)["versions"]}
+    assert {v: rows[v]["errors"] for v in rows} == {"0.11.0": 0, "0.16.0": 0, "0.20.2": 0}
