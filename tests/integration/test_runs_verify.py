@@ -59,6 +59,11 @@ timeout = {timeout}
 [steps.plain]
 command = ["{{python}}", "-c", "print('no check')"]
 
+[steps.secret]
+command = ["{{python}}", "-c", "print('made')"]
+env = {{ HF_TOKEN = "hf-sekrit-value-1234" }}
+verify = {{ command = ["{{python}}", "-c", "import sys", "hf-sekrit-value-1234"] }}
+
 [steps.broken]
 command = ["{{python}}", "-c", "raise SystemExit(3)"]
 verify = {{ command = ["{{python}}", "-c", "open('{{workdir}}/verified', 'w')"] }}
@@ -168,3 +173,11 @@ def test_the_review_knows_what_the_last_verified_run_vouches_for(local: Harness)
     (local.cwd / "pipeline.toml").write_text(pipeline().replace('n = "6"', 'n = "7"'))
     r = local("report", "make", "-t", "local")
     assert "step make not verified since its pipeline.toml entry changed" in r.out, r.out
+
+
+def test_the_checks_command_line_in_the_log_is_masked(local: Harness) -> None:
+    r = local("run", "secret", "-t", "local")
+    assert r.code == 0 and "succeeded · verified" in r.err, r.err
+    log = (local.run_dir(last(local)["record"]["id"]) / "log").read_text()
+    assert "harness: verifying the output:" in log
+    assert "hf-sekrit-value-1234" not in log and "***" in log
