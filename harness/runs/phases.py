@@ -157,6 +157,12 @@ RULES: tuple[Rule, ...] = (
         _fixed("token frequencies"),
     ),
     Rule(("Saved d2t",), re.compile(r"Saved d2t to (\S+)"), _fixed("vocab maps saved", "{}")),
+    # -- harness: the step's output check (verify), after a 0 exit --------------------------
+    Rule(
+        ("harness: verifying",),
+        re.compile(r"^harness: verifying the output: "),
+        _fixed("verifying the output"),
+    ),
     # -- speculators: training ------------------------------------------------------------------
     Rule(
         ("epoch ",),

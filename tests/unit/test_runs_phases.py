@@ -98,6 +98,8 @@ CASES = [
     ("INFO Training epoch 2/10 started", Phase("training", detail="epoch 2/10")),
     ("INFO Validation epoch 2/10 started", Phase("validating", detail="epoch 2/10")),
     ("Epoch 1:  30%|███       | 300/1000 [01:00<02:20]", Phase("training", 300, 1000, "epoch 1")),
+    # the supervisor's line before a step's output check (verify)
+    ("harness: verifying the output: python check.py --data d", Phase("verifying the output")),
     # any other tqdm bar
     ("Downloading shards:  50%|█████     | 1/2 [00:30<00:30]", Phase("Downloading shards", 1, 2)),
     # nothing
