@@ -5,6 +5,9 @@
 file = "0001-tokenizer-trust-remote-code.patch"
 why = "Kimi-K2.5's tokenizer is custom code; vLLM 0.16 loads it only with trust_remote_code"
 requires = { vllm = ">=0.16,<0.17" }
+
+[verified]  # optional: callee versions a GPU run of the whole series is recorded on
+vllm = ["0.20.2"]
 ```
 The list order is the apply order. Errors name series.toml:line and the key.
 """
@@ -30,6 +33,7 @@ else:  # pragma: no cover
 
 NAME = re.compile(r"^\d{4}-[a-z0-9][a-z0-9-]*\.patch$")
 PATCH_KEYS = ("file", "why", "requires")
+_VERIFIED_HINT = 'exact callee versions a GPU run of the series is recorded on: vllm = ["0.20.2"]'
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,17 @@ class Series:
     version: str
     folder: Path
     patches: tuple[PatchSpec, ...]
+    #: ``[verified]``: (callee, versions) a GPU run of the whole series is recorded on.
+    verified: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def verified_on(self, dist: str, version: str) -> bool:
+        """Whether a GPU run of this series is recorded on ``dist`` ``version``."""
+        from packaging.version import Version
+
+        want = canonicalize_name(dist)
+        return any(
+            d == want and any(Version(v) == Version(version) for v in vs) for d, vs in self.verified
+        )
 
 
 def patches_root(explicit: Path | None = None) -> Path:
@@ -112,12 +127,12 @@ def load_series(root: Path, dist: str, version: str) -> Series | None:
         raise ConfigError(f"{toml}:{m.group(1) if m else 1}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{toml}: cannot read: {exc.strerror}") from None
-    unknown = set(data) - {"patch"}
+    unknown = set(data) - {"patch", "verified"}
     if unknown:
         key = sorted(unknown)[0]
         raise ConfigError(
             f"{toml}:{locate_line(text, (key,))}: {key}: unknown key",
-            "series.toml holds [[patch]] tables only",
+            "series.toml holds [[patch]] tables and an optional [verified] table",
         )
     entries = data.get("patch") or []
     if not isinstance(entries, list):
@@ -127,7 +142,32 @@ def load_series(root: Path, dist: str, version: str) -> Series | None:
     for i, entry in enumerate(entries):
         where = f"{toml}:{_nth_table_line(text, i)}"
         specs.append(_patch(folder, entry, where, seen))
-    return Series(dist, version, folder, tuple(specs))
+    verified = _verified(data.get("verified"), text, toml)
+    return Series(dist, version, folder, tuple(specs), verified)
+
+
+def _verified(value: object, text: str, toml: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[verified]``: ``{callee: [exact versions]}``; one error naming series.toml:line."""
+    from packaging.version import InvalidVersion, Version
+
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        line = locate_line(text, ("verified",))
+        raise ConfigError(f"{toml}:{line}: verified: expected a table", _VERIFIED_HINT)
+    out = []
+    for dist, versions in value.items():
+        where = f"{toml}:{locate_line(text, ('verified', dist))}: verified.{dist}"
+        if not isinstance(versions, list) or not versions:
+            raise ConfigError(f"{where}: expected a list of versions, got {versions!r}",
+                              _VERIFIED_HINT)  # fmt: skip
+        for v in versions:
+            try:
+                Version(v) if isinstance(v, str) else Version("")
+            except InvalidVersion:
+                raise ConfigError(f"{where}: {v!r} is not a version", _VERIFIED_HINT) from None
+        out.append((canonicalize_name(dist), tuple(versions)))
+    return tuple(out)
 
 
 def _nth_table_line(text: str, n: int) -> int:

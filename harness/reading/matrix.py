@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +108,8 @@ class Row:
     patches: dict[str, list[str]] = field(default_factory=dict)  # apply|skip|conflict -> ids
     failed: str | None = None  # the version could not be checked: why
     notes: tuple[str, ...] = ()
+    #: with a series: whether its ``[verified]`` records a GPU run on this version; else None
+    gpu_verified: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,6 +120,7 @@ class Row:
             "patches": self.patches,
             "failed": self.failed,
             "notes": list(self.notes),
+            "gpu_verified": self.gpu_verified,
         }
 
 
@@ -201,10 +204,29 @@ def matrix(
     chosen = select(spec, (available or index_versions)(callee) if spec.needs_index else ())
     if not chosen:
         raise UsageError(f"--versions {versions}: no released {callee} version on the index in it")
+    pin = pins[0]
+    series = None if with_patches is None else _series(with_patches, pin.name, pin.version)
     PypiTarget(caller).probe_paths()  # fetched once, before the versions share it
     with ThreadPoolExecutor(jobs_for(len(chosen), jobs)) as pool:
         rows = list(pool.map(lambda v: _one(pins[0], callee, v, with_patches), chosen))
+    if with_patches is not None:  # the GPU runs the series' own [verified] records
+        rows = [
+            replace(r, gpu_verified=series is not None and series.verified_on(callee, r.version))
+            for r in rows
+        ]
     return Matrix(pins[0].name, callee, tuple(rows), with_patches is not None)
+
+
+def _series(root: Path, dist: str, version: str) -> Any:
+    """The caller's series under ``root`` (its folder spelled either way), or None."""
+    from packaging.utils import canonicalize_name
+
+    from harness.patching.series import dists_with_series, load_series
+
+    for folder in dists_with_series(root):
+        if canonicalize_name(folder) == canonicalize_name(dist):
+            return load_series(root, folder, version)
+    return None
 
 
 def _one(pin: Any, callee: str, version: str, with_patches: Path | None) -> Row:

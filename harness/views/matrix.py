@@ -6,7 +6,7 @@ import re
 
 from rich.console import Console
 
-from harness.reading.matrix import Matrix
+from harness.reading.matrix import Matrix, Row
 
 #: The table is laid out for this many columns at most (less on a narrower terminal).
 WIDTH = 100
@@ -39,6 +39,11 @@ def _span(run: list[tuple[int, str]]) -> str:
     return run[0][1] if len(run) == 1 else f"{run[0][1]}-{run[-1][1]}"
 
 
+def gpu_cell(r: Row) -> str:
+    """``verified`` where the series records a GPU run on this version, else ``-``."""
+    return "verified" if r.gpu_verified else "-"
+
+
 def matrix_table(console: Console, m: Matrix) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -56,11 +61,12 @@ def matrix_table(console: Console, m: Matrix) -> None:
         t.add_column("patches apply", overflow="fold")
         t.add_column("skip", overflow="fold")
         t.add_column("conflict", overflow="fold", style="red")
+        t.add_column("GPU", no_wrap=True)
     else:
         t.add_column("note", overflow="fold")
     for r in m.rows:
         if r.failed is not None:
-            cells = [escape(r.failed)] + ([""] * 2 if m.with_patches else [])
+            cells = [escape(r.failed)] + ([""] * 3 if m.with_patches else [])
             t.add_row(r.version, "-", "-", *cells, style="dim")
             continue
         err = f"[bold red]{r.errors}[/]" if r.errors else "[green]0[/]"
@@ -68,7 +74,7 @@ def matrix_table(console: Console, m: Matrix) -> None:
         if m.with_patches:
             extra = [
                 compact_ids(r.patches.get(k, [])) or "-" for k in ("apply", "skip", "conflict")
-            ]
+            ] + [gpu_cell(r)]
         else:
             extra = [""]
         t.add_row(r.version, err, drift, *extra)

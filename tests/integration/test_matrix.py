@@ -109,6 +109,56 @@ def test_with_patches_and_no_series_for_the_caller_is_one_line_before_any_fetch(
     assert "Traceback" not in err and not (tmp_path / "cache" / "pypi").exists()
 
 
+FIX = """--- a/callerx/__init__.py
++++ b/callerx/__init__.py
+@@ -4,2 +4,2 @@
+ def go():
+-    return f(1, 2)
++    return f(1)
+"""
+
+
+def series(folder: Path, verified: str = 'calleex = ["2.0"]') -> Path:
+    """callerx 1.0's series: one patch for calleex 2.x, a GPU run recorded on 2.0."""
+    d = folder / "callerx" / "1.0"
+    d.mkdir(parents=True)
+    (d / "0001-f-lost-b.patch").write_text(FIX)
+    (d / "series.toml").write_text(
+        '[[patch]]\nfile = "0001-f-lost-b.patch"\nwhy = "f lost b in 2.0"\n'
+        f'requires = {{ calleex = ">=2.0,<3" }}\n\n[verified]\n{verified}\n'
+    )
+    return folder
+
+
+def test_the_gpu_column_is_the_series_own_record(pair: Index, tmp_path: Path) -> None:
+    root = series(tmp_path / "patches")
+    args = ("--versions", "1.0,1.5,2.0", "--with-patches", "--patches", str(root))
+    code, out, err = _matrix(pair, tmp_path, *args, "--json")
+    assert code == 0, err
+    rows = {r["version"]: r for r in json.loads(out)["versions"]}
+    assert {v: (r["errors"], r["gpu_verified"]) for v, r in rows.items()} == {
+        "1.0": (0, False), "1.5": (0, False), "2.0": (0, True)}  # fmt: skip
+    assert rows["2.0"]["patches"] == {"apply": ["0001-f-lost-b"]}
+    code, out, err = _matrix(pair, tmp_path, *args)
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines()]
+    gpu = {c[0]: c[-1] for c in cells if c and c[0]}
+    assert gpu == {"1.0": "-", "1.5": "-", "2.0": "verified"}, out
+    code, out, err = _matrix(pair, tmp_path, "--versions", "1.0", "--json")
+    assert json.loads(out)["versions"][0]["gpu_verified"] is None  # no series asked for
+
+
+def test_a_malformed_verified_record_is_one_line_naming_the_file(
+    pair: Index, tmp_path: Path
+) -> None:
+    root = series(tmp_path / "patches", verified='calleex = ["2.0", "two"]')
+    code, out, err = _matrix(pair, tmp_path, "--versions", "2.0", "--with-patches",
+                             "--patches", str(root))  # fmt: skip
+    toml = root / "callerx" / "1.0" / "series.toml"
+    assert code == 2 and out == "", err
+    assert f"{toml}:7: verified.calleex: 'two' is not a version" in " ".join(err.split())
+    assert "Traceback" not in err
+
+
 @pytest.mark.wheels
 def test_the_seed_pair_across_real_vllm_versions(cli_env: dict[str, str]) -> None:
     """speculators 0.3.0 was written for vLLM 0.11.0: clean there; 3 errors on 0.16.0 and 4 on
@@ -127,3 +177,6 @@ def test_the_seed_pair_across_real_vllm_versions(cli_env: dict[str, str]) -> Non
     assert r.code == 0, r.err
     rows = {x["version"]: x for x in json.loads(r.out)["versions"]}
     assert {v: rows[v]["errors"] for v in rows} == {"0.11.0": 0, "0.16.0": 0, "0.20.2": 0}
+    # the series records a GPU run on 0.20.2 only (bench/results/gpu-verify-h200.txt)
+    assert {v: rows[v]["gpu_verified"] for v in rows} == {
+        "0.11.0": False, "0.16.0": False, "0.20.2": True}  # fmt: skip

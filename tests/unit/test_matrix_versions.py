@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from harness.analysis.findings import Category, Severity
-from harness.errors import UsageError
+from harness.errors import ConfigError, UsageError
+from harness.patching.series import load_series
 from harness.patching.states import Status
-from harness.reading.matrix import VersionSpec, parse_versions, row_from, select
-from harness.views.matrix import compact_ids
+from harness.reading.matrix import Row, VersionSpec, parse_versions, row_from, select
+from harness.views.matrix import compact_ids, gpu_cell
 
 ON_INDEX = ["0.10.2", "0.11.0", "0.11.1rc1", "0.15.0", "0.15.1", "0.16.0", "0.26.0", "0.26.1",
             "0.27.0", "0.30.0.dev1"]  # fmt: skip
@@ -72,3 +74,40 @@ def test_a_row_counts_errors_drift_and_patch_states() -> None:
     assert row.patches == {"apply": ["0001-a", "0002-b"], "skip": ["0003-c"],
                            "conflict": ["0004-d"]}  # fmt: skip
     assert row.to_dict()["notes"] == ["a note"]
+
+
+def _series_toml(tmp_path: Path, verified: str) -> Path:
+    d = tmp_path / "caller" / "1.0"
+    d.mkdir(parents=True)
+    (d / "series.toml").write_text(f"# a comment\n\n{verified}\n")
+    return d / "series.toml"
+
+
+def test_a_series_records_the_versions_a_gpu_run_verified(tmp_path: Path) -> None:
+    _series_toml(tmp_path, '[verified]\nVLLM = ["0.20.2", "0.21"]')
+    s = load_series(tmp_path, "caller", "1.0")
+    assert s is not None and s.verified == (("vllm", ("0.20.2", "0.21")),)
+    assert s.verified_on("vllm", "0.20.2") and s.verified_on("vLLM", "0.21.0")
+    assert not s.verified_on("vllm", "0.16.0") and not s.verified_on("torch", "0.20.2")
+    assert gpu_cell(Row("0.20.2", gpu_verified=True)) == "verified"
+    assert gpu_cell(Row("0.16.0", gpu_verified=False)) == gpu_cell(Row("0.16.0")) == "-"
+
+
+@pytest.mark.parametrize(
+    ("verified", "message"),
+    [
+        ('[verified]\nvllm = "0.20.2"', ":4: verified.vllm: expected a list of versions"),
+        ('[verified]\nvllm = ["0.20.2", "latest"]', ":4: verified.vllm: 'latest' is not a"),
+        ("[verified]\nvllm = [0.2]", ":4: verified.vllm: 0.2 is not a version"),
+        ("[verified]\nvllm = []", ":4: verified.vllm: expected a list of versions, got []"),
+        ('verified = "0.20.2"', ":3: verified: expected a table"),
+        ('[verifed]\nvllm = ["0.20.2"]', ":3: verifed: unknown key"),
+    ],
+)
+def test_a_malformed_verified_record_names_the_line(
+    tmp_path: Path, verified: str, message: str
+) -> None:
+    toml = _series_toml(tmp_path, verified)
+    with pytest.raises(ConfigError) as got:
+        load_series(tmp_path, "caller", "1.0")
+    assert got.value.message.startswith(f"{toml}{message}"), got.value.message
