@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.common import console, print_json
+from harness.cli.common import check_output, console, write_output
 from harness.cli.options import JsonOpt
+
+if TYPE_CHECKING:
+    from harness.reading.matrix import Matrix
 
 
 def matrix(
@@ -38,17 +42,30 @@ def matrix(
         int | None,
         typer.Option("--jobs", min=1, help="versions at once (default: by CPUs and memory)"),
     ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="terminal | html | json (--json is --format json)")
+    ] = "terminal",
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", dir_okay=False, help="write to FILE instead"),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check CALLER against many versions of a callee (pypi: wheels): errors, drift, patches."""
+    from harness.errors import UsageError
     from harness.patching.series import patches_root
     from harness.reading.matrix import matrix as do_matrix
 
+    if fmt not in FORMATS or (as_json and fmt not in ("terminal", "json")):
+        raise UsageError(f"--format {fmt!r}" + (" with --json" if as_json else ""),
+                         "use terminal, html or json (--json alone is --format json)")  # fmt: skip
+    fmt = "json" if as_json else fmt
+    if output is not None:
+        check_output(output, "-o")
     root = patches_root(patches) if with_patches else None
     if root is not None:  # once, before any version is fetched (not once per row)
         from packaging.utils import canonicalize_name
 
-        from harness.errors import UsageError
         from harness.patching.series import dists_with_series
 
         name = canonicalize_name(caller.partition("==")[0].strip())
@@ -59,14 +76,43 @@ def matrix(
                 "or leave out --with-patches",
             )
     m = do_matrix(caller, against, versions, with_patches=root, jobs=jobs)
-    if as_json:
-        print_json(m.to_dict())
-    else:
-        from harness.views.matrix import matrix_table
-
-        matrix_table(console(), m)
+    _show(m, fmt, output)
     if any(r.errors for r in m.rows):
         raise typer.Exit(1)
+
+
+FORMATS = ("terminal", "html", "json")
+
+
+def _show(m: Matrix, fmt: str, output: Path | None) -> None:
+    """The table on the terminal, or the page/JSON/plain table on stdout or in ``-o FILE``."""
+    import io
+    import json
+
+    from rich.markup import escape
+
+    from harness.views.matrix import matrix_table, summary
+
+    if fmt == "terminal" and output is None:
+        matrix_table(console(), m)
+        return
+    if fmt == "json":
+        text = json.dumps(m.to_dict(), indent=2) + "\n"
+    elif fmt == "html":
+        from harness.views.matrix_html import html_page
+
+        text = html_page(m)
+    else:  # the table as plain text, 100 columns
+        from rich.console import Console
+
+        buf = io.StringIO()
+        matrix_table(Console(file=buf, width=100, highlight=False, no_color=True), m)
+        text = buf.getvalue()
+    if output is None:
+        sys.stdout.write(text)
+        return
+    write_output(output, text, "-o")
+    console().print(f"{escape(summary(m))}: wrote {escape(str(output))}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

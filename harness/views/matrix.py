@@ -79,9 +79,13 @@ def matrix_table(console: Console, m: Matrix) -> None:
             extra = [""]
         t.add_row(r.version, err, drift, *extra)
     console.print(t, width=width)
+    console.print(escape(summary(m)), soft_wrap=True)
+
+
+def summary(m: Matrix) -> str:
+    """Pure: ``errors in 1 of 3 versions; 1 could not be checked``."""
     bad = [r.version for r in m.rows if r.errors]
     failed = [r.version for r in m.rows if r.failed]
-    line = f"errors in {len(bad)} of {len(m.rows)} versions" + (
+    return f"errors in {len(bad)} of {len(m.rows)} versions" + (
         f"; {len(failed)} could not be checked" if failed else ""
     )
-    console.print(line, soft_wrap=True)
