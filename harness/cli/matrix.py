@@ -75,7 +75,11 @@ def matrix(
                 "pass --patches DIR (a folder with <dist>/<version>/series.toml), "
                 "or leave out --with-patches",
             )
-    m = do_matrix(caller, against, versions, with_patches=root, jobs=jobs)
+    from harness.views.matrix import progress_line
+
+    with progress_line() as on_progress:  # on a terminal: "checked 12/27 versions"
+        m = do_matrix(caller, against, versions, with_patches=root, jobs=jobs,
+                      on_progress=on_progress)  # fmt: skip
     _show(m, fmt, output)
     if any(r.errors for r in m.rows):
         raise typer.Exit(1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -188,8 +188,11 @@ def matrix(
     with_patches: Path | None = None,
     jobs: int | None = None,
     available: Callable[[str], list[str]] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> Matrix:
     """Check ``caller`` (``NAME==VERSION``) against each version of ``callee``.
+
+    ``on_progress(done, total)``: once the versions are chosen (0), then as each is checked.
 
     Raises:
         UsageError: a bad ``--versions``, an unpinned caller, no version selected.
@@ -206,9 +209,14 @@ def matrix(
         raise UsageError(f"--versions {versions}: no released {callee} version on the index in it")
     pin = pins[0]
     series = None if with_patches is None else _series(with_patches, pin.name, pin.version)
+    progress = on_progress or (lambda done, total: None)
+    progress(0, len(chosen))
     PypiTarget(caller).probe_paths()  # fetched once, before the versions share it
     with ThreadPoolExecutor(jobs_for(len(chosen), jobs)) as pool:
-        rows = list(pool.map(lambda v: _one(pins[0], callee, v, with_patches), chosen))
+        futures = [pool.submit(_one, pin, callee, v, with_patches) for v in chosen]
+        for done, _ in enumerate(as_completed(futures), 1):
+            progress(done, len(chosen))
+        rows = [f.result() for f in futures]
     if with_patches is not None:  # the GPU runs the series' own [verified] records
         rows = [
             replace(r, gpu_verified=series is not None and series.verified_on(callee, r.version))

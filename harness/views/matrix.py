@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from rich.console import Console
 
@@ -89,3 +93,48 @@ def summary(m: Matrix) -> str:
     return f"errors in {len(bad)} of {len(m.rows)} versions" + (
         f"; {len(failed)} could not be checked" if failed else ""
     )
+
+
+@contextmanager
+def progress_line() -> Iterator[Callable[[int, int], None]]:
+    """``checked 12/27 versions`` on stderr while the versions are fetched and checked, on a
+    terminal only (nothing otherwise); yields the ``on_progress(done, total)`` to report to.
+
+    Each version's fetch would draw its own download bar, several at once, over one another:
+    meanwhile ``sys.stderr`` says it is no terminal, so those stay off and this line is the one
+    progress shown (what is written to stderr still shows, above the line)."""
+    if not Console(stderr=True).is_terminal:
+        yield lambda done, total: None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    real = sys.stderr
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+        console=Console(file=real, force_terminal=True), transient=True, redirect_stdout=False,
+    )  # fmt: skip
+    task = bar.add_task("listing the versions", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, description=f"checked {done}/{total} versions", completed=done,
+                   total=total)  # fmt: skip
+
+    sys.stderr = _NotATerminal(real)
+    try:
+        with bar:
+            yield update
+    finally:
+        sys.stderr = real
+
+
+class _NotATerminal:
+    """A stream that writes through to ``stream`` and is no terminal (Rich draws no bar on it)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

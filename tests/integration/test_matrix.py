@@ -159,6 +159,58 @@ def test_a_malformed_verified_record_is_one_line_naming_the_file(
     assert "Traceback" not in err
 
 
+def test_progress_on_a_terminal_is_one_line_and_no_download_bars(
+    pair: Index, tmp_path: Path
+) -> None:
+    """stderr a terminal (a pty): ``checked N/3 versions``, and none of the per-version
+    ``fetching ... (sources)`` bars that would draw over one another; not a terminal: nothing."""
+    import os
+    import pty
+    import re
+    import threading
+
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("")
+    env = {
+        **pair.pip_env(tmp_path),
+        "HARNESS_CACHE": str(tmp_path / "cache"),
+        "HARNESS_HOSTS": str(hosts),
+        "HOME": str(tmp_path),
+        "COLUMNS": "100",
+        "TERM": "xterm",
+    }
+    main, side = pty.openpty()
+    seen: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the other side closed
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    cp = subprocess.run(
+        [sys.executable, "-m", "harness", "matrix", "callerx==1.0", "--against", "calleex",
+         "--versions", "1.0..2.0", "--jobs", "3", "--json"],
+        stdout=subprocess.PIPE, stderr=side, env=env, timeout=180, check=False,
+    )  # fmt: skip
+    os.close(side)
+    reader.join(30)
+    os.close(main)
+    err = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(seen).decode(errors="replace"))
+    assert cp.returncode == 1, err
+    assert len(json.loads(cp.stdout)["versions"]) == 3  # stdout is the result alone
+    assert "checked 3/3 versions" in err, err
+    assert "fetching" not in err and "downloading" not in err, err
+    code, out, err = _matrix(pair, tmp_path, "--versions", "1.0..2.0", "--json")
+    assert code == 1 and err == "" and json.loads(out)  # not a terminal: no progress at all
+
+
 @pytest.mark.wheels
 def test_the_seed_pair_across_real_vllm_versions(cli_env: dict[str, str]) -> None:
     """speculators 0.3.0 was written for vLLM 0.11.0: clean there; 3 errors on 0.16.0 and 4 on
