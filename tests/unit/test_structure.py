@@ -22,9 +22,9 @@ ONE_FILE = "Why one file:"
 #: Probes over MAX_LINES not split yet (each a large AST visitor or transaction class), with
 #: their size as a ceiling: they may shrink, not grow, and no other probe may join them.
 NOT_SPLIT_YET = {
-    "callsites.py": 894,
-    "_describe.py": 654,
-    "signatures.py": 552,
+    "callsites.py": 871,
+    "_describe.py": 620,
+    "signatures.py": 539,
     "patchops.py": 563,
 }
 
