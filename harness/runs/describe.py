@@ -18,6 +18,7 @@ from harness.runs.context import GPU_GLOB_ENV, workdir_for
 from harness.runs.models import Level, Verdict
 from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
+from harness.runs.preflight import Preflight, decide
 from harness.runs.resolve import resolve_step
 from harness.runs.smoke import SmokeTested
 from harness.runs.state import tensor_parallel
@@ -214,20 +215,25 @@ def describe(
 _REVIEWED_ELSEWHERE = ("stale GPU",)
 
 
+def preflight_of(
+    target: Target, workdir: str, resolved: ResolvedStep, device_glob: str | None, kill_stale: bool
+) -> Preflight:
+    """The preflight's verdicts for ``resolved`` on ``target`` (one probe, then decided):
+    what ``harness run`` refuses on, and what the review shows."""
+    return decide(
+        remote.preflight(target, workdir, resolved, device_glob),
+        target.label,
+        kill_stale=kill_stale,
+        tensor_parallel=tensor_parallel(resolved.argv),
+        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
+    )
+
+
 def _preflight(target: Target, workdir: str, resolved: ResolvedStep) -> tuple[Verdict, ...]:
     """The preflight ``harness run`` makes before a launch (the same probe, the same
     decisions): its failures and warnings, so that a review that says ready means the
     launch will start."""
-    from harness.runs.preflight import decide
-
-    facts = remote.preflight(target, workdir, resolved, os.environ.get(GPU_GLOB_ENV))
-    checked = decide(
-        facts,
-        target.label,
-        kill_stale=False,
-        tensor_parallel=tensor_parallel(resolved.argv),
-        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
-    )
+    checked = preflight_of(target, workdir, resolved, os.environ.get(GPU_GLOB_ENV), False)
     return tuple(
         v
         for v in checked.verdicts

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from harness.errors import NotReady, RunError
 from harness.runs import remote
 from harness.runs.context import Context, workdir_for
-from harness.runs.describe import resolve_on
+from harness.runs.describe import preflight_of, resolve_on
 from harness.runs.models import GpuHolder, Level, RunInfo, Verdict
-from harness.runs.preflight import Preflight, decide
-from harness.runs.state import new_run_id, tensor_parallel
+from harness.runs.preflight import Preflight
+from harness.runs.state import new_run_id
 from harness.runs.steps import Pipeline, ResolvedStep
 from harness.targets.base import Target
 
@@ -170,14 +170,7 @@ def preflight_verdicts(
     ctx: Context, target: Target, workdir: str, resolved: ResolvedStep, kill_stale: bool
 ) -> Preflight:
     """The preflight's verdicts for ``resolved`` on ``target``: decided, not told."""
-    facts = remote.preflight(target, workdir, resolved, ctx.device_glob)
-    return decide(
-        facts,
-        target.label,
-        kill_stale=kill_stale,
-        tensor_parallel=tensor_parallel(resolved.argv),
-        visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),
-    )
+    return preflight_of(target, workdir, resolved, ctx.device_glob, kill_stale)
 
 
 def _preflight(
