@@ -50,17 +50,21 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
         yield idx
 
 
-def _matrix(idx: Index, tmp_path: Path, *args: str) -> tuple[int, str, str]:
+def _env(idx: Index, tmp_path: Path, **more: str) -> dict[str, str]:
+    """A user of the loopback index: its own cache, home and (empty) inventory."""
     hosts = tmp_path / "hosts.toml"
     hosts.write_text("")
-    env = {
+    return {
         **idx.pip_env(tmp_path),
         "HARNESS_CACHE": str(tmp_path / "cache"),
         "HARNESS_HOSTS": str(hosts),
         "HOME": str(tmp_path),
-        "COLUMNS": "200",
-        "NO_COLOR": "1",
+        **more,
     }
+
+
+def _matrix(idx: Index, tmp_path: Path, *args: str) -> tuple[int, str, str]:
+    env = _env(idx, tmp_path, COLUMNS="200", NO_COLOR="1")
     cp = subprocess.run(
         [sys.executable, "-m", "harness", "matrix", "callerx==1.0", "--against", "calleex",
          *args],
@@ -169,16 +173,7 @@ def test_progress_on_a_terminal_is_one_line_and_no_download_bars(
     import re
     import threading
 
-    hosts = tmp_path / "hosts.toml"
-    hosts.write_text("")
-    env = {
-        **pair.pip_env(tmp_path),
-        "HARNESS_CACHE": str(tmp_path / "cache"),
-        "HARNESS_HOSTS": str(hosts),
-        "HOME": str(tmp_path),
-        "COLUMNS": "100",
-        "TERM": "xterm",
-    }
+    env = _env(pair, tmp_path, COLUMNS="100", TERM="xterm")
     main, side = pty.openpty()
     seen: list[bytes] = []
 

@@ -109,34 +109,12 @@ def test_a_screenshot_is_drawn_without_the_network(tmp_path: Path) -> None:
 def test_the_cli_writes_the_page_a_browser_shows(pair: Index, tmp_path: Path) -> None:  # noqa: F811
     root = series(tmp_path / "patches")
     page = tmp_path / "out" / "matrix.html"
-    code, out, err = _matrix(
-        pair,
-        tmp_path,
-        "--versions",
-        "1.0..2.0",
-        "--with-patches",
-        "--patches",
-        str(root),
-        "--format",
-        "html",
-        "-o",
-        str(page),
-    )
+    args = ("--versions", "1.0..2.0", "--with-patches", "--patches", str(root),
+            "--format", "html", "-o", str(page))  # fmt: skip
+    code, out, err = _matrix(pair, tmp_path, *args)
     assert code == 2 and "-o" in err and not page.exists()  # its folder is missing: refused first
     page.parent.mkdir()
-    code, out, err = _matrix(
-        pair,
-        tmp_path,
-        "--versions",
-        "1.0..2.0",
-        "--with-patches",
-        "--patches",
-        str(root),
-        "--format",
-        "html",
-        "-o",
-        str(page),
-    )
+    code, out, err = _matrix(pair, tmp_path, *args)
     assert code == 0, err
     assert out.strip() == f"errors in 0 of 3 versions: wrote {page}"
     dom = dump_dom(page)
