@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.test_runs_ssh import Harness, base_env
+from tests.integration.test_runs_ssh import local_harness
 
 PIPELINE = """
 [steps.hello]
@@ -14,15 +14,7 @@ command = ["{python}", "-c", "print('hello')"]
 
 
 def test_runs_limit_shows_the_newest_and_says_how_many_more(tmp_path: Path) -> None:
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    (tmp_path / "pipeline.toml").write_text(PIPELINE)
-    (tmp_path / "hosts.toml").write_text("")
-    env = base_env(tmp_path) | {
-        "HARNESS_HOSTS": str(tmp_path / "hosts.toml"),
-        "HARNESS_WORKDIR": str(workdir),
-    }
-    h = Harness(tmp_path, env, "local", workdir)
+    h = local_harness(tmp_path, PIPELINE)
     for _ in range(3):
         r = h("run", "hello", "-t", "local")
         assert r.code == 0, r.err

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_runs_ssh import Harness, base_env
+from tests.integration.test_runs_ssh import Harness, local_harness
 
 PIPELINE = """
 [steps.hello]
@@ -34,16 +34,7 @@ cwd = "{workdir}/no/such/folder"
 
 @pytest.fixture
 def local(tmp_path: Path) -> Harness:
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    (tmp_path / "pipeline.toml").write_text(PIPELINE)
-    (tmp_path / "hosts.toml").write_text("")
-    env = base_env(tmp_path) | {
-        "HARNESS_HOSTS": str(tmp_path / "hosts.toml"),
-        "HARNESS_WORKDIR": str(workdir),
-        "HARNESS_RUN_GPU_DEVICES": str(workdir / "no-gpu*"),
-    }
-    return Harness(tmp_path, env, "local", workdir)
+    return local_harness(tmp_path, PIPELINE)
 
 
 def no_runs(h: Harness) -> bool:

@@ -220,6 +220,21 @@ def marked(run_id: str) -> list[int]:
     return found
 
 
+def local_harness(tmp_path: Path, pipeline: str) -> Harness:
+    """A user on the ``local`` target: ``pipeline`` in the current folder, an empty
+    inventory, a workdir of its own, and no GPU device files (a glob that matches none)."""
+    workdir = tmp_path / "work"
+    workdir.mkdir(exist_ok=True)
+    (tmp_path / "pipeline.toml").write_text(pipeline)
+    (tmp_path / "hosts.toml").write_text("")
+    env = base_env(tmp_path) | {
+        "HARNESS_HOSTS": str(tmp_path / "hosts.toml"),
+        "HARNESS_WORKDIR": str(workdir),
+        "HARNESS_RUN_GPU_DEVICES": str(workdir / "no-gpu*"),
+    }
+    return Harness(tmp_path, env, "local", workdir)
+
+
 def base_env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True, exist_ok=True)

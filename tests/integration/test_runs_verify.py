@@ -10,12 +10,11 @@ entry changed since it, and ``--require-verified`` makes that a blocker.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.test_runs_ssh import Harness, base_env, toml_str
+from tests.integration.test_runs_ssh import Harness, local_harness, toml_str
 
 CHECK = """
 import json, os, sys
@@ -71,18 +70,8 @@ verify = {{ command = ["{{python}}", "-c", "open('{{workdir}}/verified', 'w')"] 
 
 
 @pytest.fixture
-def local(tmp_path: Path) -> Iterator[Harness]:
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    (tmp_path / "pipeline.toml").write_text(pipeline())
-    hosts = tmp_path / "hosts.toml"
-    hosts.write_text("")
-    env = base_env(tmp_path) | {
-        "HARNESS_HOSTS": str(hosts),
-        "HARNESS_WORKDIR": str(workdir),
-        "HARNESS_RUN_GPU_DEVICES": str(workdir / "no-gpu*"),
-    }
-    yield Harness(tmp_path, env, "local", workdir)
+def local(tmp_path: Path) -> Harness:
+    return local_harness(tmp_path, pipeline())
 
 
 def runs(h: Harness) -> dict[str, dict]:
