@@ -11,7 +11,6 @@ import os
 import pty
 import re
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import ctrl_c_when
 from tests.support.index import Index
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -133,19 +133,11 @@ def test_ctrl_c_mid_download_leaves_nothing_and_says_so(env: dict[str, str], ind
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**env, "COLUMNS": "200", "NO_COLOR": "1"}, start_new_session=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not any(p.stat().st_size > 100_000 for p in cache.rglob("*.whl")):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the download never started"
-            time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: harness and pip
-        code = proc.wait(30)
-        _out, err = proc.communicate()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+
+    def started() -> bool:
+        return any(p.stat().st_size > 100_000 for p in cache.rglob("*.whl"))
+
+    code, err = ctrl_c_when(proc, started, "the download")  # harness and pip alike
     assert code == 130, err
     host = index.url.split("//", 1)[1]
     assert err.splitlines() == [

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import signal
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.targets.unpack import unpack
+from tests.support.cli import ctrl_c_when
 from tests.support.index import Index, serve
 
 WHEEL = "tinyidx-2.1.0-py3-none-any.whl"
@@ -198,20 +197,14 @@ def test_ctrl_c_mid_fetch_leaves_nothing_and_says_so(slow_sources: Index, tmp_pa
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while slow_sources.bytes_sent < 300_000:  # the tail, then well into the sources
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the fetch never started"
-            time.sleep(0.05)
+
+    def started() -> bool:  # the tail, then well into the sources, into the partial file
+        if slow_sources.bytes_sent < 300_000:
+            return False
         assert list((cache / "wheels").glob(".dl-*/bigsrc-1.0-py3-none-any.whl"))
-        os.killpg(proc.pid, signal.SIGINT)
-        code = proc.wait(30)
-        _out, err = proc.communicate()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        return True
+
+    code, err = ctrl_c_when(proc, started, "the fetch")
     assert code == 130, err
     assert err.splitlines() == [
         "interrupted: nothing written: the partial download of bigsrc==1.0 was removed; "

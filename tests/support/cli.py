@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +61,28 @@ def cli_env(harness_cache: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
         "HOME": str(home),
         "HARNESS_SSH_PERSIST": "0",
     }  # test_mux turns the connection servers on itself
+
+
+def ctrl_c_when(
+    proc: subprocess.Popen[str], ready: Callable[[], bool], what: str, timeout: float = 60
+) -> tuple[int, str]:
+    """Wait until ``ready()`` (the command got far enough), then do what a terminal's Ctrl-C
+    does -- SIGINT to the whole process group (``proc`` started with
+    ``start_new_session=True``) -- and return its exit code and stderr."""
+    import signal
+    import time
+
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, f"{what} never started"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(30)
+        _out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return code, err
