@@ -185,13 +185,12 @@ WORDS = [
 ]
 
 
-def build_model() -> None:
-    """A random 8-layer Llama with a byte-level BPE tokenizer and a chat template, in bf16."""
-    import torch
+def tokenizer(folder: Path, rng: random.Random) -> Any:
+    """A byte-level BPE tokenizer trained on the word list, with a chat template, saved to
+    ``folder`` (``rng`` picks the training text: the caller's data continues from it)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
-    rng = random.Random(0)
     corpus = [" ".join(rng.choice(WORDS) for _ in range(40)) for _ in range(2000)]
     specials = ["<|begin|>", "<|end|>", "<|user|>", "<|assistant|>", "<|system|>", "<|pad|>"]
     tok = Tokenizer(models.BPE())
@@ -213,7 +212,17 @@ def build_model() -> None:
         "{{ '<|' + m['role'] + '|>\n' + m['content'] + '<|end|>\n' }}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}"
     )
-    fast.save_pretrained(MODEL)
+    fast.save_pretrained(folder)
+    return fast
+
+
+def build_model() -> None:
+    """A random 8-layer Llama with a byte-level BPE tokenizer and a chat template, in bf16."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    rng = random.Random(0)
+    fast = tokenizer(MODEL, rng)
     cfg = LlamaConfig(
         vocab_size=len(fast),
         hidden_size=512,

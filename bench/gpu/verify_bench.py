@@ -71,30 +71,6 @@ def harness(*args: str, name: str, timeout: float = 420) -> e2e.Cmd:
 # -- models and data, built here ------------------------------------------------------------
 
 
-def tokenizer(folder: Path) -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    rng = random.Random(0)
-    corpus = [" ".join(rng.choice(e2e.WORDS) for _ in range(40)) for _ in range(2000)]
-    specials = ["<|begin|>", "<|end|>", "<|user|>", "<|assistant|>", "<|system|>", "<|pad|>"]
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(corpus, trainers.BpeTrainer(
-        vocab_size=512, special_tokens=specials,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))  # fmt: skip
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|begin|>",
-                                   eos_token="<|end|>", pad_token="<|pad|>")  # fmt: skip
-    fast.chat_template = (
-        "{{ '<|begin|>' }}{% for m in messages %}"
-        "{{ '<|' + m['role'] + '|>\n' + m['content'] + '<|end|>\n' }}{% endfor %}"
-        "{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}"
-    )
-    fast.save_pretrained(folder)
-    return fast
-
-
 def build_models() -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
@@ -110,7 +86,7 @@ def build_models() -> None:
             **common))),
     ):  # fmt: skip
         folder = WORK / name
-        fast = tokenizer(folder)
+        fast = e2e.tokenizer(folder, random.Random(0))
         torch.manual_seed(0)
         model = make(len(fast)).to(torch.bfloat16)
         for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
