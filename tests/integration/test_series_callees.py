@@ -1,8 +1,8 @@
 """The shipped speculators 0.3.0 series against each vLLM it is gated on, read from PyPI wheels.
 
-``check --with-patches`` must leave no error on vLLM 0.16.0 (what the story's box has) nor on
-0.20.2 (what the lent H200 can run: torch 2.11), and must say which patches it checked with and
-why it left the others out. The unpatched errors pinned here were each read in the vLLM source
+``check --with-patches`` must leave no error on vLLM 0.16.0 (what the story's box has), on
+0.20.2 nor on 0.26.0 (the oldest and newest the lent H200's torch 2.11 runs), and must say which
+patches it checked with and why it left the others out. The unpatched errors pinned here were each read in the vLLM source
 (file:line in the series' ``why``).
 """
 
@@ -30,15 +30,22 @@ UNPATCHED_ERRORS = {
         (194, "missing-required-arg"),
         (234, "unexpected-kwarg"),  # Request(eos_token_id=...), gone in 0.20
     },
+    "0.26.0": {
+        (136, "unexpected-kwarg"),
+        (148, "missing-required-arg"),
+        (194, "missing-required-arg"),
+        (234, "unexpected-kwarg"),
+    },
 }
+NO_TRANSFORMERS = "0012-pydantic-rebuild-knows-torch (skipped: transformers is not installed (needs >=5))"
 LEFT_OUT = {
     "0.16.0": [
-        "0011-request-without-eos-token-id (skipped: vllm 0.16.0 is not >=0.20,<0.21)",
-        "0012-pydantic-rebuild-knows-torch (skipped: transformers is not installed (needs >=5))",
+        "0011-request-without-eos-token-id (skipped: vllm 0.16.0 is not >=0.20,<0.27)",
+        NO_TRANSFORMERS,
+        "0014-v1-model-runner (skipped: vllm 0.16.0 is not >=0.21,<0.27)",
     ],
-    "0.20.2": [
-        "0012-pydantic-rebuild-knows-torch (skipped: transformers is not installed (needs >=5))",
-    ],
+    "0.20.2": [NO_TRANSFORMERS, "0014-v1-model-runner (skipped: vllm 0.20.2 is not >=0.21,<0.27)"],
+    "0.26.0": [NO_TRANSFORMERS],
 }
 
 
@@ -60,7 +67,7 @@ def errors(data: dict) -> set[tuple[int, str]]:
 
 
 @pytest.mark.wheels
-@pytest.mark.parametrize("version", ["0.16.0", "0.20.2"])
+@pytest.mark.parametrize("version", ["0.16.0", "0.20.2", "0.26.0"])
 def test_series_leaves_no_error_on_each_gated_vllm(cli_env: dict[str, str], version: str) -> None:
     code, data = check(cli_env, version)
     assert code == 1 and errors(data) == UNPATCHED_ERRORS[version]
