@@ -89,21 +89,22 @@ PASS_ENV = (
     "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TRITON_CACHE_DIR", "HF_HOME",
 )  # fmt: skip
+#: seconds kept for the two faults: a -t local twin of a step runs only with more left
+RESERVE = float(os.environ.get("SSH_BENCH_RESERVE_S", "240"))
 TIMES: dict[str, dict[str, float]] = {}  # command -> {target: own seconds}
 
 # -- the dry pipeline: four CPU steps that print what vLLM/speculators print ------------------
 
 DRY_EXTRACT = r"""
 import json, multiprocessing as mp, os, sys, time
-def worker(n):
-    time.sleep(n)
 if __name__ == "__main__":
     out, batches, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     os.makedirs(out, exist_ok=True)
     ctx = mp.get_context("spawn")          # as vLLM's workers (VLLM_WORKER_MULTIPROC_METHOD)
-    w = ctx.Process(target=worker, args=(600,), daemon=True)
-    w.start()
-    print(f"INFO worker pid {w.pid}", flush=True)
+    ws = [ctx.Process(target=time.sleep, args=(600,), daemon=True) for _ in range(2)]
+    for w in ws:
+        w.start()
+    print(f"INFO worker pids {[w.pid for w in ws]}", flush=True)
     for i in range(20):
         print(f"INFO engine init {i}", flush=True); time.sleep(delay)
     print("Loading safetensors checkpoint shards: 100% 1/1", flush=True); time.sleep(delay)
@@ -113,7 +114,8 @@ if __name__ == "__main__":
         print(f"Generating hidden states: {100*b//batches}%| {b}/{batches} [00:0{b%10}<00:00]", flush=True)
         with open(os.path.join(out, f"data_{b}.pt"), "w") as f:
             f.write("x" * 100)
-    w.terminate()
+    for w in ws:
+        w.terminate()
     print("done", flush=True)
 """
 DRY_VERIFY = r"""
@@ -374,6 +376,9 @@ def up() -> bool:
             host_env[k] = os.environ[k]
     env = {
         **os.environ,
+        # one library from the debs even if the image has it, so that the check that an SSH
+        # session does not inherit sshd's LD_LIBRARY_PATH is never vacuous
+        "UP_PRETEND_MISSING": os.environ.get("UP_PRETEND_MISSING", "libwrap.so.0"),
         "HOST_PYTHON": e2e.PY,
         "HOST_WORKDIR": str(WORK),
         "HOST_ENV": "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in host_env.items()) + " }",
@@ -412,7 +417,14 @@ def up() -> bool:
 
 
 def cheap_commands() -> None:
-    both("hosts", "--check", name="hosts --check (cold: connect + kept connection)")
+    r = both("hosts", "--check", name="hosts --check (cold: connect + kept connection)")
+    for t, c in r.items():
+        gpus = [
+            line.strip()
+            for line in c.out.splitlines()
+            if line.strip().startswith(("gpus", "python"))
+        ]
+        say(f"  hosts --check -t {t}: {' | '.join(gpus) or c.err.strip()[-200:]}")
     both("hosts", "--check", name="hosts --check")
     harness(
         "revert-patches",
@@ -616,8 +628,8 @@ def fault_stop() -> None:
             break
         if (
             not GPU
-            and any(b"worker pid" in line for line in log_of(run_id).read_bytes().splitlines())
-            and len(tree) >= 3
+            and any(b"worker pids" in line for line in log_of(run_id).read_bytes().splitlines())
+            and len(tree) >= 4
         ):
             break
         if (RUNS / run_id / "status.json").exists():
@@ -714,7 +726,8 @@ def main() -> int:
                 say(f"{step}: skipped (time budget)")
                 continue
             ids[step] = run_step(step, "gpu", follow=step == "extract")
-            if not OPTS.no_local_steps and step != "train" and left() > 150:
+            # the -t local twin only while the faults' time stays reserved
+            if not OPTS.no_local_steps and step != "train" and left() > RESERVE + 60:
                 run_step(step, "local", follow=step == "extract")
         both("runs", name="runs")
         if ids.get("extract"):
