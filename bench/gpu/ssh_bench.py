@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Issue 22, parts 1 and 2: the GPU bench driven over SSH, and two faults on real hardware.
 
-On the GPU machine, after ``bash bench/gpu/stage.sh --install`` and with the OpenSSH debs of
-``bench/gpu/ssh/fetch.sh`` carried as ``.ssh-debs`` (one device call, ~7 minutes)::
+Here, once: ``bash bench/gpu/ssh/fetch.sh`` (-> ``.ssh-debs/``, git-ignored, 27 debs, 6.5 MB).
+On the GPU machine, in the device call that carries ``.ssh-debs`` (and the last payload piece,
+if the staging ends there)::
 
-    python3 bench/gpu/ssh_bench.py
+    bash bench/gpu/stage.sh --install && E2E_BUDGET_S=500 python3 bench/gpu/ssh_bench.py
+
+Results: ``$OUT/results.txt`` and ``$OUT/logs.tar.gz`` (every command's output, the runs'
+logs, sshd's log and config, the SSH session's environment). A budget too short for all of
+it skips the ``-t local`` twins of the steps first (``SSH_BENCH_RESERVE_S``, default 240 s,
+stays reserved for the two faults; ``--no-local-steps`` skips them outright).
 
 Here (no GPU), the same SSH flow against a CPU pipeline that prints vLLM-like lines::
 
@@ -747,6 +753,10 @@ def main() -> int:
             run_step("train", "local")
         ratios()
     finally:
+        harness("hosts", "--disconnect", "-t", "gpu", name="hosts --disconnect -t gpu", quiet=True)
+        for name in ("hosts.toml", "sshd_config", "env.txt", "known_hosts"):  # no private keys
+            with contextlib.suppress(OSError):
+                shutil.copy(STATE / name, LOGS / f"ssh-{name}")
         cp = subprocess.run(
             ["bash", str(REPO / "bench/gpu/ssh/down.sh"), str(STATE)],
             capture_output=True,
