@@ -8,9 +8,9 @@ if the staging ends there)::
     bash bench/gpu/stage.sh --install && E2E_BUDGET_S=500 python3 bench/gpu/ssh_bench.py
 
 Results: ``$OUT/results.txt`` and ``$OUT/logs.tar.gz`` (every command's output, the runs'
-logs, sshd's log and config, the SSH session's environment). A budget too short for all of
-it skips the ``-t local`` twins of the steps first (``SSH_BENCH_RESERVE_S``, default 240 s,
-stays reserved for the two faults; ``--no-local-steps`` skips them outright).
+logs, sshd's log and config, the SSH session's environment). The ``-t local`` twins of the
+four steps come last, each only if the budget left holds its ``-t gpu`` twin's time again
+(``--no-local-steps``: none); the cheap commands are timed on both targets first.
 
 Here (no GPU), the same SSH flow against a CPU pipeline that prints vLLM-like lines::
 
@@ -95,8 +95,7 @@ PASS_ENV = (
     "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TRITON_CACHE_DIR", "HF_HOME",
 )  # fmt: skip
-#: seconds kept for the two faults: a -t local twin of a step runs only with more left
-RESERVE = float(os.environ.get("SSH_BENCH_RESERVE_S", "240"))
+WALL: dict[tuple[str, str], tuple[int, float]] = {}  # (step, target) -> (exit, wall seconds)
 TIMES: dict[str, dict[str, float]] = {}  # command -> {target: own seconds}
 
 # -- the dry pipeline: four CPU steps that print what vLLM/speculators print ------------------
@@ -180,7 +179,7 @@ def sets(**over: str) -> list[str]:
         base = {"data": str(WORK / "data")}
     else:
         base = dict(s.split("=", 1) for s in e2e.SETS)
-        base |= {"max_samples": "128", "epochs": "1", "verify_samples": "16"}
+        base |= {"max_samples": "64", "epochs": "1", "verify_samples": "16"}
     base |= over
     return [x for k, v in base.items() for x in ("--set", f"{k}={v}")]
 
@@ -502,6 +501,7 @@ def run_step(step: str, target: str, follow: bool = False, **over: str) -> str |
             f"logs --follow (live) -t {target}",
         )
     done = run.wait(timeout=max(60, left() - 20))
+    WALL[(step, target)] = (done.code, done.secs)
     if done.code != 0:
         for line in done.err.splitlines()[-12:]:
             say(f"  | {line}")
@@ -732,9 +732,6 @@ def main() -> int:
                 say(f"{step}: skipped (time budget)")
                 continue
             ids[step] = run_step(step, "gpu", follow=step == "extract")
-            # the -t local twin only while the faults' time stays reserved
-            if not OPTS.no_local_steps and step != "train" and left() > RESERVE + 60:
-                run_step(step, "local", follow=step == "extract")
         both("runs", name="runs")
         if ids.get("extract"):
             for t in ("gpu", "local"):
@@ -749,8 +746,21 @@ def main() -> int:
                 )
         fault_drop_link()
         fault_stop()
-        if not OPTS.no_local_steps and ids.get("train") and left() > 150:
-            run_step("train", "local")
+        # the -t local twins last, each only if the budget holds its -t gpu twin's time again
+        for step in ("prepare", "extract", "vocab", "train") if not OPTS.no_local_steps else ():
+            need = WALL.get((step, "gpu"), (1, 0.0))[1] * 1.15 + 15
+            if (step, "gpu") not in WALL:
+                say(f"{step} -t local: skipped (its -t gpu twin did not run)")
+                continue
+            if left() < need:
+                say(
+                    f"{step} -t local: skipped (time budget: {left():.0f} s left, {need:.0f} s needed)"
+                )
+                continue
+            if step == "train" and WALL.get(("extract", "local"), (1, 0.0))[0] != 0:
+                say("train -t local: skipped (no -t local extract to train on)")
+                continue
+            run_step(step, "local", follow=step == "extract")
         ratios()
     finally:
         harness("hosts", "--disconnect", "-t", "gpu", name="hosts --disconnect -t gpu", quiet=True)
