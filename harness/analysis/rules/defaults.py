@@ -13,12 +13,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from harness.analysis.apidiff import Change, ChangeKind
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
     from harness.analysis.facts import Resolution
+    from harness.analysis.rules.base import Context
     from harness.analysis.uses import CallUse
     from harness.models import Parameter
 
@@ -61,9 +61,11 @@ def _resolved(items: tuple[Resolution, ...], target: str, owner: str, file: str 
     return f", which {owner}.{hits[0].method} then sets to {values} ({file}:{lines})"
 
 
-def run(ck: Checker) -> None:
+def defaults_drift(ck: Context) -> list[Finding]:
+    """Calls that leave a parameter to a default that changed since the baseline."""
     if ck.baseline is None:
-        return
+        return []
+    out: list[Finding] = []
     for site in ck.scan.calls:
         new, old = ck.callee(site.symbol), ck.base_callee(site.symbol)
         if new is None or old is None or new.kind != old.kind:
@@ -90,7 +92,7 @@ def run(ck: Checker) -> None:
             parts.append(text)
         name = new.qualname
         old_v = f"{old.dist} {old.version}"
-        ck.add(
+        f = ck.finding(
             Severity.WARNING,
             Category.DRIFT,
             site,
@@ -105,3 +107,5 @@ def run(ck: Checker) -> None:
                 for (q, p), t in zip(found, parts, strict=True)
             ),
         )
+        out.append(f)
+    return out

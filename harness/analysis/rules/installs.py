@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.facts import FitClass, Fits
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.models import Symbol
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context
     from harness.analysis.uses import Install
 
 
@@ -55,15 +55,21 @@ def renames(attr: str, pairs: list[tuple[FitClass, FitClass]]) -> list[tuple[str
     return votes.most_common(2)
 
 
-def _exact(ck: Checker, ins: Install) -> None:
+def exact(ck: Context) -> list[Finding]:
+    """Functions installed on a known class that read attributes it does not define."""
+    return [f for ins in ck.scan.installs if ins.target for f in _exact(ck, ins)]
+
+
+def _exact(ck: Context, ins: Install) -> list[Finding]:
     cls = ck.callee(ins.target or "")
     if cls is None or not cls.mro_complete:
-        return
+        return []
     members = set(cls.mro_members)
+    out: list[Finding] = []
     for attr in ins.attrs:
         if attr in members:
             continue
-        ck.add(
+        f = ck.finding(
             Severity.ERROR,
             Category.MISSING_ATTRIBUTE,
             ins,
@@ -73,13 +79,17 @@ def _exact(ck: Checker, ins: Install) -> None:
             f"{cls.qualname} and its bases do not define ({ck.version_of(cls.module)})",
             f"Find what replaced {attr} on {cls.qualname} (`harness diff`) and use it.",
             cls,
+            attribute=attr,
         )
+        out.append(f)
+    return out
 
 
-def run(ck: Checker) -> None:
+def installs_drift(ck: Context) -> list[Finding]:
+    """Installed functions whose likely classes lost an attribute they read (no known class)."""
+    out: list[Finding] = []
     for ins in ck.scan.installs:
         if ins.target:
-            _exact(ck, ins)
             continue
         if ck.baseline_fits is None or not ins.attrs:
             continue
@@ -104,7 +114,7 @@ def run(ck: Checker) -> None:
                     f"{', '.join(ins.attrs)} now."
                 )
             )
-            ck.add(
+            f = ck.finding(
                 Severity.WARNING,
                 Category.DRIFT,
                 ins,
@@ -129,4 +139,7 @@ def run(ck: Checker) -> None:
                         classes=tuple(names),
                     ),
                 ),
+                attribute=attr,
             )
+            out.append(f)
+    return out

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.evaluate import call_values, evaluate
 from harness.analysis.facts import ReturnPath
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.uses import CallUse
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context
 
 
 def selected(paths: tuple[ReturnPath, ...], values: dict[str, object]) -> list[ReturnPath]:
@@ -76,9 +76,11 @@ def _where(paths: list[ReturnPath]) -> str:
     return text + (f" via {', '.join(via)}" if via else "")
 
 
-def run(ck: Checker) -> None:
+def returns_drift(ck: Context) -> list[Finding]:
+    """Calls whose arguments select another kind of return than in the baseline."""
     if ck.baseline is None:
-        return
+        return []
+    out: list[Finding] = []
     for site in ck.scan.calls:
         if not site.result:
             continue
@@ -105,7 +107,7 @@ def run(ck: Checker) -> None:
         ) or ", ".join(sorted(chosen))
         uses = "; ".join(f"{u.text} (line {u.line})" for u in site.result[:3])
         new_v, old_v = ck.version_of(site.symbol.split(":")[0]), f"{old.dist} {old.version}"
-        ck.add(
+        f = ck.finding(
             Severity.WARNING,
             Category.DRIFT,
             site,
@@ -126,3 +128,5 @@ def run(ck: Checker) -> None:
                 ),
             ),
         )
+        out.append(f)
+    return out
