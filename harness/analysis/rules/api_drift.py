@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from harness.models import Parameter
 
 
-def api_drift(ck: Context, erred: Set[str]) -> list[Finding]:
+def api_drift(ctx: Context, erred: Set[str]) -> list[Finding]:
     """Warn where the caller is hit by a used symbol's API moving since the baseline.
 
     A change counts only if some use could notice it: a parameter the caller passes (by
@@ -23,18 +23,18 @@ def api_drift(ck: Context, erred: Set[str]) -> list[Finding]:
     holds instances of -- a method added or removed (a new protocol step). Parameter changes
     are left out for a symbol in ``erred`` (an error already says how the call breaks).
     """
-    if ck.baseline is None:
+    if ctx.baseline is None:
         return []
     out: list[Finding] = []
     uses: dict[str, list[CallUse | AttributeUse]] = {}
-    every_use: list[CallUse | AttributeUse] = [*ck.scan.calls, *ck.scan.attributes]
+    every_use: list[CallUse | AttributeUse] = [*ctx.scan.calls, *ctx.scan.attributes]
     for use in every_use:
         if use.ref.kind != "module":
             uses.setdefault(use.ref.key, []).append(use)
     firsts = sorted(uses.items(), key=lambda kv: (kv[1][0].file, kv[1][0].line))
     for key, sites in firsts:
-        new = ck.callee(key)
-        old = ck.base_callee(key)
+        new = ctx.callee(key)
+        old = ctx.base_callee(key)
         if new is None or old is None:
             continue
         every = compare_symbols(old.symbol, new.symbol)
@@ -56,17 +56,17 @@ def api_drift(ck: Context, erred: Set[str]) -> list[Finding]:
             ]
             changes = (whole if site is first else []) + own
             if changes:
-                out.append(_finding(ck, site, key, new, old, changes))
+                out.append(_finding(ctx, site, key, new, old, changes))
     return out
 
 
 def _finding(
-    ck: Context, site: Site, key: str, new: Callee, old: Callee, changes: list[Change]
+    ctx: Context, site: Site, key: str, new: Callee, old: Callee, changes: list[Change]
 ) -> Finding:
     text = "; ".join(c.describe() for c in changes[:6])
     more = f" (+{len(changes) - 6} more)" if len(changes) > 6 else ""
     base_v = old.version or "baseline"
-    return ck.finding(
+    return ctx.finding(
         Severity.WARNING,
         Category.DRIFT,
         site,

@@ -35,17 +35,17 @@ CALL_CATEGORIES = frozenset(
 )
 
 
-def check(ck: Context, _: Earlier) -> Produced:
+def check(ctx: Context, _: Earlier) -> Produced:
     """Each call bound to the callee as installed, then the keys a ``**kwargs`` hands on."""
-    return Produced((*binding(ck), *forwards.forwarded(ck)))
+    return Produced((*binding(ctx), *forwards.forwarded(ctx)))
 
 
-def binding(ck: Context) -> list[Finding]:
+def binding(ctx: Context) -> list[Finding]:
     """Calls of known callees that do not bind (an unknown callee is the names rule's)."""
     out: list[Finding] = []
-    for use in ck.scan.calls:
+    for use in ctx.scan.calls:
         key = use.symbol
-        sym = ck.lookup(key).symbol
+        sym = ctx.lookup(key).symbol
         if sym is None:
             continue
         got = call_variants(sym, use)
@@ -87,7 +87,7 @@ def binding(ck: Context) -> list[Finding]:
             elif spread is not None and any(n in {k.key for k in spread} for n in p.names):
                 note = " (a key of the dict spread with **)"
             out.append(
-                ck.finding(
+                ctx.finding(
                     Severity.ERROR,
                     p.category,
                     use,

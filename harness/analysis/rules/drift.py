@@ -22,14 +22,14 @@ if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
 
 
-def check(ck: Context, earlier: Earlier) -> Produced:
+def check(ctx: Context, earlier: Earlier) -> Produced:
     erred = {f.symbol for f in earlier.findings if f.severity == Severity.ERROR}
     return Produced(
         (
-            *api_drift(ck, erred),
-            *returns_drift(ck),
-            *defaults_drift(ck),
-            *installs_drift(ck),
+            *api_drift(ctx, erred),
+            *returns_drift(ctx),
+            *defaults_drift(ctx),
+            *installs_drift(ctx),
         )
     )
 

@@ -51,12 +51,12 @@ def rejected(fw: Forwards, extras: list[str], hops: tuple[str, ...] = ()) -> dic
     return {k: per_site[0][k] for k in keys if k in common}
 
 
-def forwarded(ck: Context) -> list[Finding]:
+def forwarded(ctx: Context) -> list[Finding]:
     """Keys of each call that a ``**kwargs`` hands on to calls that all reject them."""
     out: list[Finding] = []
-    for use in ck.scan.calls:
+    for use in ctx.scan.calls:
         key = f"{use.ref.module}:{use.ref.qualname}"
-        sym = ck.callee(key)
+        sym = ctx.callee(key)
         if sym is None or not sym.forwards:
             continue
         if sym.kind == "class":
@@ -73,7 +73,7 @@ def forwarded(ck: Context) -> list[Finding]:
         for k, chain in rejected(sym.forwards, extras).items():
             path = " -> ".join(chain)
             twice = chain[-1] == "which passes it as well"
-            f = ck.finding(
+            f = ctx.finding(
                 Severity.ERROR,
                 Category.DUPLICATE_ARGUMENT if twice else Category.UNEXPECTED_KWARG,
                 use,

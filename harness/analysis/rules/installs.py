@@ -55,13 +55,13 @@ def renames(attr: str, pairs: list[tuple[FitClass, FitClass]]) -> list[tuple[str
     return votes.most_common(2)
 
 
-def exact(ck: Context) -> list[Finding]:
+def exact(ctx: Context) -> list[Finding]:
     """Functions installed on a known class that read attributes it does not define."""
-    return [f for ins in ck.scan.installs if ins.target for f in _exact(ck, ins)]
+    return [f for ins in ctx.scan.installs if ins.target for f in _exact(ctx, ins)]
 
 
-def _exact(ck: Context, ins: Install) -> list[Finding]:
-    cls = ck.callee(ins.target or "")
+def _exact(ctx: Context, ins: Install) -> list[Finding]:
+    cls = ctx.callee(ins.target or "")
     if cls is None or not cls.mro_complete:
         return []
     members = set(cls.mro_members)
@@ -69,14 +69,14 @@ def _exact(ck: Context, ins: Install) -> list[Finding]:
     for attr in ins.attrs:
         if attr in members:
             continue
-        f = ck.finding(
+        f = ctx.finding(
             Severity.ERROR,
             Category.MISSING_ATTRIBUTE,
             ins,
             f"{ins.target}.{attr}",
             f"{ins.function}() (line {ins.function_line}) is installed on {cls.qualname} "
             f"and reads self.{attr} (line {ins.attr_lines.get(attr)}), which "
-            f"{cls.qualname} and its bases do not define ({ck.version_of(cls.module)})",
+            f"{cls.qualname} and its bases do not define ({ctx.version_of(cls.module)})",
             f"Find what replaced {attr} on {cls.qualname} (`harness diff`) and use it.",
             cls,
             attribute=attr,
@@ -85,16 +85,16 @@ def _exact(ck: Context, ins: Install) -> list[Finding]:
     return out
 
 
-def installs_drift(ck: Context) -> list[Finding]:
+def installs_drift(ctx: Context) -> list[Finding]:
     """Installed functions whose likely classes lost an attribute they read (no known class)."""
     out: list[Finding] = []
-    for ins in ck.scan.installs:
+    for ins in ctx.scan.installs:
         if ins.target:
             continue
-        if ck.baseline_fits is None or not ins.attrs:
+        if ctx.baseline_fits is None or not ins.attrs:
             continue
-        new = ck.scan.fits.get(ins.key) or Fits((), ())
-        old = ck.baseline_fits.get(ins.key) or Fits((), ())
+        new = ctx.scan.fits.get(ins.key) or Fits((), ())
+        old = ctx.baseline_fits.get(ins.key) or Fits((), ())
         for attr, pairs in sorted(lost(new, old).items()):
             names = sorted(c.qualname for c, _ in pairs)
             shown = ", ".join(names[:6]) + (f" (+{len(names) - 6} more)" if len(names) > 6 else "")
@@ -110,11 +110,11 @@ def installs_drift(ck: Context) -> list[Finding]:
                 ""
                 if new.full
                 else (
-                    f" No class of {ck.version_of(top.module)} defines all of "
+                    f" No class of {ctx.version_of(top.module)} defines all of "
                     f"{', '.join(ins.attrs)} now."
                 )
             )
-            f = ck.finding(
+            f = ctx.finding(
                 Severity.WARNING,
                 Category.DRIFT,
                 ins,
@@ -122,7 +122,7 @@ def installs_drift(ck: Context) -> list[Finding]:
                 f"{ins.function}() (line {ins.function_line}) is installed as "
                 f"{ins.obj}.{ins.replaces} and reads self.{attr} (line "
                 f"{ins.attr_lines.get(attr)}); {len(names)} classes that defined every "
-                f"attribute it reads in the baseline lack {attr} in {ck.version_of(top.module)}: "
+                f"attribute it reads in the baseline lack {attr} in {ctx.version_of(top.module)}: "
                 f"{shown}{hint}.{none_fit}",
                 f"Use {guess[0][0]} where {ins.function} reads self.{attr}"
                 if guess

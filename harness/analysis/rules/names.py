@@ -20,31 +20,31 @@ if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier, FailedImports
 
 
-def check(ck: Context, earlier: Earlier) -> Produced:
+def check(ctx: Context, earlier: Earlier) -> Produced:
     return Produced(
         (
-            *dynamic_imports(ck),
-            *unknown_callees(ck, earlier.failed_imports),
-            *attribute_findings(ck),
-            *exact(ck),
+            *dynamic_imports(ctx),
+            *unknown_callees(ctx, earlier.failed_imports),
+            *attribute_findings(ctx),
+            *exact(ctx),
         )
     )
 
 
-def dynamic_imports(ck: Context) -> list[Finding]:
+def dynamic_imports(ctx: Context) -> list[Finding]:
     """Unguarded imports of names a module ``__getattr__`` may serve: not provably missing."""
     out: list[Finding] = []
-    for use in ck.scan.imports:
+    for use in ctx.scan.imports:
         if use.ok or use.guarded or not use.dynamic:
             continue
         what = f"{use.module}:{use.name}" if use.name else use.module
         out.append(
-            ck.finding(
+            ctx.finding(
                 Severity.WARNING,
                 Category.UNVERIFIABLE,
                 use,
                 what,
-                f"{what} is not defined statically in {ck.version_of(use.module)} "
+                f"{what} is not defined statically in {ctx.version_of(use.module)} "
                 f"({use.opaque or 'the module has a __getattr__'})",
                 "Confirm with `harness probe --live`." + hint_for(use),
                 imported=use.name,
@@ -53,17 +53,17 @@ def dynamic_imports(ck: Context) -> list[Finding]:
     return out
 
 
-def unknown_callees(ck: Context, failed: FailedImports) -> list[Finding]:
+def unknown_callees(ctx: Context, failed: FailedImports) -> list[Finding]:
     """Calls of a name the callee does not define -- unless a failed import already said so."""
     out: list[Finding] = []
-    for use in ck.scan.calls:
+    for use in ctx.scan.calls:
         key = use.symbol
-        entry = ck.lookup(key)
+        entry = ctx.lookup(key)
         if entry.symbol is not None or use.on_instance:
             continue  # bound by the calls rule; on an instance: reported as an attribute
         if failed.covers(use.file, key) or entry.found:
             continue  # the failed import says it; a module or stub-only name: nothing to bind
-        out += missing(ck, use, key, entry)
+        out += missing(ctx, use, key, entry)
     return out
 
 

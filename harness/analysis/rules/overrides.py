@@ -30,28 +30,28 @@ class Signed(Protocol):
     def parameters(self) -> tuple[Parameter, ...] | None: ...
 
 
-def check(ck: Context, _: Earlier) -> Produced:
+def check(ctx: Context, _: Earlier) -> Produced:
     """Each caller override of a callee method, against the base as installed."""
     out: list[Finding] = []
-    for sub in ck.scan.subclasses:
+    for sub in ctx.scan.subclasses:
         for meth in sub.methods:
             for base in sub.bases:
                 key = f"{base.module}:{base.qualname}.{meth.name}"
-                bsym = ck.callee(key)
+                bsym = ctx.callee(key)
                 dunder = meth.name.startswith("__") and meth.name != "__call__"
                 if bsym is None or dunder:
                     continue
                 problems = override_problems(bsym.symbol, meth)
                 issues = [text for text, _ in problems]
                 certain = any(sure for _, sure in problems)
-                old = ck.base_callee(key)
+                old = ctx.base_callee(key)
                 if issues:
                     site = Site(sub.file, meth.line, sub.source, sub.scope)
                     # incompatible already in the version the caller was written for: a
                     # deliberate re-signature the caller keeps the base from calling
                     was = old is not None and bool(override_issues(old.symbol, meth))
                     ver = f"{old.dist} {old.version}" if old else ""
-                    f = ck.finding(
+                    f = ctx.finding(
                         Severity.ERROR if certain and not was else Severity.WARNING,
                         Category.OVERRIDE_INCOMPATIBLE,
                         site,

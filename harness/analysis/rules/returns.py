@@ -76,15 +76,15 @@ def _where(paths: list[ReturnPath]) -> str:
     return text + (f" via {', '.join(via)}" if via else "")
 
 
-def returns_drift(ck: Context) -> list[Finding]:
+def returns_drift(ctx: Context) -> list[Finding]:
     """Calls whose arguments select another kind of return than in the baseline."""
-    if ck.baseline is None:
+    if ctx.baseline is None:
         return []
     out: list[Finding] = []
-    for site in ck.scan.calls:
+    for site in ctx.scan.calls:
         if not site.result:
             continue
-        new, old = ck.callee(site.symbol), ck.base_callee(site.symbol)
+        new, old = ctx.callee(site.symbol), ctx.base_callee(site.symbol)
         if new is None or old is None:
             continue
         new_paths, old_paths = new.return_paths, old.return_paths
@@ -106,8 +106,8 @@ def returns_drift(ck: Context) -> list[Finding]:
             f"{k}={site.kwarg_values.get(k) or '...'}" for k in sorted(chosen & set(site.keywords))
         ) or ", ".join(sorted(chosen))
         uses = "; ".join(f"{u.text} (line {u.line})" for u in site.result[:3])
-        new_v, old_v = ck.version_of(site.symbol.split(":")[0]), f"{old.dist} {old.version}"
-        f = ck.finding(
+        new_v, old_v = ctx.version_of(site.symbol.split(":")[0]), f"{old.dist} {old.version}"
+        f = ctx.finding(
             Severity.WARNING,
             Category.DRIFT,
             site,
