@@ -86,7 +86,7 @@ def test_the_subject_is_what_the_message_says(produced: list[dict[str, Produced]
                 elif f.category == Category.IMPORT_MISSING:
                     ok = (f.imported is None) == f.message.startswith("no module named")
                 elif f.category == Category.MISSING_ATTRIBUTE:
-                    ok = bool(f.attribute) and f.attribute in f.message
+                    ok = f.attribute is not None and f.attribute in f.message
                 else:
                     ok = all(n in f.message for n in named)
                 if not ok:
@@ -119,9 +119,13 @@ def test_the_registry_is_in_an_order_its_rules_accept() -> None:
     assert ordered(RULES) == RULES
 
 
-def _finding(line: int, category: Category = Category.UNEXPECTED_KWARG, **kw: object) -> Finding:
-    fields: dict = {"symbol": "m:f", "message": "m", "severity": Severity.ERROR, **kw}
-    return Finding(fields.pop("severity"), category, "a.py", line, "", fix="", **fields)
+def _finding(
+    line: int,
+    category: Category = Category.UNEXPECTED_KWARG,
+    severity: Severity = Severity.ERROR,
+    message: str = "m",
+) -> Finding:
+    return Finding(severity, category, "a.py", line, "", "m:f", message, "")
 
 
 def test_a_rule_sees_only_what_the_rules_it_names_produced() -> None:
