@@ -90,6 +90,11 @@ class Finding:
     signature: str | None = None  # the callee's current signature
     scope: str = ""  # enclosing function in the caller
     changes: tuple[Change, ...] = ()  # drift: how the callee moved since the baseline
+    # The subject, typed, so a reader (``check --fix``) never parses ``message``; filled by the
+    # rule that knows it, empty where the category has none.
+    keywords: tuple[str, ...] = ()  # a call problem's parameters/keywords, as CPython names them
+    imported: str | None = None  # the name a failed ``from module import name`` asks for
+    attribute: str | None = None  # the attribute found missing (or unverifiable)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -110,6 +115,9 @@ class Finding:
             "message": self.message,
             "fix": self.fix,
             "changes": [c.to_dict() for c in self.changes],
+            "keywords": list(self.keywords),
+            "imported": self.imported,
+            "attribute": self.attribute,
         }
 
     @classmethod
@@ -130,6 +138,9 @@ class Finding:
             signature=d.get("signature"),
             scope=d.get("scope", ""),
             changes=tuple(Change.from_dict(c) for c in d.get("changes") or ()),
+            keywords=tuple(d.get("keywords") or ()),
+            imported=d.get("imported"),
+            attribute=d.get("attribute"),
         )
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.findings import Finding
+from harness.analysis.findings import Category, Finding
 from harness.fixing.model import Json, ModuleDefs, Side
 from harness.fixing.rules.base import imported_name
 from harness.models import Symbol
@@ -44,7 +44,7 @@ class Wanted:
 
 #: The categories a rule can fix; the others need no facts (their manual entry is the
 #: finding's own signature and location).
-FIXABLE = frozenset({"import-missing", "unexpected-kwarg"})
+FIXABLE = frozenset({Category.IMPORT_MISSING, Category.UNEXPECTED_KWARG})
 
 
 def wanted(findings: Iterable[Finding]) -> Wanted:

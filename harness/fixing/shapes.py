@@ -7,7 +7,7 @@ never disagree about what changed.
 
 from __future__ import annotations
 
-from harness.analysis.apidiff import compare_parameters, normalize_annotation
+from harness.analysis.apidiff import ChangeKind, compare_parameters, normalize_annotation
 from harness.fixing.model import own_parameters
 from harness.models import Symbol
 
@@ -15,11 +15,11 @@ from harness.models import Symbol
 #: pass a removed parameter (or rely on a shifted position) get their own finding at the
 #: re-check, where they are judged on their own.
 _TOLERATED = {
-    "parameter-removed",
-    "parameter-moved",
-    "parameter-added",
-    "parameter-default-changed",
-    "parameter-annotation-changed",
+    ChangeKind.PARAMETER_REMOVED,
+    ChangeKind.PARAMETER_MOVED,
+    ChangeKind.PARAMETER_ADDED,
+    ChangeKind.PARAMETER_DEFAULT_CHANGED,
+    ChangeKind.PARAMETER_ANNOTATION_CHANGED,
 }
 
 

@@ -71,6 +71,7 @@ def imp(module: str, name: str) -> Finding:
         f"{module}:{name}",
         f"cannot import name '{name}' from '{module}' (lib 2.0)",
         "Import it from where lib 2.0 defines it now, or drop the use.",
+        imported=name,
     )
 
 
@@ -85,6 +86,7 @@ def kwarg(symbol: str, kw: str, line: int = 7) -> Finding:
         symbol,
         f"{func}() got an unexpected keyword argument '{kw}'",
         "",
+        keywords=(kw,),
     )
 
 

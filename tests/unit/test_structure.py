@@ -217,3 +217,63 @@ def test_every_import_of_a_harness_name_resolves() -> None:
                     except ImportError:
                         broken.append(f"{where}: no {alias.name} in {node.module}")
     assert broken == []
+
+
+#: Where a word of the two vocabularies is another vocabulary's word, spelled the same.
+OTHER_WORDS = {
+    ("harness/analysis/uses.py", "deprecated"): "a hop of the probe's import chain",
+    ("harness/reading/compare.py", "moved"): "an EntryStatus count of harness diff",
+    ("harness/views/reading.py", "moved"): "an EntryStatus count of harness diff",
+    ("harness/reading/matrix.py", "drift"): "a matrix row's count of drift findings",
+    ("harness/views/matrix.py", "drift"): "the matrix's column header",
+    ("harness/views/matrix_html.py", "drift"): "the matrix's column header",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if isinstance(node, kinds) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def spelled_words(words: dict[str, Path], root: Path = REPO) -> list[str]:
+    """``path:line 'word'`` for each string literal equal to a word, outside the module that
+    defines the word's enum (``words``: word -> that module); docstrings do not count."""
+    found = []
+    for path in sorted((root / "harness").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        rel = str(path.relative_to(root))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            home = words.get(node.value)
+            if home is None or home == path or id(node) in docs:
+                continue
+            if (rel, node.value) not in OTHER_WORDS:
+                found.append(f"{rel}:{node.lineno} {node.value!r}")
+    return found
+
+
+def test_the_word_finder_skips_docstrings_and_the_enum_module(tmp_path: Path) -> None:
+    pkg = tmp_path / "harness"
+    pkg.mkdir()
+    (pkg / "enum_home.py").write_text('A = "drift"\n')
+    (pkg / "user.py").write_text('"""drift"""\ndef f():\n    """drift"""\n    return "drift"\n')
+    words = {"drift": pkg / "enum_home.py"}
+    assert spelled_words(words, tmp_path) == ["harness/user.py:4 'drift'"]
+
+
+def test_no_category_or_change_kind_value_spelled_outside_its_enum() -> None:
+    """A category or change kind is named by its member (``Category.DRIFT``), so a renamed
+    word cannot leave a silent raw string behind."""
+    from harness.analysis import apidiff, findings
+
+    words = {c.value: Path(findings.__file__) for c in findings.Category}
+    words |= {k.value: Path(apidiff.__file__) for k in apidiff.ChangeKind}
+    assert spelled_words(words) == []

@@ -1,5 +1,6 @@
-"""``harness check`` rules, one module each, every one ``run(checker)`` adding findings.
+"""``harness check`` rules, one module each declaring its ``RULE`` (see ``rules.base``).
 
-Registered in order in ``harness.analysis.check.RULES``: imports, calls, forwards,
-attributes, overrides, api_drift, returns (behaviour), defaults, installs (patched-in methods).
+Registered in order in ``harness.analysis.checker.RULES``: imports, calls (with forwards),
+names (attributes, unknown callees, installs on known classes), overrides, drift (api_drift,
+returns, defaults, installs on likely classes).
 """

@@ -6,34 +6,35 @@ from collections.abc import Mapping, Sequence, Set
 from typing import TYPE_CHECKING
 
 from harness.analysis.apidiff import Change, ChangeKind, compare_symbols, public_methods
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.uses import AttributeUse, CallUse, Site
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context
     from harness.analysis.scan import Callee
     from harness.models import Parameter
 
 
-def run(ck: Checker) -> None:
+def api_drift(ctx: Context, erred: Set[str]) -> list[Finding]:
     """Warn where the caller is hit by a used symbol's API moving since the baseline.
 
     A change counts only if some use could notice it: a parameter the caller passes (by
     name or position), a new required one, a changed return, or -- for classes the caller
-    holds instances of -- a method added or removed (a new protocol step).
+    holds instances of -- a method added or removed (a new protocol step). Parameter changes
+    are left out for a symbol in ``erred`` (an error already says how the call breaks).
     """
-    if ck.baseline is None:
-        return
+    if ctx.baseline is None:
+        return []
+    out: list[Finding] = []
     uses: dict[str, list[CallUse | AttributeUse]] = {}
-    every_use: list[CallUse | AttributeUse] = [*ck.scan.calls, *ck.scan.attributes]
+    every_use: list[CallUse | AttributeUse] = [*ctx.scan.calls, *ctx.scan.attributes]
     for use in every_use:
         if use.ref.kind != "module":
             uses.setdefault(use.ref.key, []).append(use)
-    erred = {f.symbol for f in ck.findings if f.severity == Severity.ERROR}
     firsts = sorted(uses.items(), key=lambda kv: (kv[1][0].file, kv[1][0].line))
     for key, sites in firsts:
-        new = ck.callee(key)
-        old = ck.base_callee(key)
+        new = ctx.callee(key)
+        old = ctx.base_callee(key)
         if new is None or old is None:
             continue
         every = compare_symbols(old.symbol, new.symbol)
@@ -55,16 +56,17 @@ def run(ck: Checker) -> None:
             ]
             changes = (whole if site is first else []) + own
             if changes:
-                _emit(ck, site, key, new, old, changes)
+                out.append(_finding(ctx, site, key, new, old, changes))
+    return out
 
 
-def _emit(
-    ck: Checker, site: Site, key: str, new: Callee, old: Callee, changes: list[Change]
-) -> None:
+def _finding(
+    ctx: Context, site: Site, key: str, new: Callee, old: Callee, changes: list[Change]
+) -> Finding:
     text = "; ".join(c.describe() for c in changes[:6])
     more = f" (+{len(changes) - 6} more)" if len(changes) > 6 else ""
     base_v = old.version or "baseline"
-    ck.add(
+    return ctx.finding(
         Severity.WARNING,
         Category.DRIFT,
         site,

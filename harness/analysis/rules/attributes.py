@@ -7,82 +7,92 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.analysis.facts import Opaque
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context
     from harness.analysis.scan import Callee, Lookup
     from harness.analysis.uses import Site
 
 
-def run(ck: Checker) -> None:
+def attribute_findings(ctx: Context) -> list[Finding]:
+    """Each ``x.name`` the caller reads on a module, class or instance that lacks it."""
+    out: list[Finding] = []
     seen: set[tuple[str, int, str]] = set()
-    for use in ck.scan.attributes:
+    for use in ctx.scan.attributes:
         mark = (use.file, use.line, use.attr)
         if mark in seen:
             continue
         seen.add(mark)
         if use.on == "module":
             key = f"{use.ref.module}:{use.attr}"
-            entry = ck.lookup(key)
+            entry = ctx.lookup(key)
             if not entry.found:
-                missing(ck, use, key, entry)
+                out += missing(ctx, use, key, entry)
             continue
         key = use.ref.key
-        cls = ck.callee(key)
+        cls = ctx.callee(key)
         if cls is None:
             continue
         if use.attr in cls.mro_members or use.attr.startswith("__"):
             continue
         if opaque_for(cls, on_class=use.on == "class"):
-            opaque(ck, use, f"{key}.{use.attr}", cls, use.on == "class")
+            out += opaque(ctx, use, f"{key}.{use.attr}", cls, use.on == "class")
             continue
         name = cls.qualname
         on = "object" if use.on == "instance" else "class"
-        ck.add(
+        f = ctx.finding(
             Severity.ERROR,
             Category.MISSING_ATTRIBUTE,
             use,
             f"{key}.{use.attr}",
-            f"'{name}' {on} has no attribute '{use.attr}' ({ck.version_of(key)})",
+            f"'{name}' {on} has no attribute '{use.attr}' ({ctx.version_of(key)})",
             f"{name} and its bases define no '{use.attr}' any more; find its "
             "replacement with `harness diff`.",
             cls,
+            attribute=use.attr,
         )
+        out.append(f)
+    return out
 
 
-def missing(ck: Checker, use: Site, key: str, entry: Lookup) -> None:
+def missing(ctx: Context, use: Site, key: str, entry: Lookup) -> list[Finding]:
+    """``module:qual`` is not there: an error, or unverifiable where it may be made at run
+    time (a module ``__getattr__``, a class whose bases we cannot read)."""
     module, _, qual = key.partition(":")
-    owner = ck.callee(f"{module}:{qual.rpartition('.')[0]}") if "." in qual else None
+    attr = qual.split(".")[-1]
+    owner = ctx.callee(f"{module}:{qual.rpartition('.')[0]}") if "." in qual else None
     if owner is not None and qual.rpartition(".")[2] in owner.mro_members:
-        return  # a member we know from a published or stdlib base (BaseModel.model_validate)
+        return []  # a member we know from a published or stdlib base (BaseModel.model_validate)
     if owner is not None and owner.kind == "class" and opaque_for(owner, on_class=True):
-        opaque(ck, use, key, owner, True)
-        return
+        return opaque(ctx, use, key, owner, True)
     sugg = entry.suggestions
     hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""
     if entry.dynamic:
-        ck.add(
+        f = ctx.finding(
             Severity.WARNING,
             Category.UNVERIFIABLE,
             use,
             key,
-            f"{key} is not defined statically in {ck.version_of(module)}"
+            f"{key} is not defined statically in {ctx.version_of(module)}"
             + (f" ({entry.opaque})" if entry.opaque else ""),
             "Confirm with `harness probe --live`." + hint,
+            attribute=attr,
         )
-        return
-    ck.add(
+        return [f]
+    f = ctx.finding(
         Severity.ERROR,
         Category.MISSING_ATTRIBUTE,
         use,
         key,
-        f"{key} does not exist in {ck.version_of(module)}",
-        f"Find where {qual.split('.')[-1]} went (`harness diff`) and use that." + hint,
+        f"{key} does not exist in {ctx.version_of(module)}",
+        f"Find where {attr} went (`harness diff`) and use that." + hint,
+        attribute=attr,
     )
+    return [f]
 
 
-def opaque(ck: Checker, use: Site, symbol: str, cls: Callee, on_class: bool) -> None:
+def opaque(ctx: Context, use: Site, symbol: str, cls: Callee, on_class: bool) -> list[Finding]:
     """A name not found on a class whose attributes we cannot all see: never an error.
 
     Classes that make attributes at run time (``__getattr__``, ``setattr`` over kwargs)
@@ -91,7 +101,7 @@ def opaque(ck: Checker, use: Site, symbol: str, cls: Callee, on_class: bool) -> 
     """
     why = opaque_for(cls, on_class=on_class)
     if not why or any(w.why in ("getattr", "open") for w in why):
-        return
+        return []
     attr = symbol.rsplit(".", 1)[-1]
     bases = ", ".join(dict.fromkeys(w.name for w in why))
     gone = sorted({w.missing for w in why if w.missing})
@@ -100,7 +110,7 @@ def opaque(ck: Checker, use: Site, symbol: str, cls: Callee, on_class: bool) -> 
         if gone
         else "it cannot be read statically"
     )
-    ck.add(
+    f = ctx.finding(
         Severity.WARNING,
         Category.UNVERIFIABLE,
         use,
@@ -110,7 +120,9 @@ def opaque(ck: Checker, use: Site, symbol: str, cls: Callee, on_class: bool) -> 
         "Install the missing dists on the target (for pypi:, add them to the spec) or "
         "confirm with `harness probe --live`.",
         cls,
+        attribute=attr,
     )
+    return [f]
 
 
 def opaque_for(cls: Callee, *, on_class: bool) -> list[Opaque]:

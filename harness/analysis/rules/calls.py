@@ -11,32 +11,42 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
-from harness.analysis.findings import Category, Severity
-from harness.analysis.rules.attributes import missing
+from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.rules import forwards
+from harness.analysis.rules.base import Produced, Rule
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context, Earlier
     from harness.analysis.scan import Callee
     from harness.analysis.uses import CallUse
     from harness.models import Parameter
 
 
-def run(ck: Checker) -> None:
-    for use in ck.scan.calls:
+#: Every way a call can fail to bind, said by this rule alone (a ``**kwargs`` handed on
+#: to a call that rejects a key included).
+CALL_CATEGORIES = frozenset(
+    {
+        Category.UNEXPECTED_KWARG,
+        Category.MISSING_REQUIRED_ARG,
+        Category.TOO_MANY_POSITIONAL,
+        Category.POSITIONAL_ONLY_AS_KEYWORD,
+        Category.DUPLICATE_ARGUMENT,
+    }
+)
+
+
+def check(ctx: Context, _: Earlier) -> Produced:
+    """Each call bound to the callee as installed, then the keys a ``**kwargs`` hands on."""
+    return Produced((*binding(ctx), *forwards.forwarded(ctx)))
+
+
+def binding(ctx: Context) -> list[Finding]:
+    """Calls of known callees that do not bind (an unknown callee is the names rule's)."""
+    out: list[Finding] = []
+    for use in ctx.scan.calls:
         key = use.symbol
-        entry = ck.lookup(key)
-        sym = entry.symbol
+        sym = ctx.lookup(key).symbol
         if sym is None:
-            if use.on_instance:
-                continue  # reported once as missing-attribute
-            if any(
-                f == use.file and (key == k or key.startswith(k + "."))
-                for f, k in ck.failed_imports
-            ):
-                continue  # the failed import already says it
-            if entry.found:  # a module, or a name only a stub declares: nothing to bind
-                continue
-            missing(ck, use, key, entry)
             continue
         got = call_variants(sym, use)
         if got is None:
@@ -76,15 +86,19 @@ def run(ck: Checker) -> None:
                 note = f" (the dict gets it when `{cond[0]}`)"
             elif spread is not None and any(n in {k.key for k in spread} for n in p.names):
                 note = " (a key of the dict spread with **)"
-            ck.add(
-                Severity.ERROR,
-                p.category,
-                use,
-                key,
-                f"{name}() {p.detail}{note}",
-                p.category.fix_for(p.names, name),
-                sym,
+            out.append(
+                ctx.finding(
+                    Severity.ERROR,
+                    p.category,
+                    use,
+                    key,
+                    f"{name}() {p.detail}{note}",
+                    p.category.fix_for(p.names, name),
+                    sym,
+                    keywords=p.names,
+                )
             )
+    return out
 
 
 def call_variants(sym: Callee, use: CallUse) -> tuple[list[tuple[Parameter, ...]], bool] | None:
@@ -122,3 +136,6 @@ def bind_call(
     if not found and init is not None:
         found = bind(call, init)
     return found
+
+
+RULE = Rule("calls", CALL_CATEGORIES, check)

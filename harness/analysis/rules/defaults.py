@@ -13,12 +13,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from harness.analysis.apidiff import Change, ChangeKind
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
     from harness.analysis.facts import Resolution
+    from harness.analysis.rules.base import Context
     from harness.analysis.uses import CallUse
     from harness.models import Parameter
 
@@ -61,11 +61,13 @@ def _resolved(items: tuple[Resolution, ...], target: str, owner: str, file: str 
     return f", which {owner}.{hits[0].method} then sets to {values} ({file}:{lines})"
 
 
-def run(ck: Checker) -> None:
-    if ck.baseline is None:
-        return
-    for site in ck.scan.calls:
-        new, old = ck.callee(site.symbol), ck.base_callee(site.symbol)
+def defaults_drift(ctx: Context) -> list[Finding]:
+    """Calls that leave a parameter to a default that changed since the baseline."""
+    if ctx.baseline is None:
+        return []
+    out: list[Finding] = []
+    for site in ctx.scan.calls:
+        new, old = ctx.callee(site.symbol), ctx.base_callee(site.symbol)
         if new is None or old is None or new.kind != old.kind:
             continue
         if new.kind not in ("class", "function", "method", "classmethod", "staticmethod"):
@@ -75,7 +77,7 @@ def run(ck: Checker) -> None:
         )
         if not found:
             continue
-        container = ck.callee(site.passed_to.symbol) if site.passed_to else None
+        container = ctx.callee(site.passed_to.symbol) if site.passed_to else None
         parts = []
         for q, p in found:
             text = f"{p.name}: {q.default} -> {p.default}"
@@ -90,13 +92,13 @@ def run(ck: Checker) -> None:
             parts.append(text)
         name = new.qualname
         old_v = f"{old.dist} {old.version}"
-        ck.add(
+        f = ctx.finding(
             Severity.WARNING,
             Category.DRIFT,
             site,
             site.symbol,
             f"{name}() leaves {', '.join(p.name for _, p in found)} to defaults that changed "
-            f"since {old_v} ({ck.version_of(site.symbol.split(':')[0])}): {'; '.join(parts)}",
+            f"since {old_v} ({ctx.version_of(site.symbol.split(':')[0])}): {'; '.join(parts)}",
             f"Pass {', '.join(f'{p.name}={q.default}' for q, p in found)} to keep the "
             f"behaviour the caller was written for, or confirm the new default is wanted.",
             new,
@@ -105,3 +107,5 @@ def run(ck: Checker) -> None:
                 for (q, p), t in zip(found, parts, strict=True)
             ),
         )
+        out.append(f)
+    return out

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Parameter
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
     from harness.analysis.facts import Forwards
+    from harness.analysis.rules.base import Context
 
 
 def _named(params: tuple[Parameter, ...]) -> set[str]:
@@ -51,10 +51,12 @@ def rejected(fw: Forwards, extras: list[str], hops: tuple[str, ...] = ()) -> dic
     return {k: per_site[0][k] for k in keys if k in common}
 
 
-def run(ck: Checker) -> None:
-    for use in ck.scan.calls:
+def forwarded(ctx: Context) -> list[Finding]:
+    """Keys of each call that a ``**kwargs`` hands on to calls that all reject them."""
+    out: list[Finding] = []
+    for use in ctx.scan.calls:
         key = f"{use.ref.module}:{use.ref.qualname}"
-        sym = ck.callee(key)
+        sym = ctx.callee(key)
         if sym is None or not sym.forwards:
             continue
         if sym.kind == "class":
@@ -71,7 +73,7 @@ def run(ck: Checker) -> None:
         for k, chain in rejected(sym.forwards, extras).items():
             path = " -> ".join(chain)
             twice = chain[-1] == "which passes it as well"
-            ck.add(
+            f = ctx.finding(
                 Severity.ERROR,
                 Category.DUPLICATE_ARGUMENT if twice else Category.UNEXPECTED_KWARG,
                 use,
@@ -83,4 +85,7 @@ def run(ck: Checker) -> None:
                 f"**kwargs on to {' -> '.join(chain[:-1])}, which also passes '{k}' itself",
                 f"Drop or rename {k}: the function {name} hands it to does not take it now.",
                 sym,
+                keywords=(k,),
             )
+            out.append(f)
+    return out

@@ -10,68 +10,73 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.analysis.bind import bind
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.rules.base import FailedImports, Produced, Rule
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context, Earlier
     from harness.analysis.uses import ImportUse
 
 
-def run(ck: Checker) -> None:
-    for use in ck.scan.imports:
+def check(ctx: Context, _: Earlier) -> Produced:
+    out: list[Finding] = []
+    failed: set[tuple[str, str]] = set()
+    for use in ctx.scan.imports:
         if use.ok:
             if use.deprecated:  # served by a module __getattr__ that warns
-                _deprecated(ck, use)
+                out.append(_deprecated(ctx, use))
             continue
         name = use.name
         what = f"{use.module}:{name}" if name else use.module
-        where = ck.version_of(use.module)
-        hint = f" Did you mean {', '.join(use.suggestions)}?" if use.suggestions else ""
+        where = ctx.version_of(use.module)
         if name:
-            ck.failed_imports.add((use.file, f"{use.module}:{name}"))
+            failed.add((use.file, f"{use.module}:{name}"))
         if use.guarded:
-            ck.add(
-                Severity.INFO,
-                Category.IMPORT_GUARDED,
-                use,
-                what,
-                f"{what} does not exist in {where}; the import is guarded, so the "
-                "fallback branch runs",
-                "Check the fallback still does what you need." + hint,
+            out.append(
+                ctx.finding(
+                    Severity.INFO,
+                    Category.IMPORT_GUARDED,
+                    use,
+                    what,
+                    f"{what} does not exist in {where}; the import is guarded, so the "
+                    "fallback branch runs",
+                    "Check the fallback still does what you need." + hint_for(use),
+                    imported=name,
+                )
             )
-            _unbound(ck, use, what, where)
-            _fallback_shape(ck, use, what)
+            out += _unbound(ctx, use, what, where)
+            out += _fallback_shape(ctx, use, what)
             continue
         if use.dynamic:
-            ck.add(
-                Severity.WARNING,
-                Category.UNVERIFIABLE,
-                use,
-                what,
-                f"{what} is not defined statically in {where} "
-                f"({use.opaque or 'the module has a __getattr__'})",
-                "Confirm with `harness probe --live`." + hint,
-            )
-            continue
+            continue  # not defined statically: the names rule says unverifiable
         msg = (
             f"cannot import name '{name}' from '{use.module}' ({where})"
             if name
             else f"no module named '{use.module}' in {where}"
         )
-        ck.add(
-            Severity.ERROR,
-            Category.IMPORT_MISSING,
-            use,
-            what,
-            msg,
-            f"Import it from where {where} defines it now, or drop the use." + hint,
+        out.append(
+            ctx.finding(
+                Severity.ERROR,
+                Category.IMPORT_MISSING,
+                use,
+                what,
+                msg,
+                f"Import it from where {where} defines it now, or drop the use." + hint_for(use),
+                imported=name,
+            )
         )
+    return Produced(tuple(out), FailedImports(frozenset(failed)))
 
 
-def _deprecated(ck: Checker, use: ImportUse) -> None:
+def hint_for(use: ImportUse) -> str:
+    """The "Did you mean" tail of a failed import's fix (empty without suggestions)."""
+    return f" Did you mean {', '.join(use.suggestions)}?" if use.suggestions else ""
+
+
+def _deprecated(ctx: Context, use: ImportUse) -> Finding:
     what = f"{use.module}:{use.name}"
     module, _, name = use.now.partition(":")
-    ck.add(
+    return ctx.finding(
         Severity.INFO,
         Category.DEPRECATED,
         use,
@@ -81,13 +86,14 @@ def _deprecated(ck: Checker, use: ImportUse) -> None:
         f"Import it from where it lives: from {module} import {name}"
         + (f" as {use.name}" if name != use.name else "")
         + ".",
+        imported=use.name,
     )
 
 
-def _unbound(ck: Checker, use: ImportUse, what: str, where: str) -> None:
+def _unbound(ctx: Context, use: ImportUse, what: str, where: str) -> list[Finding]:
     """Uses of a name the failed guarded import left unbound: NameError when reached."""
-    for site in use.unbound_uses:
-        ck.add(
+    return [
+        ctx.finding(
             Severity.ERROR,
             Category.UNBOUND_NAME,
             site,
@@ -97,24 +103,46 @@ def _unbound(ck: Checker, use: ImportUse, what: str, where: str) -> None:
             "binds nothing",
             f"Bind a fallback in the except branch (e.g. {site.name} = None) and guard "
             f"this use, or import {use.name} from where {where} defines it now.",
+            imported=use.name,
         )
+        for site in use.unbound_uses
+    ]
 
 
-def _fallback_shape(ck: Checker, use: ImportUse, what: str) -> None:
+def _fallback_shape(ctx: Context, use: ImportUse, what: str) -> list[Finding]:
     """A ``def`` fallback must take the calls written for the callee's function."""
     fb = use.fallback
     if fb is None or fb.kind != "def":
-        return
-    for call in ck.scan.calls:
+        return []
+    out: list[Finding] = []
+    for call in ctx.scan.calls:
         if call.file != use.file or call.symbol != what:
             continue
         for p in bind(call.shape, fb.parameters):
-            ck.add(
-                Severity.WARNING,
-                Category.IMPORT_GUARDED,
-                call,
-                what,
-                f"the fallback {use.local}() (line {fb.line}) runs instead of "
-                f"{what}, and this call does not fit it: {use.local}() {p.detail}",
-                "Give the fallback the parameters of the function it stands in for.",
+            out.append(
+                ctx.finding(
+                    Severity.WARNING,
+                    Category.IMPORT_GUARDED,
+                    call,
+                    what,
+                    f"the fallback {use.local}() (line {fb.line}) runs instead of "
+                    f"{what}, and this call does not fit it: {use.local}() {p.detail}",
+                    "Give the fallback the parameters of the function it stands in for.",
+                    imported=use.name,
+                )
             )
+    return out
+
+
+RULE = Rule(
+    "imports",
+    frozenset(
+        {
+            Category.IMPORT_MISSING,
+            Category.IMPORT_GUARDED,
+            Category.UNBOUND_NAME,
+            Category.DEPRECATED,
+        }
+    ),
+    check,
+)

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.facts import FitClass, Fits
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.models import Symbol
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context
     from harness.analysis.uses import Install
 
 
@@ -55,36 +55,46 @@ def renames(attr: str, pairs: list[tuple[FitClass, FitClass]]) -> list[tuple[str
     return votes.most_common(2)
 
 
-def _exact(ck: Checker, ins: Install) -> None:
-    cls = ck.callee(ins.target or "")
+def exact(ctx: Context) -> list[Finding]:
+    """Functions installed on a known class that read attributes it does not define."""
+    return [f for ins in ctx.scan.installs if ins.target for f in _exact(ctx, ins)]
+
+
+def _exact(ctx: Context, ins: Install) -> list[Finding]:
+    cls = ctx.callee(ins.target or "")
     if cls is None or not cls.mro_complete:
-        return
+        return []
     members = set(cls.mro_members)
+    out: list[Finding] = []
     for attr in ins.attrs:
         if attr in members:
             continue
-        ck.add(
+        f = ctx.finding(
             Severity.ERROR,
             Category.MISSING_ATTRIBUTE,
             ins,
             f"{ins.target}.{attr}",
             f"{ins.function}() (line {ins.function_line}) is installed on {cls.qualname} "
             f"and reads self.{attr} (line {ins.attr_lines.get(attr)}), which "
-            f"{cls.qualname} and its bases do not define ({ck.version_of(cls.module)})",
+            f"{cls.qualname} and its bases do not define ({ctx.version_of(cls.module)})",
             f"Find what replaced {attr} on {cls.qualname} (`harness diff`) and use it.",
             cls,
+            attribute=attr,
         )
+        out.append(f)
+    return out
 
 
-def run(ck: Checker) -> None:
-    for ins in ck.scan.installs:
+def installs_drift(ctx: Context) -> list[Finding]:
+    """Installed functions whose likely classes lost an attribute they read (no known class)."""
+    out: list[Finding] = []
+    for ins in ctx.scan.installs:
         if ins.target:
-            _exact(ck, ins)
             continue
-        if ck.baseline_fits is None or not ins.attrs:
+        if ctx.baseline_fits is None or not ins.attrs:
             continue
-        new = ck.scan.fits.get(ins.key) or Fits((), ())
-        old = ck.baseline_fits.get(ins.key) or Fits((), ())
+        new = ctx.scan.fits.get(ins.key) or Fits((), ())
+        old = ctx.baseline_fits.get(ins.key) or Fits((), ())
         for attr, pairs in sorted(lost(new, old).items()):
             names = sorted(c.qualname for c, _ in pairs)
             shown = ", ".join(names[:6]) + (f" (+{len(names) - 6} more)" if len(names) > 6 else "")
@@ -100,11 +110,11 @@ def run(ck: Checker) -> None:
                 ""
                 if new.full
                 else (
-                    f" No class of {ck.version_of(top.module)} defines all of "
+                    f" No class of {ctx.version_of(top.module)} defines all of "
                     f"{', '.join(ins.attrs)} now."
                 )
             )
-            ck.add(
+            f = ctx.finding(
                 Severity.WARNING,
                 Category.DRIFT,
                 ins,
@@ -112,7 +122,7 @@ def run(ck: Checker) -> None:
                 f"{ins.function}() (line {ins.function_line}) is installed as "
                 f"{ins.obj}.{ins.replaces} and reads self.{attr} (line "
                 f"{ins.attr_lines.get(attr)}); {len(names)} classes that defined every "
-                f"attribute it reads in the baseline lack {attr} in {ck.version_of(top.module)}: "
+                f"attribute it reads in the baseline lack {attr} in {ctx.version_of(top.module)}: "
                 f"{shown}{hint}.{none_fit}",
                 f"Use {guess[0][0]} where {ins.function} reads self.{attr}"
                 if guess
@@ -129,4 +139,7 @@ def run(ck: Checker) -> None:
                         classes=tuple(names),
                     ),
                 ),
+                attribute=attr,
             )
+            out.append(f)
+    return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.rules.base import Produced, Rule
 from harness.analysis.uses import Site
 from harness.models import (
     KEYWORD_ONLY,
@@ -16,7 +17,7 @@ from harness.models import (
 )
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context, Earlier
 
 
 class Signed(Protocol):
@@ -29,26 +30,28 @@ class Signed(Protocol):
     def parameters(self) -> tuple[Parameter, ...] | None: ...
 
 
-def run(ck: Checker) -> None:
-    for sub in ck.scan.subclasses:
+def check(ctx: Context, _: Earlier) -> Produced:
+    """Each caller override of a callee method, against the base as installed."""
+    out: list[Finding] = []
+    for sub in ctx.scan.subclasses:
         for meth in sub.methods:
             for base in sub.bases:
                 key = f"{base.module}:{base.qualname}.{meth.name}"
-                bsym = ck.callee(key)
+                bsym = ctx.callee(key)
                 dunder = meth.name.startswith("__") and meth.name != "__call__"
                 if bsym is None or dunder:
                     continue
                 problems = override_problems(bsym.symbol, meth)
                 issues = [text for text, _ in problems]
                 certain = any(sure for _, sure in problems)
-                old = ck.base_callee(key)
+                old = ctx.base_callee(key)
                 if issues:
                     site = Site(sub.file, meth.line, sub.source, sub.scope)
                     # incompatible already in the version the caller was written for: a
                     # deliberate re-signature the caller keeps the base from calling
                     was = old is not None and bool(override_issues(old.symbol, meth))
                     ver = f"{old.dist} {old.version}" if old else ""
-                    ck.add(
+                    f = ctx.finding(
                         Severity.ERROR if certain and not was else Severity.WARNING,
                         Category.OVERRIDE_INCOMPATIBLE,
                         site,
@@ -62,7 +65,12 @@ def run(ck: Checker) -> None:
                         f"Match the override's parameters to {bsym.qualname}'s.",
                         bsym,
                     )
+                    out.append(f)
                 break
+    return Produced(tuple(out))
+
+
+RULE = Rule("overrides", frozenset({Category.OVERRIDE_INCOMPATIBLE}), check)
 
 
 def override_issues(base: Signed, meth: Signed) -> list[str]:

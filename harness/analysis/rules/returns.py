@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.evaluate import call_values, evaluate
 from harness.analysis.facts import ReturnPath
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.uses import CallUse
 
 if TYPE_CHECKING:
-    from harness.analysis.checker import Checker
+    from harness.analysis.rules.base import Context
 
 
 def selected(paths: tuple[ReturnPath, ...], values: dict[str, object]) -> list[ReturnPath]:
@@ -76,13 +76,15 @@ def _where(paths: list[ReturnPath]) -> str:
     return text + (f" via {', '.join(via)}" if via else "")
 
 
-def run(ck: Checker) -> None:
-    if ck.baseline is None:
-        return
-    for site in ck.scan.calls:
+def returns_drift(ctx: Context) -> list[Finding]:
+    """Calls whose arguments select another kind of return than in the baseline."""
+    if ctx.baseline is None:
+        return []
+    out: list[Finding] = []
+    for site in ctx.scan.calls:
         if not site.result:
             continue
-        new, old = ck.callee(site.symbol), ck.base_callee(site.symbol)
+        new, old = ctx.callee(site.symbol), ctx.base_callee(site.symbol)
         if new is None or old is None:
             continue
         new_paths, old_paths = new.return_paths, old.return_paths
@@ -104,8 +106,8 @@ def run(ck: Checker) -> None:
             f"{k}={site.kwarg_values.get(k) or '...'}" for k in sorted(chosen & set(site.keywords))
         ) or ", ".join(sorted(chosen))
         uses = "; ".join(f"{u.text} (line {u.line})" for u in site.result[:3])
-        new_v, old_v = ck.version_of(site.symbol.split(":")[0]), f"{old.dist} {old.version}"
-        ck.add(
+        new_v, old_v = ctx.version_of(site.symbol.split(":")[0]), f"{old.dist} {old.version}"
+        f = ctx.finding(
             Severity.WARNING,
             Category.DRIFT,
             site,
@@ -126,3 +128,5 @@ def run(ck: Checker) -> None:
                 ),
             ),
         )
+        out.append(f)
+    return out

@@ -7,7 +7,7 @@ a drop. A finding no rule answers is left to a person (:func:`decide`).
 
 from __future__ import annotations
 
-from harness.analysis.findings import Finding
+from harness.analysis.findings import Category, Finding
 from harness.fixing.model import Decision, Facts
 from harness.fixing.rules import dropped_keyword, moved_import, renamed_keyword, renamed_symbol
 from harness.fixing.rules.base import Rule, imported_name, manual
@@ -46,11 +46,15 @@ def _why_manual(f: Finding, facts: Facts) -> str:
             f"defined nowhere in {facts.new.label} under that name, and no new name of its "
             "shape replaced it: removed, or changed beyond a rename"
         )
-    return {
-        "missing-required-arg": "a new required argument: its value is a decision",
-        "unexpected-kwarg": "the keyword is gone and no rename or proof of a safe drop exists",
-        "too-many-positional": "the positional parameters changed",
-        "positional-only-as-keyword": "a parameter became positional-only",
-        "override-incompatible": "a protocol change: the override must follow the new base",
-        "missing-attribute": "the attribute is gone: its replacement is a decision",
-    }.get(f.category, "no mechanical fix is known for this kind of break")
+    return _MANUAL_WHY.get(f.category, "no mechanical fix is known for this kind of break")
+
+
+#: Why a person decides, for the categories no fix kind answered.
+_MANUAL_WHY: dict[Category, str] = {
+    Category.MISSING_REQUIRED_ARG: "a new required argument: its value is a decision",
+    Category.UNEXPECTED_KWARG: "the keyword is gone and no rename or proof of a safe drop exists",
+    Category.TOO_MANY_POSITIONAL: "the positional parameters changed",
+    Category.POSITIONAL_ONLY_AS_KEYWORD: "a parameter became positional-only",
+    Category.OVERRIDE_INCOMPATIBLE: "a protocol change: the override must follow the new base",
+    Category.MISSING_ATTRIBUTE: "the attribute is gone: its replacement is a decision",
+}

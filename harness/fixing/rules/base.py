@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.analysis.findings import Finding
+from harness.analysis.findings import Category, Finding
 from harness.fixing.model import Decision, Facts, Manual, location_of, signature_of
 from harness.models import Symbol
-
-_UNEXPECTED = re.compile(r"unexpected keyword argument '([^']+)'")
 
 
 @dataclass(frozen=True)
@@ -24,20 +21,17 @@ class Rule:
 
 def imported_name(f: Finding) -> tuple[str, str] | None:
     """(module, name) of a ``from module import name`` that fails, else None."""
-    if f.category != "import-missing" or not f.message.startswith("cannot import name"):
+    name = f.imported
+    if f.category != Category.IMPORT_MISSING or not name or "." in name:
         return None
-    module, _, name = f.symbol.partition(":")
-    if not name or "." in name:
-        return None
-    return module, name
+    return f.symbol.partition(":")[0], name
 
 
 def unexpected_keyword(f: Finding) -> str | None:
-    """The keyword of an ``unexpected-kwarg`` finding (CPython's words, one per finding)."""
-    if f.category != "unexpected-kwarg":
+    """The keyword of an ``unexpected-kwarg`` finding (one per finding, as CPython says it)."""
+    if f.category != Category.UNEXPECTED_KWARG or not f.keywords:
         return None
-    m = _UNEXPECTED.search(f.message)
-    return m.group(1) if m else None
+    return f.keywords[0]
 
 
 def manual(f: Finding, reason: str, sym: Symbol | None) -> Manual:

@@ -14,7 +14,7 @@ Otherwise where the value goes now is a design decision: a person.
 
 from __future__ import annotations
 
-from harness.analysis.apidiff import compare_symbols
+from harness.analysis.apidiff import ChangeKind, compare_symbols
 from harness.analysis.findings import Finding
 from harness.fixing.model import Decision, Facts, Fix, KeywordEdit, own_parameters, parameter
 from harness.fixing.rules.base import Rule, manual, unexpected_keyword
@@ -27,7 +27,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
     if kw is None or old is None or new is None:
         return None
     removed = any(
-        c.kind == "parameter-removed" and c.name == kw
+        c.kind == ChangeKind.PARAMETER_REMOVED and c.name == kw
         for c in compare_symbols(old, new, members=False)
     )
     was = parameter(old, kw)

@@ -9,7 +9,7 @@ not flip polarity (``disable_x`` -> ``enable_x``); otherwise: a person.
 
 from __future__ import annotations
 
-from harness.analysis.apidiff import compare_symbols, normalize_annotation
+from harness.analysis.apidiff import ChangeKind, compare_symbols, normalize_annotation
 from harness.analysis.findings import Finding
 from harness.fixing.model import Decision, Facts, Fix, KeywordEdit, parameter
 from harness.fixing.rules.base import Rule, manual, unexpected_keyword
@@ -25,7 +25,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
     renamed = [
         c
         for c in compare_symbols(old, new, members=False)
-        if c.kind == "parameter-renamed" and c.old == kw
+        if c.kind == ChangeKind.PARAMETER_RENAMED and c.old == kw
     ]
     if not renamed or renamed[0].new is None:
         return None
