@@ -204,7 +204,15 @@ from transformers import PreTrainedTokenizerFast
 
 
 class KimiTokenizer(PreTrainedTokenizerFast):
-    """The byte-level BPE saved alongside, under a class of the checkpoint's own."""
+    """The byte-level BPE saved alongside under a name of its own (kimi_tokenizer.json, as Kimi
+    keeps tiktoken.model): only this class reads it."""
+
+    vocab_files_names = {"kimi_file": "kimi_tokenizer.json"}
+
+    def __init__(self, *args, kimi_file=None, **kwargs):
+        if kimi_file is not None and kwargs.get("tokenizer_object") is None:
+            kwargs["tokenizer_file"] = kimi_file
+        super().__init__(*args, **kwargs)
 '''
 
 PROCESSING_PY = '''"""Kimi-K2.5's image/video-chunk processor, small: what vLLM's KimiK25ProcessingInfo calls."""
@@ -324,6 +332,7 @@ def tokenizer(out: Path) -> Any:
     fast.add_special_tokens({"additional_special_tokens": MEDIA})
     fast.save_pretrained(out)
     (out / "tokenization_kimi.py").write_text(TOKENIZER_PY)
+    (out / "tokenizer.json").rename(out / "kimi_tokenizer.json")
     tc = json.loads((out / "tokenizer_config.json").read_text())
     tc["tokenizer_class"] = "KimiTokenizer"
     tc["auto_map"] = {"AutoTokenizer": [None, "tokenization_kimi.KimiTokenizer"]}
