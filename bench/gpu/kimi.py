@@ -59,9 +59,13 @@ What it writes to ``OUT`` (and why each piece is there):
     ``vision_tower.encoder.final_layernorm.{weight, bias}``, ``mm_projector.pre_norm.{weight,
     bias}``, ``mm_projector.proj.{0,2}.{weight, bias}``: random (``vision_names``).
 
-``build(out)`` returns a dict of what it made. ``run_e2e()`` drives prepare -> extract (verified)
--> extract --smoke -> vocab -> train on it through harness on the GPU machine (see its
-docstring).
+``build(out)`` returns a dict of what it made. ``run_e2e()`` (``python3 bench/gpu/kimi.py --e2e
+extract|train``) drives prepare -> extract (verified) -> extract --smoke -> vocab -> train on it
+through harness on the GPU machine (see its docstring). ``kimi_cpu_check.py`` checks the
+checkpoint against vLLM 0.20.2's classes on a CPU.
+
+Beyond the dense-Llama payload, vLLM's Kimi-K2.5 path imports ``compressed_tensors`` and
+(through transformers 5.17's ``AutoImageProcessor``) ``torchvision`` (``NEEDS``).
 """
 
 # ruff: noqa: E501 -- result lines are built in place, as they are printed
@@ -431,23 +435,75 @@ def build(out: str | Path, seed: int = 0, text_over: dict[str, Any] | None = Non
 # -- the GPU bench -------------------------------------------------------------------------------
 
 
-def run_e2e(work: str | Path | None = None, budget_s: float = 420) -> int:
-    """prepare -> extract (verified against transformers' DeepSeek-V3, all captured layers, all
-    samples) -> extract --smoke -> vocab -> train, on the tiny Kimi-K2.5, through harness on the
-    ``local`` target with the shipped pipeline.toml and the whole series. Call it on the GPU
-    machine after ``bash bench/gpu/stage.sh --install`` and with the series applied (``harness
-    apply-patches -t local``; verify_bench's phases leave it applied):
+NEEDS = {  # what vLLM's Kimi-K2.5 path imports beyond what the dense-Llama payload carries
+    "compressed_tensors": "compressed-tensors==0.15.0.1 (vLLM's kimi_k25.py imports its "
+                          "compressed-tensors quantization module at the top; pure Python)",
+    "torchvision": "torchvision==0.26.0 (PyPI's cp312 manylinux_2_28 wheel is the cu130 build; "
+                   "transformers 5.17's AutoImageProcessor, which vLLM's Kimi processor calls, "
+                   "needs it)",
+    "PIL": "pillow (the dummy images vLLM profiles the vision tower with)",
+}
 
-        python3 bench/gpu/kimi.py --e2e            # results: $OUT/kimi-results.txt
 
-    Reuses verify_bench's helpers (``case`` for the two extracts, its ``sets``); models and data
-    under ``/root/vb`` (``kimi``, ``kimi-chat.jsonl``). vocab and train are run twice if the
-    first fails: on the Kimi folder (the seed's setting: speculators 0.3.0's
-    ``build_vocab_mapping.py`` and ``scripts/train.py`` read ``AutoConfig.from_pretrained(model)``
-    without ``trust_remote_code`` and top-level ``hidden_size``/``intermediate_size``..., and
-    ``Eagle3`` loads ``model.embed_tokens.weight``/``lm_head.weight`` by name, which a Kimi
-    checkpoint keeps under ``language_model.``) and then on its text part ``kimi/text`` (the same
-    weights as a plain DeepSeek-V3 folder), so the training step is still exercised.
+def preflight(wheels: Path) -> list[str]:
+    """The imports above, in this Python; a missing one is installed (--no-deps) from a wheel in
+    ``wheels`` if one is there. Returns what is still missing."""
+    import importlib
+    import subprocess
+
+    missing = []
+    for mod, what in NEEDS.items():
+        try:
+            importlib.import_module(mod)
+            continue
+        except ImportError:
+            pass
+        stem = {"compressed_tensors": "compressed_tensors-", "torchvision": "torchvision-",
+                "PIL": "pillow-"}[mod]  # fmt: skip
+        found = sorted(wheels.glob(stem + "*.whl")) if wheels.is_dir() else []
+        if found:
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                            "--disable-pip-version-check", str(found[-1])], check=False)  # fmt: skip
+            importlib.invalidate_caches()
+            try:
+                importlib.import_module(mod)
+                continue
+            except ImportError:
+                pass
+        missing.append(f"{mod}: {what}")
+    return missing
+
+
+def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float = 540) -> int:
+    """On the tiny Kimi-K2.5, through harness on the ``local`` target with the shipped
+    pipeline.toml and the whole series: phase ``extract`` = build, prepare, extract (verified
+    against transformers' DeepSeek-V3 forward: every sample, every captured layer), extract
+    ``--smoke`` (verified by the alone-vs-batch check); phase ``train`` = vocab, train on that
+    extraction; ``all`` = both. Call it on the GPU machine after ``bash bench/gpu/stage.sh
+    --install`` with the series applied (``harness apply-patches -t local``; verify_bench's
+    phases leave it applied), one phase per device call:
+
+        python3 bench/gpu/kimi.py --e2e extract    # ~3-4 min: two vLLM starts + the checks
+        python3 bench/gpu/kimi.py --e2e train      # ~2-3 min
+        # results: $OUT/verify-results.txt (appended to /root/vb/results.txt), logs in
+        # $OUT/verify-logs.tar.gz
+
+    First it checks the imports vLLM's Kimi path needs beyond the dense-Llama payload
+    (``NEEDS``; wheels in ``$KIMI_WHEELS``, default /root/pack/kimi-wheels, are installed with
+    --no-deps if one is missing) and stops, naming them, if any is still missing.
+
+    Reuses verify_bench's helpers (``case`` for the two extracts, its ``sets``: seq_length 2048,
+    batch 8, 64 samples, verify_samples=0, verify_layers=all); the model and data under
+    ``/root/vb`` (``kimi``, ``kimi-chat.jsonl``). vocab and train run on the Kimi folder first
+    (the seed's setting) and, if that fails, on its text part ``kimi/text`` (the same weights
+    as a plain DeepSeek-V3), so the training step is exercised either way. On the Kimi folder
+    they are expected to fail with speculators 0.3.0 + today's series: ``build_vocab_mapping.py``
+    reads ``AutoConfig.from_pretrained(model).vocab_size`` without trust_remote_code
+    (transformers 5.17's own ``Kimi_K25Config`` has no ``vocab_size``), ``scripts/train.py``
+    reads the verifier's top-level ``hidden_size``/``intermediate_size``/... the same way (and
+    under transformers 4.57 ``kimi_k25`` is unknown without trust_remote_code), and
+    ``Eagle3``'s ``_setup_embeddings_and_lm_heads`` loads ``model.embed_tokens.weight`` /
+    ``lm_head.weight`` by name, which Kimi keeps under ``language_model.``.
     """
     import os
     import time
@@ -462,45 +518,56 @@ def run_e2e(work: str | Path | None = None, budget_s: float = 420) -> int:
     W = vb.WORK
     W.mkdir(parents=True, exist_ok=True)
     vb.e2e.LOGS.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    info = build(W / "kimi")
-    vb.say(f"built kimi: {info['params_text'] / 1e6:.1f} M text params, {info['tensors']} tensors, "
-           f"{info['bytes'] / 1e6:.0f} MB, vocab {info['vocab_size']} ({time.perf_counter() - t0:.1f} s)")  # fmt: skip
-    if not (W / "kimi-chat.jsonl").exists():
+    missing = preflight(Path(os.environ.get("KIMI_WHEELS", "/root/pack/kimi-wheels")))
+    if missing:
+        for m in missing:
+            vb.say(f"kimi: MISSING {m}")
+        return 3
+    pipe = ["-t", "local", "--pipeline", str(vb.REPO / "pipeline.toml"),
+            "--patches", str(vb.REPO / "patches")]  # fmt: skip
+    if phase in ("extract", "all"):
+        t0 = time.perf_counter()
+        info = build(W / "kimi")
+        vb.say(f"built kimi: {info['params_text'] / 1e6:.1f} M text params, {info['tensors']} tensors, "
+               f"{info['bytes'] / 1e6:.0f} MB, vocab {info['vocab_size']} ({time.perf_counter() - t0:.1f} s)")  # fmt: skip
         vb.build_chat(W / "kimi-chat.jsonl", 64, 8, 120, seed=3)
-    vb.say("== Kimi-K2.5-shaped (KimiK25ForConditionalGeneration around a DeepSeek-V3), whole series")
-    pipe = ["-t", "local", "--pipeline", str(vb.REPO / "pipeline.toml"), "--patches", str(vb.REPO / "patches")]
-    r = vb.harness("run", "prepare", *pipe, *vb.sets("kimi", "kimi-chat", "kimi-extract", 8, 64),
-                   name="kimi prepare", timeout=240)  # fmt: skip
-    vb.e2e.keep_log("prepare", "kimi-prepare")
-    vb.case("kimi extract", "kimi", "kimi-chat", 8, "verified")
-    vb.case("kimi extract smoke", "kimi", "kimi-chat", 8, "verified", samples=8, smoke=True)
-    # the real extract wrote into data/kimi-extract: vocab/train read the same folder
-    for step in ("vocab", "train"):
-        for model in ("kimi", "kimi/text"):
-            if vb.left() < 60:
-                vb.say(f"kimi {step} on {model}: NOT RUN (budget)")
-                break
-            r = vb.harness("run", step, *pipe, *vb.sets(model, "kimi-chat", "kimi-extract", 8, 64),
-                           name=f"kimi {step} on {model}", timeout=max(60, vb.left() - 20))  # fmt: skip
-            vb.e2e.keep_log(step, f"kimi-{step}-{model.replace('/', '-')}")
-            got = vb.newest(step) or {}
-            ok = got.get("state") == "succeeded" and (got.get("verification") or {}).get("outcome") == "passed"
-            vb.say(f"  {'OK' if ok else 'BAD'} kimi {step} on {model}: {got.get('label')} -- harness exit {r.code}")
-            if ok:
-                break
-            tail = (r.err or r.out).strip().splitlines()[-3:]
-            vb.say("    " + " | ".join(tail)[-400:])
-    vb.say(f"kimi e2e done in {time.monotonic() - vb.T0:.0f} s")
-    vb.subprocess.run(["tar", "-czf", str(vb.OUT / "verify-logs.tar.gz"), "-C", str(vb.e2e.LOGS), "."], check=False)
+        vb.say("== Kimi-K2.5-shaped (KimiK25ForConditionalGeneration around a DeepSeek-V3), whole series")
+        r = vb.harness("run", "prepare", *pipe, *vb.sets("kimi", "kimi-chat", "kimi-extract", 8, 64),
+                       name="kimi prepare", timeout=240)  # fmt: skip
+        vb.e2e.keep_log("prepare", "kimi-prepare")
+        got = vb.newest("prepare") or {}
+        vb.say(f"  {'OK' if got.get('state') == 'succeeded' else 'BAD'} kimi prepare: {got.get('label')} -- harness exit {r.code}")
+        vb.case("kimi extract", "kimi", "kimi-chat", 8, "verified")
+        vb.case("kimi extract smoke", "kimi", "kimi-chat", 8, "verified", samples=8, smoke=True)
+    if phase in ("train", "all"):
+        # vb.case("kimi extract") wrote into data/kimi-extract: vocab and train read it
+        for step in ("vocab", "train"):
+            for model in ("kimi", "kimi/text"):
+                if vb.left() < 60:
+                    vb.say(f"kimi {step} on {model}: NOT RUN (budget)")
+                    break
+                r = vb.harness("run", step, *pipe, *vb.sets(model, "kimi-chat", "kimi-extract", 8, 64),
+                               name=f"kimi {step} on {model}", timeout=max(60, vb.left() - 20))  # fmt: skip
+                vb.e2e.keep_log(step, f"kimi-{step}-{model.replace('/', '-')}")
+                got = vb.newest(step) or {}
+                ok = got.get("state") == "succeeded" and (got.get("verification") or {}).get("outcome") == "passed"
+                vb.say(f"  {'OK' if ok else 'BAD'} kimi {step} on {model}: {got.get('label')} -- harness exit {r.code}")
+                if ok:
+                    break
+                tail = (r.err or r.out).strip().splitlines()[-3:]
+                vb.say("    " + " | ".join(tail)[-400:])
+    vb.say(f"kimi e2e ({phase}) done in {time.monotonic() - vb.T0:.0f} s")
+    vb.subprocess.run(["tar", "-czf", str(vb.OUT / "verify-logs.tar.gz"), "-C", str(vb.e2e.LOGS), "."],
+                      check=False)  # fmt: skip
     return 0
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--e2e"]:
-        return run_e2e(argv[1] if len(argv) > 1 else None)
+        return run_e2e(argv[1] if len(argv) > 1 else "all")
     if len(argv) != 1:
-        print(__doc__.split("\n")[0] + "\nusage: kimi.py OUT_DIR | kimi.py --e2e [WORK]", file=sys.stderr)
+        print(__doc__.split("\n")[0] + "\nusage: kimi.py OUT_DIR | kimi.py --e2e [extract|train|all]",
+              file=sys.stderr)  # fmt: skip
         return 2
     info = build(argv[0])
     print(json.dumps(info))

@@ -46,7 +46,8 @@ ids = torch.tensor([[0] + list(range(7, 40)) + [1]])
 with torch.no_grad():
     a = ref(input_ids=ids, output_hidden_states=True).hidden_states
     b = plain(input_ids=ids, output_hidden_states=True).hidden_states
-errs = [float((a[k] - b[k]).norm() / b[k].norm()) for k in range(loaded)]  # after layers 0..loaded-2
+# embeddings and the states after layers 0..loaded-2 (the last one is normed in `ref`)
+errs = [float((a[k] - b[k]).norm() / b[k].norm()) for k in range(loaded)]
 got = {"loaded": loaded, "what": what, "layers": len(hs.decoder_layers(ref)),
        "dense": ref.config.first_k_dense_replace,
        "kinds": [type(l.mlp).__name__ for l in hs.decoder_layers(ref)], "errs": errs,
