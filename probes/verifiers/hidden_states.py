@@ -131,11 +131,10 @@ def cut_layers(text, loaded: int) -> None:
     """``text`` (a decoder config) says ``loaded`` layers; per-layer lists cut to match. What
     depends on a layer's index stays as it is (``first_k_dense_replace``: the first k layers are
     dense, the rest MoE -- the loaded layers keep the checkpoint's kinds, dense or MoE)."""
-    old = text.num_hidden_layers
     text.num_hidden_layers = loaded
     for name in ("layer_types", "mlp_layer_types"):
         value = getattr(text, name, None)
-        if isinstance(value, (list, tuple)) and len(value) == old:
+        if isinstance(value, (list, tuple)) and len(value) > loaded:
             setattr(text, name, list(value)[:loaded])
 
 
