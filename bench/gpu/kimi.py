@@ -24,9 +24,14 @@ What it writes to ``OUT`` (and why each piece is there):
 * ``configuration_kimi_k25.py``: the config classes (``KimiK25Config``, ``KimiK25VisionConfig``;
   mirrors vLLM's copy of Kimi's file). It also exposes the text model's ``vocab_size`` and
   ``hidden_size`` at the top, as Kimi's does.
-* ``tokenization_kimi.py`` + ``tokenizer_config.json`` (``auto_map.AutoTokenizer``): a
-  ``PreTrainedTokenizerFast`` subclass, so ``AutoTokenizer`` needs ``trust_remote_code=True``
-  (patch 0001) as it does for Kimi's tiktoken tokenizer. The vocabulary is e2e.py's byte-level
+* ``tokenization_kimi.py`` + ``tokenizer_config.json`` (``auto_map.AutoTokenizer``) +
+  ``kimi_tokenizer.json``: a ``PreTrainedTokenizerFast`` subclass reading its vocabulary from a
+  file of its own name (no ``tokenizer.json``), so ``AutoTokenizer`` loads it only with
+  ``trust_remote_code=True`` (patch 0001), as Kimi's tiktoken tokenizer (``tiktoken.model``);
+  without it transformers 5.17 raises "Couldn't instantiate the backend tokenizer". (transformers
+  5.17 ships its own ``kimi_k25`` config: ``AutoConfig`` without trust_remote_code gives
+  ``Kimi_K25Config``, which has no top-level ``vocab_size``/``hidden_size``.) The vocabulary is
+  e2e.py's byte-level
   BPE with its chat template, plus Kimi's media tokens (``<|media_begin|>``,
   ``<|media_content|>``, ``<|media_pad|>``, ``<|media_end|>``,
   ``<|kimi_k25_video_placeholder|>``): vLLM's ``KimiK25ProcessingInfo`` resolves
