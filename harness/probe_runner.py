@@ -41,8 +41,8 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "locate": (*_SIGNATURES, "api", "locate"),
     "compiles": ("compiles",),
     "patchops": ("_finder", "patchops"),
-    # harness run: preflight, launch, list, stop (also copied into each run directory)
-    "supervisor": ("_finder", "facts", "supervisor"),
+    # harness run: preflight, launch, list, stop (launch copies the run program, not these)
+    "runs": ("_finder", "facts", "_rundir", "_proctree", "runs"),
 }
 #: ``check --fix`` re-checks edited files with the callsites scan itself, over a file subset.
 PROBE_MODULES["fixscan"] = (*PROBE_MODULES["callsites"], "fixscan")
