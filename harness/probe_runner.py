@@ -34,7 +34,8 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "live": ("_finder", "live"),
     "callsites": (
         *_SIGNATURES,
-        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "callsites"),
+        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses"),
+        *("_calls_imports", "_calls_env", "_calls_record", "callsites"),
     ),
     "api": (*_SIGNATURES, "api"),
     # harness check --fix: where symbols live now, module listings, what bodies read
