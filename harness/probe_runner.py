@@ -25,7 +25,7 @@ MARK = b"@@HARNESS-ENVELOPE@@ "
 #: What reading a definition takes: every probe that resolves names starts with these.
 _SIGNATURES = (
     *("_finder", "_platform", "_astindex", "_bound", "_decorated", "_resolvable", "_stdsigs"),
-    *("_describe", "signatures"),
+    *("_describe", "_class_flavour", "_describe_class", "signatures"),
 )
 #: Probe modules each probe needs, in load order (the shared ones first).
 PROBE_MODULES: dict[str, tuple[str, ...]] = {

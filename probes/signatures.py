@@ -15,7 +15,8 @@ from typing import Any
 
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._bound import wrapped
-from probes._describe import ClassDescriber, describe_function, module_overloads
+from probes._describe import describe_function, module_overloads
+from probes._describe_class import ClassDescriber
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes._resolvable import compiled, in_stubs, missing, stub_members, unreadable
 from probes._stdsigs import stdlib_class
@@ -384,7 +385,8 @@ class Lookup(Probe):
         self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
     ) -> tuple[set[str], list[dict[str, str]]]:
         from probes._astindex import dotted
-        from probes._describe import IGNORED_BASES, class_attributes
+        from probes._class_flavour import IGNORED_BASES
+        from probes._describe_class import class_attributes
 
         names = set(class_attributes(cls)) | stub_members(self.index, mod, cls.name)
         opaque: list[dict[str, str]] = []
