@@ -26,12 +26,12 @@ from probes._calls_env import Ref
 from probes._calls_imports import imported_tops, is_stdlib
 from probes._calls_record import FileVisitor
 from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
+from probes._lookup import Lookup
 from probes._resolvable import compiled
 from probes._uses import (
     annotation_union,
     early_install_queries,
 )
-from probes.signatures import Lookup
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
