@@ -43,7 +43,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     # harness check --fix: where symbols live now, module listings, what bodies read
     "locate": (*_LOOKUP, "api", "locate"),
     "compiles": ("compiles",),
-    "patchops": ("_finder", "patchops"),
+    "patchops": ("_finder", "_durable", "_patch_read", "patchops"),
     # harness run: preflight, launch, list, stop (launch copies the run program, not these)
     "runs": ("_finder", "facts", "_rundir", "_proctree", "runs"),
 }
