@@ -1,8 +1,8 @@
 """A run directory's records and the liveness of the processes they name.
 
-Part of the run program (see :mod:`probes.supervisor`): written into each run directory's
-``probes/`` folder beside ``supervisor.py``, and shipped with the ``runs`` probe, whose
-operations read the same files. Stdlib only; nothing here imports another probe.
+Part of the run program (see :mod:`probes.supervisor`): written into each run directory beside
+``supervisor.py``, and shipped with the ``runs`` probe, whose operations read the same files.
+Stdlib only; nothing here imports another probe.
 """
 
 from __future__ import annotations

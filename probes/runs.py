@@ -219,9 +219,7 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
     if args.get("review") is not None:  # what the run was started on (harness report)
         write_json_atomic(os.path.join(run_dir, "review.json"), args["review"])
     for name, text in args["program"].items():  # the run program, as this run uses it
-        path = os.path.join(run_dir, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
+        with open(os.path.join(run_dir, os.path.basename(name)), "w", encoding="utf-8") as f:
             f.write(text)
     program = os.path.join(run_dir, "supervisor.py")
     front = []

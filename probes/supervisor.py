@@ -1,13 +1,13 @@
 """The run program: ``python supervisor.py supervise RUN_DIR`` and ``... follow RUN_DIR OFFSET``.
 
 ``launch`` (in the ``runs`` probe, :mod:`probes.runs`) writes this file into each run
-directory, with the two modules it imports in a ``probes/`` folder beside it
-(:mod:`probes._rundir`, :mod:`probes._follow`): the copy runs by its path for as long as the
-run exists -- days, across harness upgrades on the laptop -- so it imports nothing but its own
-copies and the stdlib. ``supervise`` is the small process that starts the step and waits for
-it, so that a SIGKILLed step still gets a status; ``follow`` streams the log from a byte offset
-on stdout (the laptop reads it through a raw SSH channel) and ends once the step's status
-exists and the log is drained.
+directory, with the two modules it imports beside it (:mod:`probes._rundir`,
+:mod:`probes._follow`; ``harness.runs.remote.PROGRAM``): the copy runs by its path for as long
+as the run exists -- days, across harness upgrades on the laptop -- so it imports nothing but
+the stdlib and those copies, which it names ``probes`` when it starts. ``supervise`` is the
+small process that starts the step and waits for it, so that a SIGKILLed step still gets a
+status; ``follow`` streams the log from a byte offset on stdout (the laptop reads it through a
+raw SSH channel) and ends once the step's status exists and the log is drained.
 
 Why a supervisor at all: the step must outlive the SSH session (laptop asleep, link dropped),
 so it runs in its own session with stdin from /dev/null and its output in a file. Something
@@ -19,7 +19,8 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
 
     run.json         resolved command, cwd, env additions (secrets masked), created_at
     supervisor.py    this file, exactly as it ran
-    probes/          the modules it imports (_rundir.py, _follow.py), exactly as they ran
+    _rundir.py       the modules it imports, exactly as they ran
+    _follow.py
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
     verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
@@ -40,12 +41,15 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from typing import Any
 
-if __name__ == "__main__":  # run by its path: the run directory's own probes/ comes first
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if __name__ == "__main__":  # run by its path: ``probes`` is the run directory's own copies
+    _here = types.ModuleType("probes")
+    _here.__path__ = [os.path.dirname(os.path.abspath(__file__))]
+    sys.modules["probes"] = _here
 
-from probes._follow import follow_command  # after the path above
+from probes._follow import follow_command
 from probes._rundir import (
     FULL_BELOW,
     HOOK_DIR,

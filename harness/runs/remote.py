@@ -22,17 +22,14 @@ from harness.targets import shell
 from harness.targets.base import Target
 
 PROBE = "runs"
-#: The run program: ``supervisor.py`` and the probe modules it imports, at these paths in
-#: every run directory (it runs from there, by its path, for as long as the run exists).
-PROGRAM = ("supervisor.py", "probes/__init__.py", "probes/_rundir.py", "probes/_follow.py")
+#: The run program: ``supervisor.py`` and the probe modules it imports, copied side by side
+#: into every run directory (it runs from there, by its path, for as long as the run exists).
+PROGRAM = ("supervisor.py", "_rundir.py", "_follow.py")
 
 
 def program_sources() -> dict[str, str]:
-    """The run program's files, by their path in the run directory."""
-    root = probes_dir()
-    return {
-        name: (root / name.removeprefix("probes/")).read_text(encoding="utf-8") for name in PROGRAM
-    }
+    """The run program's files, by their name in the run directory."""
+    return {name: (probes_dir() / name).read_text(encoding="utf-8") for name in PROGRAM}
 
 
 def verifier_sources() -> dict[str, str]:

@@ -108,10 +108,10 @@ def test_a_probe_ships_every_module_it_imports_before_it(name: str) -> None:
 
 def test_the_run_program_copy_holds_every_module_it_imports() -> None:
     """The run directory's copy runs alone for days: what it imports must be copied too."""
-    copied = {Path(p).stem for p in remote.PROGRAM} - {"__init__"}
+    copied = {Path(p).stem for p in remote.PROGRAM}
     needed = set().union(*(_probe_imports(m, top_level=False) for m in copied))
     assert needed <= copied
-    assert all((PROBES / p.removeprefix("probes/")).is_file() for p in remote.PROGRAM)
+    assert all((PROBES / p).is_file() for p in remote.PROGRAM)
 
 
 # -- reading probes: one envelope each, read by harness's own parser -----------------------
