@@ -15,6 +15,11 @@ from typing import Any
 
 from probes._rundir import RUN_ID_ENV, is_alive, proc_stat
 
+#: Processes that hold GPU device files by design; never stale, never killed.
+GPU_DAEMONS = frozenset(
+    {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
+)
+
 
 def all_pids() -> list[int]:
     try:

@@ -24,9 +24,9 @@ from harness.patching.gates import misspelled
 from harness.probe_runner import MARK, PROBE_MODULES, probes_dir, run_probe
 from harness.reading.compare import diff
 from harness.reading.probe import gather_facts, probe
-from harness.runs import remote, stream, verification
+from harness.runs import preflight, remote, state, stream, verification
 from harness.targets.local import LocalTarget
-from probes import _follow, runs, supervisor
+from probes import _follow, _proctree, _rundir, runs, supervisor
 from tests.support.tinydist import FolderTarget, install
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
@@ -67,6 +67,13 @@ def test_the_verify_report_marker_is_spelled_alike() -> None:
     assert verification.REPORT_MARK.encode() == supervisor.VERIFY_MARK
     for path in sorted((PROBES / "verifiers").glob("*.py")):
         assert _constant(path, "MARK") == verification.REPORT_MARK, path.name
+
+
+def test_the_runs_constants_are_spelled_alike() -> None:
+    """What the probe reports and harness judges by the same words (the disk's fullness, the
+    GPU holders that are daemons by design)."""
+    assert _rundir.FULL_BELOW == preflight.FULL_BELOW
+    assert _proctree.GPU_DAEMONS == state.GPU_DAEMONS
 
 
 def test_runs_live_where_both_sides_look() -> None:
