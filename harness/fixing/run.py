@@ -301,9 +301,8 @@ def _series(target: Target, root: Path) -> Overlay | None:
     for r in reports:
         what = r.unclean()
         if what is not None:
-            assert r.plan is not None
             raise PatchError(
-                f"{target.label}: the {r.dist} {r.plan.series_version} series does not apply "
+                f"{target.label}: the {r.dist} {r.series_version} series does not apply "
                 f"cleanly ({what}); nothing written",
                 f"--fix stacks on the series' result: see `harness patches -t {target.label}` "
                 "and fix the series (or revert-patches) first",

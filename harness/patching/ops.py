@@ -16,7 +16,7 @@ from harness.errors import PatchError
 from harness.patching.library import SeriesLibrary
 from harness.patching.manifest import Backup, Manifest
 from harness.patching.ownership import Ownership, foreign_hint, foreign_paths
-from harness.patching.plan import CONFLICTS, LiveFile, Plan, plan_apply, sha
+from harness.patching.plan import CONFLICTS, LiveFile, PatchState, Plan, plan_apply, sha
 from harness.patching.series import Series
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
@@ -80,6 +80,15 @@ class DistReport:
             "warnings": self.warnings,
         }
 
+    @property
+    def series_version(self) -> str | None:
+        """The version folder of the series planned here (None: nothing was planned)."""
+        return self.plan.series_version if self.plan else None
+
+    def states(self) -> tuple[PatchState, ...]:
+        """Each patch's state here, in series order (none without a series)."""
+        return self.plan.patches if self.plan else ()
+
     def leaves(self) -> dict[str, str | None]:
         """Each file the series would change -> its text after (None: deleted); {} without
         a series for the installed version."""
@@ -89,7 +98,7 @@ class DistReport:
         """Why the series does not apply cleanly here (its conflicts, else its refusals)."""
         if self.plan is None or self.plan.ok:
             return None
-        bad = [p for p in self.plan.patches if p.state == CONFLICTS]
+        bad = [p for p in self.states() if p.state == CONFLICTS]
         if bad:
             return ", ".join(f"{p.id} ({p.detail})" for p in bad)
         return "; ".join(self.plan.problems)
