@@ -15,7 +15,7 @@ On disk a few meanings hide in values; here they are fields: ``pristine_sha256: 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
@@ -124,14 +124,20 @@ class Manifest:
         return frozenset(p for p, e in self.files.items() if e.origin is Origin.CREATED)
 
     def with_files(
-        self, files: Mapping[str, FileRecord], now: Iterable[AppliedPatch], **envelope: Any
+        self,
+        files: Mapping[str, FileRecord],
+        now: Iterable[AppliedPatch],
+        *,
+        dist: str | None,
+        version: str | None,
+        series: str | None,
     ) -> Manifest:
         """Pure: this manifest with ``files`` and the patches applied ``now`` recorded,
         replacing any record of an earlier text of the same patch."""
         now = tuple(now)
         ids = {a.id for a in now}
         applied = tuple(a for a in self.applied if a.id not in ids) + now
-        return replace(self, applied=applied, files=_frozen(files), **envelope)
+        return Manifest(dist, version, series, applied, files)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any] | None) -> Manifest:

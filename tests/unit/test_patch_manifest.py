@@ -90,7 +90,8 @@ def test_accessors() -> None:
 
 def test_with_files_replaces_an_earlier_record_of_the_same_patch() -> None:
     m = Manifest.from_json(OLD_MANIFESTS["now"])
-    again = m.with_files({}, [AppliedPatch("0001-a", SHA_C, SHA_C, "new")], version="1.0")
+    now = [AppliedPatch("0001-a", SHA_C, SHA_C, "new")]
+    again = m.with_files({}, now, dist="pkg", version="1.0", series="pkg/1.0")
     assert [a.id for a in again.applied] == ["0002-b", "0001-a"]
     assert again.record_of("0001-a") == AppliedPatch("0001-a", SHA_C, SHA_C, "new")
     assert again.files == {} and again.version == "1.0" and again.dist == "pkg"
