@@ -9,6 +9,7 @@ for an installed version, the dists their ``requires`` gates name -- and each ``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from harness.errors import UsageError
@@ -32,7 +33,11 @@ class SeriesLibrary:
 
     def dists(self) -> list[str]:
         """The dists with at least one series, sorted."""
-        return dists_with_series(self.root)
+        return list(self._listed)
+
+    @cached_property
+    def _listed(self) -> tuple[str, ...]:
+        return tuple(dists_with_series(self.root))
 
     def chosen(self, only: str | None = None) -> list[str]:
         """The dists a command works on: ``only``, else every dist with a series.

@@ -162,7 +162,9 @@ def status(
 ) -> list[DistReport]:
     """Per dist: installed version, the series for it, each patch's state, hand edits.
 
-    ``installed`` (dist -> version, from facts already gathered) saves a probe round trip.
+    ``root``: the patches folder, or the command's :class:`SeriesLibrary` (each series read
+    once). ``installed`` (dist -> version, from facts already gathered) saves a probe round
+    trip.
     """
     from harness.patching.gates import flag_skips, misspelled
 

@@ -56,12 +56,22 @@ def test_each_series_is_read_once(root: Path, monkeypatch: pytest.MonkeyPatch) -
         reads.append((dist, version))
         return real(r, dist, version)
 
+    listed: list[Path] = []
+    real_dists = series_mod.dists_with_series
+
+    def listing(r: Path) -> list[str]:
+        listed.append(r)
+        return real_dists(r)
+
     monkeypatch.setattr("harness.patching.library.load_series", counting)
+    monkeypatch.setattr("harness.patching.library.dists_with_series", listing)
     lib = SeriesLibrary(root)
     lib.required_dists(lib.dists())
     lib.series_for("pkg", "1.0")
     lib.required_dists(["pkg"])
+    assert lib.chosen() == lib.dists() == ["other", "pkg"]
     assert sorted(reads) == [("other", "0.1"), ("pkg", "1.0"), ("pkg", "2.0")]
+    assert listed == [root]
 
 
 @pytest.mark.parametrize(
