@@ -230,7 +230,7 @@ def matrix(
     return Matrix(pins[0].name, callee, tuple(rows), with_patches is not None)
 
 
-def _series(library: SeriesLibrary, dist: str, version: str) -> Any:
+def _series(library: SeriesLibrary, dist: str, version: str | None) -> Any:
     """The caller's series in ``library`` (its folder spelled either way), or None."""
     from packaging.utils import canonicalize_name
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from harness.patching.manifest import NONE, AppliedPatch, Backup, FileRecord, Ma
 SHA_A, SHA_B, SHA_C = "a" * 64, "b" * 64, "c" * 64
 
 #: Manifests as every harness so far wrote them (patchops stores one per dist).
-OLD_MANIFESTS = {
+OLD_MANIFESTS: dict[str, dict[str, Any]] = {
     # the first harness: applied patches by id and whole-text sha256 only
     "first": {
         "dist": "speculators",
