@@ -158,6 +158,12 @@ def main() -> None:
     print(f"ratios whole/lazy: wheel bytes {bytes_ratio:.1f}x (goal >= 10x), "
           f"on the wire {wire_ratio:.1f}x, wall time {time_ratio:.1f}x (goal >= 4x), "
           f"with the whole wheel arriving at {whole['mb_s']:.0f} MB/s")  # fmt: skip
+    # whole = the rest of its run + size / rate: the rate below which the time ratio is >= 4x
+    rest = whole["wall"] - whole["size"] / 1e6 / max(whole["mb_s"], 1e-9)
+    if 4 * lazy["wall"] > rest:
+        print(f"the time ratio is >= 4x while the whole wheel arrives at <= "
+              f"{whole['size'] / 1e6 / (4 * lazy['wall'] - rest):.0f} MB/s "
+              f"(the whole run's {rest:.2f} s besides the download held)")  # fmt: skip
 
 
 if __name__ == "__main__":
