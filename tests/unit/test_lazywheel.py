@@ -194,3 +194,21 @@ def test_a_record_mismatch_is_refused_and_nothing_is_left(tmp_path: Path) -> Non
             check_record=True,
         )  # fmt: skip
     assert sorted(p.name for p in (tmp_path / "pypi").iterdir()) == ["pkg-1"]
+
+
+def test_a_connection_cut_mid_span_is_said_as_such(tmp_path: Path) -> None:
+    class Cut(_Session):
+        def get(self, url: str, headers: dict[str, str], stream: bool) -> _Resp:
+            resp = super().get(url, headers, stream)
+            if len(self.asked) > 1:  # the tail arrives; the first span breaks off
+                resp.iter_content = lambda n: iter([b"x" * 10, *_raise()])  # type: ignore[method-assign]
+            return resp
+
+    def _raise() -> Iterator[bytes]:
+        raise ConnectionResetError("reset by peer")
+
+    session = Cut(_spread_wheel(tmp_path / "src.whl"))
+    with LazyWheel(session, "https://x/pkg-1-py3-none-any.whl", tmp_path / "s.whl") as wheel:
+        wheel.open()
+        with pytest.raises(TargetError, match=r"pkg-1-py3-none-any\.whl broke off: reset by peer"):
+            list(wheel.members(_keep))
