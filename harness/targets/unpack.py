@@ -169,7 +169,7 @@ class _Layout:
 
     def __init__(self, done: Path, check_record: bool) -> None:
         self.done = done
-        self._dirs: set[Path] = set()
+        self._dirs: set[str] = set()  # made already (plain strings: ~2,000 files, no Paths)
         self._pending: list[Future[None]] = []
         self._writers: list[ThreadPoolExecutor] = []
         self.tmp: Path | None = None
@@ -183,7 +183,7 @@ class _Layout:
         if self.tmp is None:
             self.done.parent.mkdir(parents=True, exist_ok=True)
             self.tmp = Path(tempfile.mkdtemp(dir=self.done.parent, prefix=f".{self.done.name}-"))
-            self._dirs.add(self.tmp)
+            self._dirs.add(str(self.tmp))
             self._writers = [
                 ThreadPoolExecutor(1, thread_name_prefix="unpack") for _ in range(WRITERS)
             ]
@@ -198,12 +198,12 @@ class _Layout:
         assert self.tmp is not None and self._writers, "begin() first"
         if self._error is not None:
             raise self._error
-        out = self.tmp.joinpath(*name.split("/"))
-        writer = self._writers[hash(out.parent) % len(self._writers)]  # one per directory
-        self._pending.append(writer.submit(self._write, out, name, read, info))
+        folder, _, _ = name.rpartition("/")
+        writer = self._writers[hash(folder) % len(self._writers)]  # one per directory
+        self._pending.append(writer.submit(self._write, folder, name, read, info))
 
     def _write(
-        self, out: Path, name: str, read: Callable[[zipfile.ZipInfo], bytes] | None, info: Any
+        self, folder: str, name: str, read: Callable[[zipfile.ZipInfo], bytes] | None, info: Any
     ) -> None:
         """In a writer thread: read (decompress, check), create ``out`` read-only, hash."""
         try:
@@ -211,14 +211,20 @@ class _Layout:
         except BaseException as exc:
             self._error = self._error or exc
             raise
-        if out.parent not in self._dirs:
-            out.parent.mkdir(parents=True, exist_ok=True)  # a race with another writer is fine
-            self._dirs.add(out.parent)
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _RO)
-        with open(fd, "wb") as fh:
-            if data:
-                fh.write(data)
+        root = str(self.tmp)
+        parent = os.path.join(root, *folder.split("/")) if folder else root
+        if parent not in self._dirs:
+            os.makedirs(parent, exist_ok=True)  # a race with another writer is fine
+            self._dirs.add(parent)
+        fd = os.open(os.path.join(parent, name[len(folder) + 1 :] if folder else name),
+                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _RO)  # fmt: skip
+        try:
+            view = memoryview(data or b"")
+            while view:
+                view = view[os.write(fd, view) :]
             os.fchmod(fd, _RO)  # exactly r--r--r--, whatever the umask
+        finally:
+            os.close(fd)
         if data is not None and self.digests is not None:
             self.digests[name] = hashlib.sha256(data).digest()
             if name.endswith(".dist-info/RECORD"):
