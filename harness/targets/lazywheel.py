@@ -264,7 +264,8 @@ class LazyWheel:
         return done
 
     def _next(self, done: queue.SimpleQueue[Any]) -> int:
-        """The next span fetched (a short wait, so Ctrl-C and progress get through)."""
+        """The index of the next span fetched, or -1 after a short wait for none (so Ctrl-C
+        and the progress bar get through)."""
         try:
             got = done.get(timeout=0.1)
         except queue.Empty:
