@@ -6,9 +6,14 @@ folder on disk is the same either way: extracted into a temporary folder, made r
 renamed into place only when complete.
 
 Creating ~2,000 files (a large package's sources) is the unpack's cost, and it is the kernel's:
-allocating an inode, under the lock of the file's directory -- on a busy ext4 without a journal
-most of it goes to skipping recently deleted inodes (``recently_deleted``, measured with perf).
-So :data:`WRITERS` threads do the work, each owning some of the directories (no two wait on
+allocating an inode, under the lock of the file's directory. On ext4 a file's inode comes from
+its directory's block group, and a new directory's group from Orlov's allocator: near its
+parent's, unless the parent is marked the top of unrelated hierarchies (``chattr +T``). The
+cache's ``pypi/`` folder is such a top (each pin's folder is unrelated to the others), so it is
+marked (:func:`_mark_top`): each layout lands in a group with room. Unmarked, on a busy ext4
+without a journal, 1,735 files took 1.2-1.6 s of kernel time skipping recently deleted inodes
+(``recently_deleted``, measured with perf) in the parent's much-used group; marked, 0.05 s.
+Then :data:`WRITERS` threads do the work, each owning some of the directories (no two wait on
 one directory's lock), while the caller's thread only hands members out (for a lazy wheel,
 while later spans still arrive). Each thread reads, decompresses and checks its members
 (zlib and the hashes let go of the GIL), creates each file read-only and hashes what it
@@ -26,6 +31,7 @@ import posixpath
 import shutil
 import stat
 import struct
+import sys
 import tempfile
 import threading
 import zipfile
@@ -47,6 +53,8 @@ LAYOUT = "layout 2: sources, stubs, dist-info, empty compiled modules"
 #: Threads creating files at once.
 WRITERS = 8
 _RO = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+#: ``FS_TOPDIR_FL`` (linux/fs.h): chattr's ``T``.
+_TOPDIR = 0x00020000
 #: A local file header's flags and its name's and extra field's lengths (the rest is unused:
 #: the central directory's sizes and CRC are the ones checked).
 _LOCAL = struct.Struct("<6xH18xHH")
@@ -182,6 +190,7 @@ class _Layout:
         write: a fetch stopped before any arrived leaves nothing at all."""
         if self.tmp is None:
             self.done.parent.mkdir(parents=True, exist_ok=True)
+            _mark_top(self.done.parent)
             self.tmp = Path(tempfile.mkdtemp(dir=self.done.parent, prefix=f".{self.done.name}-"))
             self._dirs.add(str(self.tmp))
             self._writers = [
@@ -266,6 +275,32 @@ class _Layout:
             writer.shutdown(wait=False, cancel_futures=True)
         for writer in self._writers:
             writer.shutdown(wait=True)
+
+
+def _mark_top(folder: Path) -> None:
+    """Mark ``folder`` the top of unrelated directory hierarchies (``chattr +T``: ext2/3/4's
+    Orlov allocator then spreads the folders made in it over block groups); where the file
+    system or platform has no such flag, nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    import fcntl
+
+    long = struct.calcsize("l")
+    get, put = (2 << 30) | (long << 16) | 0x6601, (1 << 30) | (long << 16) | 0x6602
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        flags = bytearray(4)
+        fcntl.ioctl(fd, get, flags)
+        value = int.from_bytes(flags, sys.byteorder)
+        if not value & _TOPDIR:
+            fcntl.ioctl(fd, put, (value | _TOPDIR).to_bytes(4, sys.byteorder))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def current(done: Path) -> bool:

@@ -16,7 +16,7 @@ import pytest
 
 from harness.errors import TargetError
 from harness.targets.lazywheel import GAP, TAIL, LazyWheel, _directory, plan
-from harness.targets.unpack import _Reader, check_record, member_kind, write_layout
+from harness.targets.unpack import _mark_top, _Reader, check_record, member_kind, write_layout
 
 
 def _info(name: str, offset: int) -> zipfile.ZipInfo:
@@ -212,3 +212,36 @@ def test_a_connection_cut_mid_span_is_said_as_such(tmp_path: Path) -> None:
         wheel.open()
         with pytest.raises(TargetError, match=r"pkg-1-py3-none-any\.whl broke off: reset by peer"):
             list(wheel.members(_keep))
+
+
+def test_the_folder_of_layouts_is_marked_the_top_of_unrelated_hierarchies(
+    tmp_path: Path,
+) -> None:
+    """``chattr +T`` on ``pypi/`` where the file system has it (ext2/3/4): each layout's
+    folders then go to a block group with room, not the parent's much-used one."""
+    import fcntl
+    import struct
+    import sys
+
+    def topdir(folder: Path) -> bool:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            flags = bytearray(4)
+            fcntl.ioctl(fd, (2 << 30) | (struct.calcsize("l") << 16) | 0x6601, flags)
+            return bool(int.from_bytes(flags, sys.byteorder) & 0x00020000)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    _mark_top(probe)
+    if not topdir(probe):
+        pytest.skip("this file system has no chattr +T")
+    wheel = tmp_path / "pkg-1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("pkg/a.py", "A = 1\n")
+    with zipfile.ZipFile(wheel) as zf:
+        write_layout(zf, wheel, zf.infolist(), tmp_path / "pypi" / "pkg-1", wheel.name, "h")
+    assert topdir(tmp_path / "pypi") and not topdir(tmp_path / "pypi" / "pkg-1")
