@@ -11,9 +11,10 @@ whole: the wheel's size) and, as a cross-check that counts everything (index pag
 headers), the bytes received on this machine's non-loopback interfaces (``/proc/net/dev``;
 machine-wide, so other traffic at the same time counts too). The network's speed, on which the
 time ratio depends, is the whole download's: the bytes received while they arrive at more than
-1 MB/s (sampled every 50 ms), over that time. Each run also says its CPU time (user/sys: on a
-busy ext4 without a journal, creating the ~2,000 files of the layout costs seconds of kernel
-time in either mode) and, for lazy runs, harness's own breakdown (``HARNESS_PYPI_TRACE``).
+1 MB/s (sampled every 50 ms), over that time. Each run also says its CPU time (user/sys: the
+sys part is mostly creating the layout's ~2,000 files, the same in either mode; see
+:mod:`harness.targets.unpack`) and, for lazy runs, harness's own breakdown
+(``HARNESS_PYPI_TRACE``: index lookup, tail + central directory, sources fetched and unpacked).
 
 Usage: python bench/pypi_bench.py [--pin vllm==0.20.2] [--module vllm.v1.core.kv_cache_utils]
        [--runs 1] [--tmp DIR]
