@@ -40,8 +40,13 @@ PATCH_IDS = [
     "0010-decoder-embed-input-ids",
     "0013-prefill-across-scheduler-steps",
 ]
-#: gated elsewhere: 0011 is for vLLM 0.20, 0012 for transformers 5 (the seed venv has neither)
-SKIPPED_IDS = ["0011-request-without-eos-token-id", "0012-pydantic-rebuild-knows-torch"]
+#: gated elsewhere: 0011 is for vLLM 0.20+, 0012 for transformers 5, 0014 for vLLM 0.21+ (the seed
+#: venv has none of them)
+SKIPPED_IDS = [
+    "0011-request-without-eos-token-id",
+    "0012-pydantic-rebuild-knows-torch",
+    "0014-v1-model-runner",
+]
 SERIES = sorted(PATCH_IDS + SKIPPED_IDS)  # the series' order: by number
 FRESH = ["skipped" if p in SKIPPED_IDS else "applies cleanly" for p in SERIES]
 DONE = ["skipped" if p in SKIPPED_IDS else "applied" for p in SERIES]
@@ -269,14 +274,14 @@ def test_make_patch_round_trip(
         *args,
     )
     assert r.code == 0, r.err
-    new = patches_copy / "speculators" / "0.3.0" / "0014-my-fix.patch"
+    new = patches_copy / "speculators" / "0.3.0" / "0015-my-fix.patch"
     assert new.is_file() and str(new) in r.out.replace("\n", "")
     body = new.read_text()
     assert "+def _find_decoder(model):  # tuned\n" in body and "+# debugging on the box\n" in body
     assert '+    paths = (("model",)' not in body  # based on the series' result, not pristine
     series = (patches_copy / "speculators" / "0.3.0" / "series.toml").read_text()
     assert series.rstrip().endswith(
-        '[[patch]]\nfile = "0014-my-fix.patch"\nwhy = "keep the box\'s fixes"\n'
+        '[[patch]]\nfile = "0015-my-fix.patch"\nwhy = "keep the box\'s fixes"\n'
         'requires = { vllm = ">=0.16, <0.17" }'
     )
 
@@ -327,14 +332,15 @@ def test_series_is_skipped_where_its_requires_do_not_hold(cli_env: dict[str, str
     assert r.code == 0, r.err
     (report,) = json.loads(r.out)
     assert [(p["id"], p["state"], p["detail"]) for p in report["plan"]["patches"]] == [
-        *[(pid, "skipped", "vllm 0.11.0 is not >=0.16,<0.21") for pid in PATCH_IDS[:-1]],
-        (SKIPPED_IDS[0], "skipped", "vllm 0.11.0 is not >=0.20,<0.21"),
+        *[(pid, "skipped", "vllm 0.11.0 is not >=0.16,<0.27") for pid in PATCH_IDS[:-1]],
+        (SKIPPED_IDS[0], "skipped", "vllm 0.11.0 is not >=0.20,<0.27"),
         (SKIPPED_IDS[1], "skipped", "transformers is not installed (needs >=5)"),
-        (PATCH_IDS[-1], "skipped", "vllm 0.11.0 is not >=0.16,<0.21"),
+        (PATCH_IDS[-1], "skipped", "vllm 0.11.0 is not >=0.16,<0.27"),
+        (SKIPPED_IDS[2], "skipped", "vllm 0.11.0 is not >=0.21,<0.27"),
     ]
     r = cli(cli_env, "apply-patches", *args)
     assert r.code == 0, r.err
-    assert "nothing written: no patch of the series applies here (13 skipped)" in r.out
+    assert "nothing written: no patch of the series applies here (14 skipped)" in r.out
     r = cli(cli_env, "apply-patches", "-t", "pypi:speculators==0.3.0,vllm==0.16.0",
             "--patches", str(REPO / "patches"))  # fmt: skip
     assert r.code == 2 and "is read-only" in r.err
