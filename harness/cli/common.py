@@ -36,14 +36,6 @@ def hosts_config() -> HostsConfig:
     return load_hosts(find_hosts_file(State.hosts_file))
 
 
-def group_named(spec: str | None) -> tuple[str, ...] | None:
-    """The hosts ``-t SPEC`` names when it names several (a group, ``a,b``, a group default);
-    ``None`` for one target. Commands with a meaning across hosts branch on it."""
-    from harness.group.spec import expand
-
-    return expand(spec, hosts_config())
-
-
 def target_for(spec: str | None, accept_new: bool = False) -> Target:
     """The target ``-t SPEC`` names (nothing connects until first use)."""
     from harness.targets.registry import open_target

@@ -5,10 +5,10 @@ from typing import Annotated, Any
 
 import typer
 
+from harness.cli.across import group_of
 from harness.cli.common import (
     check_output,
     console,
-    group_named,
     hosts_config,
     print_json,
     target_for,
@@ -122,7 +122,7 @@ def apply_cmd(
 
     if report is not None:  # before anything is written on the target
         check_output(report, "--report")
-    group = None if dry_run else group_named(target)
+    group = None if dry_run else group_of(target)
     if group is not None:  # every host or none
         from harness.group.patches import apply_across, describe
 
@@ -179,7 +179,7 @@ def revert_cmd(
     """Restore every file harness patched, byte-identical (sha256 checked)."""
     from harness.patching.writing import revert_patches
 
-    group = group_named(target)
+    group = group_of(target)
     if group is not None:
         from harness.group.patches import revert_across
 
@@ -233,7 +233,7 @@ def make_cmd(
 
     check_slug(name)  # before any connection
     gates = parse_requires(requires or [])
-    group = group_named(target)
+    group = group_of(target)
     if group is not None:  # once per host would write one patch per host, racing for a number
         from harness.errors import UsageError
 

@@ -5,10 +5,10 @@ from typing import Annotated, Any
 
 import typer
 
+from harness.cli.across import group_of
 from harness.cli.common import (
     check_output,
     console,
-    group_named,
     hosts_config,
     target_for,
     write_output,
@@ -67,7 +67,7 @@ def report_cmd(
     if output is not None:
         check_output(output, "-o")
 
-    group = group_named(target)
+    group = group_of(target)
     if group is not None:
         _group_report(
             group, fmt, output, accept_new_host_key,

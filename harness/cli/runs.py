@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.common import group_named, hosts_config, print_json
+from harness.cli.across import group_of
+from harness.cli.common import hosts_config, print_json
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
@@ -34,6 +35,11 @@ def ctx(target: str | None, accept: bool, workdir: str | None = None) -> Context
     from harness.runs.context import context
 
     return context(hosts_config(), target, accept, workdir)
+
+
+def raise_code(code: int) -> None:
+    """A use case's exit code, as a command ends with it."""
+    raise typer.Exit(code)
 
 
 def run_cmd(
@@ -119,12 +125,9 @@ def run_cmd(
     Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
     keeps running; reattach with harness logs RUN --follow.
     """
-    from harness.group.spec import expand
-
     hosts_cfg = hosts_config()
-    group = expand(target, hosts_cfg) if step else None
+    group = group_of(target) if step else None
     if group is not None:  # one step over several hosts, as its `spread` says
-        from harness.cli.options import State
         from harness.group.runs import run_across
 
         raise typer.Exit(
@@ -133,7 +136,8 @@ def run_cmd(
                 make_ctx=lambda h: ctx(h, accept_new_host_key, workdir),
                 pipeline_file=pipeline, sets=sets or [], extra=extra or [],
                 detach=detach, kill_stale=kill_stale, force=force, patches=patches,
-                hosts_file=State.hosts_file,
+                follow=lambda hosts, run_id: follow_group(
+                    hosts, run_id, accept_new_host_key, workdir),
             )
         )  # fmt: skip
     code = run_step(
@@ -185,7 +189,7 @@ def run_step(
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.steps import BUILTINS
     from harness.views import launch as view
-    from harness.views.runs import console
+    from harness.views.runs import SCREEN, console
 
     err = console(stderr=True)
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
@@ -220,13 +224,28 @@ def run_step(
         )
         info = outcome.run
         if not detach:
-            return follow_run(ctx, target, info, start=0, follow=True)
+            return follow_run(ctx, target, info, start=0, follow=True, screen=SCREEN)
         if as_json:
             print_json(info.to_dict())
         else:
             err.print(f"started [bold]{info.id}[/] (detached)")
             print_next(err, ctx, info)
         return 0
+
+
+def follow_group(hosts: Sequence[str], run_id: str, accept: bool, workdir: str | None) -> int:
+    """Follow ``run_id`` on every host to its end, each line with ``[host]`` in front."""
+    from harness.cli.across import detached, follow_each, followed
+    from harness.runs.commands import show_logs
+    from harness.views.runs import SCREEN, console
+
+    err = console(stderr=True)
+    try:
+        codes = follow_each(hosts, lambda h: raise_code(show_logs(
+            ctx(h, accept, workdir), run_id, follow=True, screen=SCREEN)))  # fmt: skip
+    except KeyboardInterrupt:
+        return detached(err, run_id, hosts)
+    return followed(err, run_id, hosts, codes)
 
 
 #: ``harness runs`` shows this many of the newest runs unless ``--limit`` says otherwise.
@@ -252,7 +271,7 @@ def runs_cmd(
     from harness.runs.commands import list_runs
     from harness.views import runs as view
 
-    group = group_named(target)
+    group = group_of(target)
     if group is not None:
         from harness.group.listing import list_across
 
@@ -299,19 +318,21 @@ def logs_cmd(
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
     from harness.runs.commands import show_logs
 
-    group = group_named(target)
+    group = group_of(target)
     if group is not None:  # each host's log, interleaved, with its name in front
-        from harness.cli.options import State
-        from harness.group.follow import follow_across
-        from harness.views.runs import console
+        from harness.cli.across import detached, follow_each, followed
+        from harness.views.runs import SCREEN, console
 
-        more = [*(["--tail", str(tail)] if tail is not None else []),
-                *(["--offset", str(offset)] if offset is not None else [])]  # fmt: skip
-        raise typer.Exit(
-            follow_across(
-                group, run, State.hosts_file, console(stderr=True), follow=follow, extra=more
-            )
-        )
+        err = console(stderr=True)
+        try:
+            codes = follow_each(group, lambda h: raise_code(show_logs(
+                ctx(h, accept_new_host_key, workdir), run, follow=follow, tail=tail,
+                offset=offset, screen=SCREEN)))  # fmt: skip
+        except KeyboardInterrupt:
+            raise typer.Exit(detached(err, run, group)) from None
+        raise typer.Exit(followed(err, run, group, codes) if follow else max(codes.values()))
+
+    from harness.views.runs import SCREEN
 
     code = show_logs(
         ctx(target, accept_new_host_key, workdir),
@@ -319,6 +340,7 @@ def logs_cmd(
         follow=follow,
         tail=tail,
         offset=offset,
+        screen=SCREEN,
     )
     raise typer.Exit(code)
 
@@ -343,7 +365,7 @@ def stop_cmd(
     from harness.runs.commands import stop_run
     from harness.views import runs as view
 
-    group = group_named(target)
+    group = group_of(target)
     if group is not None:
         from harness.group.listing import stop_across
 

@@ -19,7 +19,7 @@ from harness.errors import RunError
 from harness.group.result import run_each
 
 if TYPE_CHECKING:
-    from harness.group.runs import Host, Node
+    from harness.group.nodes import Host, Node
 
 RAY_PORT = 6379
 RAY_WAIT_S = float(os.environ.get("HARNESS_RAY_WAIT_S") or 90)

@@ -19,22 +19,15 @@ if any host fails, naming it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.errors import NotReady, RunError, UsageError
+from harness.group.nodes import Host, Node
 from harness.group.result import GroupResult, run_each
-from harness.runs.steps import ResolvedStep
 
 TORCHRUN_PORT = 29500
-
-
-@dataclass(frozen=True)
-class Node:
-    host: str
-    rank: int
-    address: str  # the inventory's address: what the other nodes reach this one at
 
 
 def node_builtins(nodes: Sequence[Node], node: Node) -> dict[str, str]:
@@ -100,18 +93,6 @@ def socket_env(iface: str | None, env: dict[str, str]) -> dict[str, str]:
     return out
 
 
-@dataclass
-class Host:
-    """One node's open target and what harness worked out for it."""
-
-    node: Node
-    target: Any
-    workdir: str
-    ctx: Any
-    resolved: ResolvedStep | None = None
-    review: dict[str, Any] | None = None
-
-
 def run_across(
     hosts_cfg: Any,
     names: tuple[str, ...],
@@ -125,10 +106,9 @@ def run_across(
     kill_stale: bool,
     force: bool,
     patches: Path | None,
-    hosts_file: Path | None,
+    follow: Callable[[Sequence[str], str], int],
 ) -> int:
     """``harness run STEP -t nodes``: review and preflight everywhere, launch, follow."""
-    from harness.group.follow import follow_across
     from harness.group.ray import RAY_PORT, start_ray, stop_cluster
     from harness.runs import remote
     from harness.runs.context import workdir_for
@@ -240,7 +220,7 @@ def run_across(
         err.print(f"follow it with: harness logs {run_id} -t {','.join(names)} --follow")
         return 0
     followed = [h.node.host for h in (hosts if spec.spread != "ray" else hosts[:1])]
-    code = follow_across(followed, run_id, hosts_file, err)
+    code = follow(followed, run_id)
     if spec.spread == "ray":
         stop_cluster(make_ctx, hosts, cluster, err)
     return code

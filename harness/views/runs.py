@@ -371,3 +371,22 @@ def make_view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:
     if out.is_terminal:
         return LiveView(info, copy, start, out)
     return PlainView(info, copy, start, console(stderr=True))
+
+
+class _Screen:
+    """The terminal a followed run is shown on (:class:`harness.runs.attach.Screen`)."""
+
+    @staticmethod
+    def view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:
+        return make_view(info, copy, start)
+
+    @staticmethod
+    def notes(shown: Any) -> Console:
+        return shown.err if isinstance(shown, PlainView) else console()
+
+    @staticmethod
+    def failure(out: Console, summary: FailureSummary, installed: str | None) -> None:
+        failure(out, summary, installed)
+
+
+SCREEN = _Screen()
