@@ -125,24 +125,11 @@ def run_cmd(
     Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
     keeps running; reattach with harness logs RUN --follow.
     """
-    hosts_cfg = hosts_config()
-    group = group_of(target) if step else None
-    if group is not None:  # one step over several hosts, as its `spread` says
-        from harness.group.runs import run_across
-
-        raise typer.Exit(
-            run_across(
-                hosts_cfg, group, step or "",
-                make_ctx=lambda h: ctx(h, accept_new_host_key, workdir),
-                pipeline_file=pipeline, sets=sets or [], extra=extra or [],
-                detach=detach, kill_stale=kill_stale, force=force, patches=patches,
-                follow=lambda hosts, run_id: follow_group(
-                    hosts, run_id, accept_new_host_key, workdir),
-            )
-        )  # fmt: skip
     code = run_step(
-        ctx(target, accept_new_host_key, workdir),
+        target,
         step,
+        accept=accept_new_host_key,
+        workdir=workdir,
         pipeline_file=pipeline,
         sets=sets or [],
         extra=extra or [],
@@ -161,9 +148,11 @@ def run_cmd(
 
 
 def run_step(
-    ctx: Context,
+    target: str | None,
     step: str | None,
     *,
+    accept: bool = False,
+    workdir: str | None = None,
     pipeline_file: Path | None = None,
     sets: Sequence[str] = (),
     extra: Sequence[str] = (),
@@ -178,13 +167,13 @@ def run_step(
     require_smoke: bool = False,
     require_verified: bool = False,
 ) -> int:
-    """Launch detached (:func:`harness.runs.launch.start_run`, its events shown as they
-    come), then (unless ``detach``) follow to the step's exit code."""
+    """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
+    its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
     from functools import partial
 
+    from harness.group.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
     from harness.runs.attach import follow_run, print_next
-    from harness.runs.launch import start_run
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.steps import BUILTINS
@@ -199,38 +188,43 @@ def run_step(
         else:
             view.steps(console(), pipeline)
         return 0
+    hosts_cfg = hosts_config()
+    group = group_of(target)
+    names = group or (target,)
+    spread = spread_for(pipeline, step, names)  # several hosts: as the step's `spread` says
     overrides = parse_sets(sets)
     if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
         resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
     plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
     if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
         overrides = {**overrides, **plan.sets}
-    with ctx.open() as target:
-        outcome = start_run(
-            ctx,
-            target,
-            pipeline,
-            step,
-            overrides=overrides,
-            extra=extra,
-            pipeline_file=pipeline_file,
-            patches=patches,
-            kill_stale=kill_stale,
-            force=force,
-            require_smoke=require_smoke,
-            require_verified=require_verified,
-            smoke=plan,
-            on_event=partial(view.show, err),
-        )
+    req = Request(
+        step, overrides, extra, pipeline_file, patches, kill_stale, force, require_smoke,
+        require_verified, plan,
+    )  # fmt: skip
+
+    def address(name: str | None) -> str:
+        return hosts_cfg.hosts[name].address if group else ""
+
+    with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:
+        outcome = start_run(pipeline, hosts, req, spread, on_event=partial(view.show, err))
         info = outcome.run
-        if not detach:
-            return follow_run(ctx, target, info, start=0, follow=True, screen=SCREEN)
-        if as_json:
-            print_json(info.to_dict())
-        else:
-            err.print(f"started [bold]{info.id}[/] (detached)")
-            print_next(err, ctx, info)
+        if group is None:  # one target: followed on the connection it was launched on
+            one = hosts[0]
+            if not detach:
+                return follow_run(one.ctx, one.target, info, start=0, follow=True, screen=SCREEN)
+            if as_json:
+                print_json(info.to_dict())
+            else:
+                err.print(f"started [bold]{info.id}[/] (detached)")
+                print_next(err, one.ctx, info)
+            return 0
+    if detach:
+        err.print(f"follow it with: harness logs {info.id} -t {','.join(group)} --follow")
         return 0
+    code = follow_group(outcome.followed, info.id, accept, workdir)
+    finish(outcome.launch)
+    return code
 
 
 def follow_group(hosts: Sequence[str], run_id: str, accept: bool, workdir: str | None) -> int:
@@ -273,11 +267,19 @@ def runs_cmd(
 
     group = group_of(target)
     if group is not None:
-        from harness.group.listing import list_across
+        import sys
 
-        raise typer.Exit(
-            list_across(lambda h: ctx(h, accept_new_host_key, workdir), group, as_json)
-        )
+        from harness.group.listing import list_on
+        from harness.views.group import group_runs_table
+
+        got = list_on(lambda h: ctx(h, accept_new_host_key, workdir), group)
+        if as_json:
+            print_json(got.to_list())
+        else:
+            view.console().print(group_runs_table(got.rows))
+        for host, error in got.failed:
+            sys.stderr.write(f"{host}: {error}\n")
+        raise typer.Exit(2 if got.failed else 0)
 
     listing = list_runs(ctx(target, accept_new_host_key, workdir))
     keep = limit if limit is not None else (0 if as_json else RUNS_SHOWN)
@@ -367,11 +369,14 @@ def stop_cmd(
 
     group = group_of(target)
     if group is not None:
-        from harness.group.listing import stop_across
+        from harness.group.listing import stop_on
+        from harness.views.group import stopped_lines
 
-        raise typer.Exit(
-            stop_across(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
-        )
+        got = stop_on(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
+        out = view.console()
+        for line in stopped_lines(got, run):
+            out.print(line)
+        raise typer.Exit(got.exit_code)
 
     rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace)
     if as_json:

@@ -1,12 +1,16 @@
-"""The nodes of a run over several hosts: each host's rank and address, and what harness
-worked out for it (shared by the launch and the Ray cluster it may own)."""
+"""The nodes of a run: each host's rank and address, what harness worked out for it, and the
+launch under way (shared by the launch, the spreads' hooks and the Ray cluster one may own)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from harness.runs.steps import ResolvedStep
+
+if TYPE_CHECKING:
+    from harness.group.events import RunEvent
 
 
 @dataclass(frozen=True)
@@ -26,3 +30,29 @@ class Host:
     ctx: Any
     resolved: ResolvedStep | None = None
     review: dict[str, Any] | None = None
+
+
+@dataclass
+class Launch:
+    """One launch under way: what the spread's hooks read, and what they started."""
+
+    run_id: str
+    step: str
+    spread: Any  # harness.group.spread.Spread (which imports this module)
+    hosts: list[Host]
+    port: int | None
+    pipeline: str
+    on_event: Callable[[RunEvent], None]
+    group: dict[str, Any] | None = None  # the run record's ``group`` (several hosts)
+    cluster: list[str] = field(default_factory=list)  # runs that ``before`` started
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [h.node for h in self.hosts]
+
+    @property
+    def several(self) -> bool:
+        return len(self.hosts) > 1
+
+    def tag(self, h: Host) -> str | None:
+        return h.node.host if self.several else None

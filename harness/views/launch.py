@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.runs.launch import Launched, Preflighted, Resolved, Reviewed, RunEvent
+from harness.group.events import (
+    ClusterStopped,
+    ClusterUp,
+    Compared,
+    Forced,
+    Launched,
+    Preflighted,
+    Resolved,
+    Reviewed,
+    RunEvent,
+    Started,
+)  # fmt: skip
 from harness.views.fold import cut_command
+from harness.views.reading import sameness_table
 from harness.views.review import terminal
 from harness.views.runs import esc, verdicts
 
@@ -16,9 +28,12 @@ if TYPE_CHECKING:
 
 
 def show(err: Console, event: RunEvent) -> None:
-    """One event, on stderr, as ``harness run`` has always said it."""
+    """One event, on stderr, as ``harness run`` has always said it (a host's lines name it)."""
     if isinstance(event, Resolved):
-        err.print(f"[bold]{esc(event.step)}[/] on {esc(event.target)}: ", end="")
+        where = esc(event.target) if event.host is None else esc(event.host)
+        if event.rank is not None:
+            where += f" (node {event.rank})"
+        err.print(f"[bold]{esc(event.step)}[/] on {where}: ", end="")
         err.print(cut_command(event.command), markup=False, highlight=False, soft_wrap=True)
         plan = event.smoke
         if plan is not None:
@@ -31,16 +46,25 @@ def show(err: Console, event: RunEvent) -> None:
             )
     elif isinstance(event, Reviewed):
         terminal(err, event.review, brief=True)
-        if event.forced:
-            err.print("[yellow]launching anyway (--force)[/]")
+    elif isinstance(event, Compared):
+        sameness_table(err, event.sameness)
+    elif isinstance(event, Forced):
+        err.print("[yellow]launching anyway (--force)[/]")
     elif isinstance(event, Preflighted):
-        verdicts(err, event.verdicts)
+        verdicts(err, event.verdicts, prefix="" if event.host is None else f"{event.host}: ")
+    elif isinstance(event, ClusterUp):
+        err.print(f"Ray cluster up in {event.seconds:.1f} s: {event.nodes}")
+    elif isinstance(event, ClusterStopped):
+        left = f"; could not stop it on {', '.join(event.left)}" if event.left else ""
+        err.print(f"Ray cluster stopped in {event.seconds:.1f} s{left}")
     elif isinstance(event, Launched):
         if event.killed:
             err.print(f"ended stale GPU process(es): {', '.join(map(str, event.killed))}")
         if event.kill_remaining:
             left = ", ".join(map(str, event.kill_remaining))
             err.print(f"[red]still alive after SIGKILL: {left}[/]")
+    elif isinstance(event, Started):
+        err.print(f"started [bold]{event.run_id}[/] on {', '.join(event.hosts)}")
 
 
 def steps(out: Console, pipeline: Pipeline) -> None:
