@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from harness.cli import cache, hosts, matrix, patches, reading, report, runs
+from harness.cli import cache, hosts, matrix, patches, reading, report, run, runs
 from harness.cli.across import wrap_commands
 from harness.cli.app import app
 from harness.cli.common import report_error
@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 __all__ = ["app", "main"]
 
 # in --help's order: reading, runs, patches, the review, the cache
-for _group in (reading, matrix, hosts, runs, patches, report, cache):
+for _group in (reading, matrix, hosts, run, runs, patches, report, cache):
     _group.register(app)
 wrap_commands(app)  # -t naming several hosts: the command across them, in-process
 use_global_options(app)

@@ -139,10 +139,7 @@ def follow_each(hosts: Sequence[str], body: Callable[[str], Any]) -> dict[str, i
     sinks = {h: Prefixed(h, real, lock) for h in hosts}
 
     def one(host: str) -> int:
-        try:
-            return exit_code_of(lambda: body(host))
-        finally:
-            sinks[host].close()
+        return exit_code_of(lambda: body(host))
 
     with routed():
         codes = on_each(hosts, one, sinks.__getitem__)

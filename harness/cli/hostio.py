@@ -105,13 +105,14 @@ class _PrefixLines(io.RawIOBase):
                 self._real.flush()
         return len(b)
 
-    def close(self) -> None:
+    def end(self) -> None:
+        """The last line, even without its newline (given one: the next host's line starts
+        on a line of its own)."""
         if self._partial:
             with self._lock:
-                self._real.write(self._prefix + self._partial)
+                self._real.write(self._prefix + self._partial + b"\n")
                 self._real.flush()
             self._partial = b""
-        super().close()
 
 
 class Prefixed:
@@ -121,15 +122,15 @@ class Prefixed:
         self._raw = _PrefixLines(f"[{host}] ".encode(), real, lock)
         self.sinks = {"out": _text(self._raw), "err": _text(self._raw)}  # type: ignore[arg-type]
 
-    def close(self) -> None:
-        self._raw.close()
+    def end(self) -> None:
+        self._raw.end()
 
 
 def on_each(hosts: Sequence[str], body: Callable[[str], T], sink: Callable[[str], Any]) -> list[T]:
-    """``body(host)`` for every host at once, each thread writing to ``sink(host)``'s sinks;
-    the results in ``hosts``' order. ``routed()`` must be active. The threads are daemons: a
-    Ctrl-C here (raised in the main thread, which only waits) leaves them to end with the
-    process, as the hosts' steps keep running."""
+    """``body(host)`` for every host at once, each thread writing to ``sink(host)``'s sinks
+    (ended once the body returns); the results in ``hosts``' order. ``routed()`` must be
+    active. The threads are daemons: a Ctrl-C here (raised in the main thread, which only
+    waits) leaves them to end with the process, as the hosts' steps keep running."""
     results: dict[str, T] = {}
     errors: dict[str, BaseException] = {}
 
@@ -143,6 +144,8 @@ def on_each(hosts: Sequence[str], body: Callable[[str], T], sink: Callable[[str]
         finally:
             for stream in s.sinks.values():
                 stream.flush()
+            if hasattr(s, "end"):
+                s.end()
             _local.sinks = None
 
     threads = [threading.Thread(target=one, args=(h,), daemon=True) for h in hosts]

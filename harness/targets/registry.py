@@ -136,9 +136,9 @@ def open_target(
     """
     if spec is None or spec == "":
         spec = hosts.default or "local"
-    if spec in hosts.groups or ("," in spec and ":" not in spec):
+    if spec in hosts.groups:
         raise UsageError(
-            f"-t {spec} names several hosts; this command opens one",
+            f"-t {spec} names a group of hosts; this command opens one target",
             "name one host of it",
         )
     prefix, sep, rest = spec.partition(":")
