@@ -274,3 +274,16 @@ def test_every_import_of_a_harness_name_resolves() -> None:
                     except ImportError:
                         broken.append(f"{where}: no {alias.name} in {node.module}")
     assert broken == []
+
+
+def test_one_launch_path() -> None:
+    """A run starts on a target in one place (``harness.group.start``, and the Ray cluster a
+    run owns): a step feature written there holds on one host and across hosts alike."""
+    callers = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            f = node.func if isinstance(node, ast.Call) else None
+            name = ast.unparse(f) if isinstance(f, ast.Attribute) else ""
+            if name == "remote.launch":
+                callers.add(str(path.relative_to(REPO)))
+    assert callers == {"harness/group/start.py", "harness/group/ray.py"}
