@@ -43,6 +43,15 @@ def target_for(spec: str | None, accept_new: bool = False) -> Target:
     return open_target(spec, hosts_config(), accept_new_host_key=accept_new)
 
 
+def emit(out: Console, parts: Any) -> None:
+    """Print a view's renderables: a markup string or a Text as one line that never
+    re-wraps (a command, a path), anything else (a table) as Rich lays it out."""
+    from rich.text import Text
+
+    for part in parts:
+        out.print(part, soft_wrap=isinstance(part, str | Text))
+
+
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2) + "\n")
 

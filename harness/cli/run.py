@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from harness.cli.across import group_of
-from harness.cli.common import hosts_config, print_json
+from harness.cli.common import emit, hosts_config, print_json
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
@@ -169,7 +169,6 @@ def run_step(
 ) -> int:
     """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
     its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
-    from functools import partial
 
     from harness.group.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
@@ -207,7 +206,9 @@ def run_step(
         return hosts_cfg.hosts[name].address if group else ""
 
     with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:
-        outcome = start_run(pipeline, hosts, req, spread, on_event=partial(view.show, err))
+        outcome = start_run(
+            pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e))
+        )
         info = outcome.run
         if group is None:  # one target: followed on the connection it was launched on
             one = hosts[0]

@@ -47,14 +47,19 @@ def esc(text: str) -> str:
 
 
 def verdicts(out: Console, items: Sequence[Verdict], prefix: str = "") -> None:
+    for line in verdict_lines(items, prefix):
+        out.print(line, soft_wrap=True)
+
+
+def verdict_lines(items: Sequence[Verdict], prefix: str = "") -> list[str]:
+    """The preflight's verdicts as markup lines, each hint under its line."""
     width = max((len(v.check) for v in items), default=0)
+    out = []
     for v in items:
-        out.print(
-            f"{esc(prefix)}{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}",
-            soft_wrap=True,
-        )
+        out.append(f"{esc(prefix)}{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}")
         if v.hint and v.level.hinted:
-            out.print(f"  {' ' * width}  [yellow]hint:[/] {esc(v.hint)}", soft_wrap=True)
+            out.append(f"  {' ' * width}  [yellow]hint:[/] {esc(v.hint)}")
+    return out
 
 
 def _wide(out: Console) -> Console:
