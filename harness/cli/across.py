@@ -142,7 +142,12 @@ def follow_each(hosts: Sequence[str], body: Callable[[str], Any]) -> dict[str, i
         return exit_code_of(lambda: body(host))
 
     with routed():
-        codes = on_each(hosts, one, sinks.__getitem__)
+        try:
+            codes = on_each(hosts, one, sinks.__getitem__)
+        except KeyboardInterrupt:  # detached: the hosts' followers stop showing anything
+            for s in sinks.values():
+                s.mute()
+            raise
     return dict(zip(hosts, codes, strict=True))
 
 

@@ -91,6 +91,7 @@ class _PrefixLines(io.RawIOBase):
     def __init__(self, prefix: bytes, real: IO[bytes], lock: threading.Lock) -> None:
         self._prefix, self._real, self._lock = prefix, real, lock
         self._partial = b""
+        self.muted = False
 
     def writable(self) -> bool:
         return True
@@ -100,16 +101,24 @@ class _PrefixLines(io.RawIOBase):
         *lines, self._partial = data.split(b"\n")
         if lines:
             with self._lock:
+                if self.muted:
+                    return len(b)
                 for line in lines:
                     self._real.write(self._prefix + line + b"\n")
                 self._real.flush()
         return len(b)
+
+    def mute(self) -> None:
+        with self._lock:  # no write of this host's is under way once it is taken
+            self.muted = True
 
     def end(self) -> None:
         """The last line, even without its newline (given one: the next host's line starts
         on a line of its own)."""
         if self._partial:
             with self._lock:
+                if self.muted:
+                    return
                 self._real.write(self._prefix + self._partial + b"\n")
                 self._real.flush()
             self._partial = b""
@@ -124,6 +133,12 @@ class Prefixed:
 
     def end(self) -> None:
         self._raw.end()
+
+    def mute(self) -> None:
+        """Nothing more from this host: once this returns, its thread (a daemon, left
+        running when the command ends) writes nothing more, so none is caught mid-write
+        by the interpreter's exit."""
+        self._raw.mute()
 
 
 def on_each(hosts: Sequence[str], body: Callable[[str], T], sink: Callable[[str], Any]) -> list[T]:

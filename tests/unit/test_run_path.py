@@ -132,3 +132,13 @@ def test_an_error_in_a_host_body_is_raised_in_the_caller() -> None:
 
     with routed(), pytest.raises(ValueError):
         on_each(["a"], body, lambda h: Captured())
+
+
+def test_a_muted_host_writes_nothing_more() -> None:
+    real, lock = BytesIO(), threading.Lock()
+    sink = Prefixed("a", real, lock)
+    with routed():
+        on_each(["a"], lambda h: sys.stdout.write("before\n"), lambda h: sink)
+        sink.mute()
+        on_each(["a"], lambda h: sys.stdout.write("after\nend"), lambda h: sink)
+    assert real.getvalue() == b"[a] before\n"
