@@ -20,17 +20,11 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.group.result import GroupResult, HostResult
 
-#: Commands that take a group themselves, and when (given their arguments) they do.
+#: Commands that take a group in their own body, and when (given their arguments) they do;
+#: the others with a meaning across hosts declare their group form (:func:`on_group`).
 OWN_MEANING: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "run": lambda kw: True,
-    "runs": lambda kw: True,
-    "logs": lambda kw: True,
-    "stop": lambda kw: True,
-    "hosts": lambda kw: True,
-    "report": lambda kw: True,
-    "revert-patches": lambda kw: True,
-    "make-patch": lambda kw: True,
-    "apply-patches": lambda kw: not kw.get("dry_run"),  # a dry run is per host
+    "run": lambda kw: True,  # one path for one target and several (harness.group.start)
+    "hosts": lambda kw: True,  # --check with no -t is every host too
 }
 
 
@@ -75,9 +69,27 @@ def across(hosts: Sequence[str], body: Callable[[str], Any]) -> GroupResult[tupl
         return GroupResult(tuple(on_each(hosts, one, sinks.__getitem__)))
 
 
+def on_group(
+    form: Callable[..., None], unless: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a command's form across hosts: ``form(hosts, **the command's arguments)``
+    runs instead of the command when ``-t`` names several hosts -- unless the flag named
+    ``unless`` is given (``apply-patches --dry-run`` is per host, like any command)."""
+
+    def mark(command: Callable[..., Any]) -> Callable[..., Any]:
+        command.group_form = form  # type: ignore[attr-defined]
+        command.group_form_unless = unless  # type: ignore[attr-defined]
+        return command
+
+    return mark
+
+
 def per_host(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
-    """``callback`` as a command that, given a group in ``-t``, runs once per host."""
+    """``callback`` as a command that, given a group in ``-t``, runs its group form, else
+    once per host."""
     own = OWN_MEANING.get(name)
+    form = getattr(callback, "group_form", None)
+    unless = getattr(callback, "group_form_unless", None)
 
     @functools.wraps(callback)
     def command(*args: Any, **kwargs: Any) -> Any:
@@ -86,6 +98,8 @@ def per_host(name: str, callback: Callable[..., Any]) -> Callable[..., Any]:
         hosts = group_of(kwargs["target"])
         if hosts is None:
             return callback(*args, **kwargs)
+        if form is not None and not (unless and kwargs.get(unless)):
+            return form(hosts, **kwargs)
         got = across(hosts, lambda h: callback(*args, **{**kwargs, "target": h}))
         import typer
 

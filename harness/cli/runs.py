@@ -1,19 +1,19 @@
 """``harness runs``, ``logs``, ``stop``: registered on the main app by ``harness.cli``.
 
 Thin: parse, call one function (:mod:`~harness.runs.commands`, :mod:`~harness.group.listing`),
-render, exit with what it returns. ``-t`` naming several hosts is taken here (each command's
-group form); ``harness run`` is :mod:`harness.cli.run`.
+render, exit with what it returns. Each command's form for ``-t`` naming several hosts is
+declared with it (:func:`harness.cli.across.on_group`); ``harness run`` is :mod:`harness.cli.run`.
 Nothing heavy is imported until a command runs (``harness --help`` stays fast).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from harness.cli.across import group_of
-from harness.cli.common import print_json
+from harness.cli.across import on_group
+from harness.cli.common import emit, print_json
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.cli.run import WorkdirOpt, ctx, raise_code
 
@@ -39,22 +39,6 @@ def runs_cmd(
     """List runs on the target: id, step, state, started, duration, exit."""
     from harness.runs.commands import list_runs
     from harness.views import runs as view
-
-    group = group_of(target)
-    if group is not None:
-        import sys
-
-        from harness.group.listing import list_on
-        from harness.views.group import group_runs_table
-
-        got = list_on(lambda h: ctx(h, accept_new_host_key, workdir), group)
-        if as_json:
-            print_json(got.to_list())
-        else:
-            view.console().print(group_runs_table(got.rows))
-        for host, error in got.failed:
-            sys.stderr.write(f"{host}: {error}\n")
-        raise typer.Exit(2 if got.failed else 0)
 
     listing = list_runs(ctx(target, accept_new_host_key, workdir))
     keep = limit if limit is not None else (0 if as_json else RUNS_SHOWN)
@@ -94,21 +78,6 @@ def logs_cmd(
 ) -> None:
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
     from harness.runs.commands import show_logs
-
-    group = group_of(target)
-    if group is not None:  # each host's log, interleaved, with its name in front
-        from harness.cli.across import detached, follow_each, followed
-        from harness.views.runs import SCREEN, console
-
-        err = console(stderr=True)
-        try:
-            codes = follow_each(group, lambda h: raise_code(show_logs(
-                ctx(h, accept_new_host_key, workdir), run, follow=follow, tail=tail,
-                offset=offset, screen=SCREEN)))  # fmt: skip
-        except KeyboardInterrupt:
-            raise typer.Exit(detached(err, run, group)) from None
-        raise typer.Exit(followed(err, run, group, codes) if follow else max(codes.values()))
-
     from harness.views.runs import SCREEN
 
     code = show_logs(
@@ -142,17 +111,6 @@ def stop_cmd(
     from harness.runs.commands import stop_run
     from harness.views import runs as view
 
-    group = group_of(target)
-    if group is not None:
-        from harness.group.listing import stop_on
-        from harness.views.group import stopped_lines
-
-        got = stop_on(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
-        out = view.console()
-        for line in stopped_lines(got, run):
-            out.print(line)
-        raise typer.Exit(got.exit_code)
-
     rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace)
     if as_json:
         print_json(rep.to_dict())
@@ -161,8 +119,57 @@ def stop_cmd(
     raise typer.Exit(1 if rep.remaining else 0)
 
 
+# -- the same commands when -t names several hosts (harness.cli.across calls them) ------------
+
+
+def runs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """One row per run, every host's part in it (a spread run's hosts folded together)."""
+    import sys
+
+    from harness.group.listing import list_on
+    from harness.views.group import group_runs_table
+    from harness.views.runs import console
+
+    got = list_on(lambda h: ctx(h, kw["accept_new_host_key"], kw["workdir"]), hosts)
+    if kw["as_json"]:
+        print_json(got.to_list())
+    else:
+        console().print(group_runs_table(got.rows))
+    for host, error in got.failed:
+        sys.stderr.write(f"{host}: {error}\n")
+    raise typer.Exit(2 if got.failed else 0)
+
+
+def logs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """Each host's log, interleaved, with its name in front (each local copy byte-exact)."""
+    from harness.cli.across import detached, follow_each, followed
+    from harness.runs.commands import show_logs
+    from harness.views.runs import SCREEN, console
+
+    err, run, follow = console(stderr=True), kw["run"], kw["follow"]
+    try:
+        codes = follow_each(hosts, lambda h: raise_code(show_logs(
+            ctx(h, kw["accept_new_host_key"], kw["workdir"]), run, follow=follow,
+            tail=kw["tail"], offset=kw["offset"], screen=SCREEN)))  # fmt: skip
+    except KeyboardInterrupt:
+        raise typer.Exit(detached(err, run, hosts)) from None
+    raise typer.Exit(followed(err, run, hosts, codes) if follow else max(codes.values()))
+
+
+def stop_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """Stop the run on every host that has it (and the Ray cluster it owns): a line each."""
+    from harness.group.listing import stop_on
+    from harness.views.group import stopped_lines
+    from harness.views.runs import console
+
+    make = lambda h: ctx(h, kw["accept_new_host_key"], kw["workdir"])  # noqa: E731
+    got = stop_on(make, hosts, kw["run"], kw["grace"])
+    emit(console(), stopped_lines(got, kw["run"]))
+    raise typer.Exit(got.exit_code)
+
+
 def register(app: typer.Typer) -> None:
     """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
-    app.command("runs")(runs_cmd)
-    app.command("logs")(logs_cmd)
-    app.command("stop")(stop_cmd)
+    app.command("runs")(on_group(runs_on_group)(runs_cmd))
+    app.command("logs")(on_group(logs_on_group)(logs_cmd))
+    app.command("stop")(on_group(stop_on_group)(stop_cmd))
