@@ -25,6 +25,7 @@ MARK = b"@@HARNESS-ENVELOPE@@ "
 #: What reading a definition takes: every probe that resolves names starts with these.
 _SIGNATURES = (
     *("_finder", "_platform", "_astindex", "_bound", "_decorated", "_resolvable", "_stdsigs"),
+    "_typeddict",
     *("_describe", "signatures"),
 )
 #: Probe modules each probe needs, in load order (the shared ones first).
@@ -34,7 +35,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "live": ("_finder", "live"),
     "callsites": (
         *_SIGNATURES,
-        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "callsites"),
+        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "_values", "callsites"),
     ),
     "api": (*_SIGNATURES, "api"),
     # harness check --fix: where symbols live now, module listings, what bodies read

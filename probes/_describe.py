@@ -16,6 +16,7 @@ from probes._astindex import Index, ModuleSummary, Source, dotted
 from probes._bound import extend
 from probes._decorated import decorated_ctor
 from probes._stdsigs import ENUMS, enum_ctor, stdlib_class_params, stdlib_ctor
+from probes._typeddict import key_default
 
 POS_ONLY = "positional-only"
 POS_OR_KW = "positional-or-keyword"
@@ -343,7 +344,6 @@ class ClassDescriber:
             if not isinstance(st, ast.AnnAssign) or not isinstance(st.target, ast.Name):
                 continue
             name = st.target.id
-            ann = mod.src.text(st.annotation) or ""
             head = dotted(st.annotation).split(".")[-1]
             if head == "KW_ONLY":
                 kw_only = True
@@ -365,7 +365,7 @@ class ClassDescriber:
                     if alias and flavour == "pydantic-model":
                         name = alias
             if flavour == "typeddict":
-                default = "..." if "NotRequired" in ann else None
+                default = key_default(cls, st.annotation)  # total=, Required/NotRequired
             if not init:
                 inherited = [x for x in inherited if x["name"] != name]
                 continue

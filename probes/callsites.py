@@ -34,6 +34,7 @@ from probes._uses import (
     result_uses,
     self_attributes,
 )
+from probes._values import Values
 from probes.signatures import Lookup
 
 # A reference is a tuple: ("module", name) | ("symbol", module, qualname) | ("instance", module,
@@ -104,6 +105,7 @@ class Scanner:
         self.warn = warn
         self._is_class: dict[tuple[str, str], bool] = {}
         self._returns: dict[tuple[str, str], Ref | None] = {}
+        self.values = Values(self)  # a callee's named values: instances of its classes
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -654,7 +656,7 @@ class FileVisitor:
     # -- expressions ----------------------------------------------------------------------
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(expr, ast.Name):
-            return local.get(expr.id) or self.bindings.get(expr.id)
+            return self.s.values.typed(local.get(expr.id) or self.bindings.get(expr.id))
         if isinstance(expr, ast.Attribute):
             if isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
                 got = cls["attrs"].get(expr.attr)
@@ -663,11 +665,8 @@ class FileVisitor:
             base = self.ref(expr.value, local, cls)
             if base is None:
                 return None
-            if base[0] == "module":
-                sub = f"{base[1]}.{expr.attr}"
-                return ("module", sub) if self.s.is_module(sub) else ("symbol", base[1], expr.attr)
-            if base[0] == "symbol":
-                return ("symbol", base[1], f"{base[2]}.{expr.attr}")
+            if base[0] in ("module", "symbol"):  # a submodule, a member, a value's attribute
+                return self.s.values.attr(base, expr.attr)
             if base[0] == "instance":
                 return ("member", base[1], base[2], expr.attr)
             return None
