@@ -26,24 +26,27 @@ MARK = b"@@HARNESS-ENVELOPE@@ "
 _SIGNATURES = (
     *("_finder", "_platform", "_astindex", "_bound", "_decorated", "_resolvable", "_stdsigs"),
     "_typeddict",
-    *("_describe", "signatures"),
+    *("_describe", "_class_flavour", "_describe_class", "signatures"),
 )
+#: What resolving many references takes (``check``, ``diff``, ``check --fix``).
+_LOOKUP = (*_SIGNATURES, "_lookup")
 #: Probe modules each probe needs, in load order (the shared ones first).
 PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "signatures": _SIGNATURES,
     "facts": ("_finder", "facts"),
     "live": ("_finder", "live"),
     "callsites": (
-        *_SIGNATURES,
-        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "_values", "callsites"),
+        *_LOOKUP,
+        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "_values"),
+        *("_calls_imports", "_calls_env", "_calls_record", "callsites"),
     ),
     "api": (*_SIGNATURES, "api"),
     # harness check --fix: where symbols live now, module listings, what bodies read
-    "locate": (*_SIGNATURES, "api", "locate"),
+    "locate": (*_LOOKUP, "api", "locate"),
     "compiles": ("compiles",),
-    "patchops": ("_finder", "patchops"),
-    # harness run: preflight, launch, list, stop (also copied into each run directory)
-    "supervisor": ("_finder", "facts", "supervisor"),
+    "patchops": ("_finder", "_durable", "_patch_read", "patchops"),
+    # harness run: preflight, launch, list, stop (launch copies the run program, not these)
+    "runs": ("_finder", "facts", "_rundir", "_proctree", "runs"),
 }
 #: ``check --fix`` re-checks edited files with the callsites scan itself, over a file subset.
 PROBE_MODULES["fixscan"] = (*PROBE_MODULES["callsites"], "fixscan")

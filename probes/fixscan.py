@@ -20,7 +20,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     from probes import _astindex
     from probes._astindex import Index
     from probes._finder import Finder, default_paths
-    from probes.signatures import Lookup
+    from probes._lookup import Lookup
 
     only = set(args.get("only") or ())
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from probes._astindex import Index, ModuleSummary, read_source
 from probes._finder import Finder, ProbeFailure, default_paths, touch
+from probes._lookup import Lookup
 from probes.api import _slim
-from probes.signatures import Lookup
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: Decorators that do not see the call's arguments: a body that ignores a parameter then

@@ -376,7 +376,7 @@ def sha(data: bytes) -> str:
 
 def up() -> bool:
     host_env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    for k in PASS_ENV:
+    for k in (*PASS_ENV, "VLLM_USE_FLASHINFER_SAMPLER"):  # the payload carries no flashinfer
         if os.environ.get(k):
             host_env[k] = os.environ[k]
     env = {

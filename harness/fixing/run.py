@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.analysis.findings import CheckReport, Finding
 from harness.errors import PatchError, UsageError
@@ -32,8 +32,11 @@ from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual, Side
 from harness.fixing.recheck import Rechecker
 from harness.fixing.rules import decide
 from harness.probe_runner import run_probe
-from harness.reading.check import check, patched_texts
+from harness.reading.check import check
 from harness.targets.base import Target
+
+if TYPE_CHECKING:
+    from harness.patching.overlay import Overlay
 
 #: Rounds of decide -> edit -> re-check: a fix can uncover errors (calls of a name whose import
 #: failed are only checked once it resolves), which the next round decides.
@@ -87,14 +90,14 @@ def fix(
     # LibCST takes ~0.2 s to import: let it load while the probes run (they wait on I/O)
     warm = threading.Thread(target=lambda: __import__("harness.fixing.cst"), daemon=True)
     warm.start()
-    reports = _series(target, root)
+    leaves = _series(target, root)
     first = check(
         target,
         caller,
         against=against,
         baseline=baseline,
         baseline_from=baseline_from,
-        with_patches=reports or None,
+        with_patches=leaves,
     )
     checked = time.perf_counter() - start
     if first.errors and not first.baseline:
@@ -102,17 +105,16 @@ def fix(
             f"--fix needs the API {first.caller} was written for, and no baseline is known",
             "name it: --baseline DIST==VERSION (e.g. --baseline vllm==0.11.0)",
         )
-    mine = next((r for r in reports if describe.same_dist(r.dist, first.caller)), None)
-    base, site = _base_texts(target, first, mine)
+    base, site = _base_texts(target, first, leaves.of(first.caller) if leaves else {})
     state = _State(base)
     labels = (describe.versions_label(first.baseline), "")
     errors = list(first.errors)
     manual: tuple[Manual, ...] = ()
     if errors:
-        every_series, _ = patched_texts(reports)
+        every_series = leaves.texts() if leaves else {}
         against_t = tuple(against) if against else None
         spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
-        series_over, _ = patched_texts([r for r in reports if r is not mine])
+        series_over = leaves.without(first.caller).texts() if leaves else {}
         with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
             recheck = Rechecker(
                 target, first.caller, against_t, site, every_series, tuple(errors), old_target
@@ -284,32 +286,33 @@ def _compile_errors(target: Target, texts: dict[str, str]) -> dict[str, str]:
 
 
 # -- reading the series and the caller's files ---------------------------------------------
-def _series(target: Target, root: Path) -> list[Any]:
-    """Every dist's series state (what ``--with-patches`` checks with); refuse an unclean one."""
-    from harness.patching.ops import status
-    from harness.patching.series import dists_with_series
+def _series(target: Target, root: Path) -> Overlay | None:
+    """The texts the series leave (what ``--with-patches`` checks with); refuse an unclean one.
 
-    if not dists_with_series(root):
-        return []
-    reports = status(target, root)
+    None: there is no series at all."""
+    from harness.patching.library import SeriesLibrary
+    from harness.patching.ops import status
+    from harness.patching.overlay import overlay
+
+    library = SeriesLibrary(root)
+    if not library.dists():
+        return None
+    reports = status(target, library)
     for r in reports:
-        if r.plan is not None and not r.plan.ok:
-            bad = [p for p in r.plan.patches if p.state == "conflicts"]
-            what = (
-                ", ".join(f"{p.id} ({p.detail})" for p in bad)
-                if bad
-                else "; ".join(r.plan.problems)
-            )
+        what = r.unclean()
+        if what is not None:
             raise PatchError(
-                f"{target.label}: the {r.dist} {r.plan.series_version} series does not apply "
+                f"{target.label}: the {r.dist} {r.series_version} series does not apply "
                 f"cleanly ({what}); nothing written",
                 f"--fix stacks on the series' result: see `harness patches -t {target.label}` "
                 "and fix the series (or revert-patches) first",
             )
-    return reports
+    return overlay(reports)
 
 
-def _base_texts(target: Target, report: CheckReport, mine: Any) -> tuple[dict[str, str], str]:
+def _base_texts(
+    target: Target, report: CheckReport, after: Mapping[str, str | None]
+) -> tuple[dict[str, str], str]:
     """rel path -> each erring file's text as the caller's series leaves it, and the
     caller's site-packages on the target (as patchops names it).
 
@@ -329,7 +332,6 @@ def _base_texts(target: Target, report: CheckReport, mine: Any) -> tuple[dict[st
             "were not patched by harness; nothing written",
             f"record them first (harness make-patch {report.caller}) or reinstall the dist",
         )
-    after = {c.path: c.after for c in (mine.plan.changes if mine and mine.plan else ())}
     out: dict[str, str] = {}
     for rel in files:
         text = after.get(rel, state.live[rel].text if rel in state.live else None)

@@ -95,16 +95,16 @@ def make_patch(
                 f"{path} {refused}: not recording it in the {dist} series",
                 f"a series changes only its own dist's files: harness make-patch OTHER_DIST {path}",
             )
-    manifest_files = state.manifest.get("files") or {}
     chunks = []
     bases: dict[str, str] = {}
     for path in wanted:
         live = state.live[path]
         if live.text is None:
             raise PatchError(f"{path}: missing or not UTF-8 on {target.label}")
-        if path in manifest_files and state.backups.get(path):
-            applied = {a["id"] for a in state.manifest.get("applied") or []}
-            base = _series_text(root, dist, version, path, state.backups[path]["text"], applied)
+        backup = state.backups.get(path)
+        if path in state.manifest.files and backup is not None:
+            applied = set(state.manifest.applied_ids)
+            base = _series_text(root, dist, version, path, backup.text, applied)
         else:
             wheel = _wheel_text(dist, version, path)
             if wheel is None:
@@ -158,8 +158,7 @@ def _adopt(
         )
         for p in sorted(bases)
     ]
-    known = state.manifest.get("files") or {}
-    originals = {p: t for p, t in bases.items() if p not in known}
+    originals = {p: t for p, t in bases.items() if p not in state.manifest.files}
     try:
         write_files(target, dist, changes, manifest, "make-patch", originals)
     except HarnessError as e:

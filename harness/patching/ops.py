@@ -12,23 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import (
-    PatchError,
-    UsageError,
-)
+from harness.errors import PatchError
+from harness.patching.library import SeriesLibrary
+from harness.patching.manifest import Backup, Manifest
 from harness.patching.ownership import Ownership, foreign_hint, foreign_paths
-from harness.patching.plan import (
-    LiveFile,
-    Plan,
-    plan_apply,
-    sha,
-)
-from harness.patching.series import (
-    Series,
-    dists_with_series,
-    load_series,
-    versions_with_series,
-)
+from harness.patching.plan import CONFLICTS, LiveFile, PatchState, Plan, plan_apply, sha
+from harness.patching.series import Series
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
@@ -41,8 +30,8 @@ class TargetState:
     version: str | None
     root: str
     live: dict[str, LiveFile]
-    manifest: dict[str, Any]
-    backups: dict[str, Any]
+    manifest: Manifest
+    backups: dict[str, Backup | None]
     record: dict[str, str]
     actual: dict[str, str | None]
     recovered: dict[str, Any] | None
@@ -51,20 +40,14 @@ class TargetState:
 
     def ownership(self) -> Ownership:
         """What this dist owns here: its RECORD, and the files harness created for it."""
-        created = {
-            p
-            for p, e in (self.manifest.get("files") or {}).items()
-            if "pristine_sha256" in e and e["pristine_sha256"] is None
-        }
-        return Ownership(self.dist, frozenset(self.record), self.owners, frozenset(created))
+        return Ownership(self.dist, frozenset(self.record), self.owners, self.manifest.created())
 
     def hand_edited(self) -> list[str]:
         """Installed files that match neither pip's RECORD nor what harness wrote."""
-        ours = {p: e.get("after_sha256") for p, e in (self.manifest.get("files") or {}).items()}
         out = []
         for path, got in sorted(self.actual.items()):
             want = self.record.get(path)
-            if want and got and got != want and ours.get(path) != got:
+            if want and got and got != want and self.manifest.after_sha256(path) != got:
                 out.append(path)
         return out
 
@@ -96,6 +79,29 @@ class DistReport:
             "lock": self.lock,
             "warnings": self.warnings,
         }
+
+    @property
+    def series_version(self) -> str | None:
+        """The version folder of the series planned here (None: nothing was planned)."""
+        return self.plan.series_version if self.plan else None
+
+    def states(self) -> tuple[PatchState, ...]:
+        """Each patch's state here, in series order (none without a series)."""
+        return self.plan.patches if self.plan else ()
+
+    def leaves(self) -> dict[str, str | None]:
+        """Each file the series would change -> its text after (None: deleted); {} without
+        a series for the installed version."""
+        return {c.path: c.after for c in self.plan.changes} if self.plan else {}
+
+    def unclean(self) -> str | None:
+        """Why the series does not apply cleanly here (its conflicts, else its refusals)."""
+        if self.plan is None or self.plan.ok:
+            return None
+        bad = [p for p in self.states() if p.state == CONFLICTS]
+        if bad:
+            return ", ".join(f"{p.id} ({p.detail})" for p in bad)
+        return "; ".join(self.plan.problems)
 
 
 def _installed_versions(target: Target, dists: list[str]) -> dict[str, str | None]:
@@ -129,8 +135,8 @@ def read_state(target: Target, dist: str, files: list[str]) -> TargetState:
         data.get("version"),
         data["root"],
         live,
-        data.get("manifest") or {},
-        data.get("backups") or {},
+        Manifest.from_json(data.get("manifest")),
+        {p: Backup.from_json(b) for p, b in (data.get("backups") or {}).items()},
         data.get("record") or {},
         data.get("actual") or {},
         data.get("recovered"),
@@ -146,28 +152,9 @@ def holder_text(lock: dict[str, Any]) -> str:
     )
 
 
-def _series_for(root: Path, dist: str, version: str | None) -> tuple[Series | None, list[str]]:
-    versions = versions_with_series(root, dist)
-    if version is None:
-        return None, versions
-    return load_series(root, dist, version), versions
-
-
-def _dists(root: Path, only: str | None) -> list[str]:
-    dists = dists_with_series(root)
-    if only:
-        return [only]
-    if not dists:
-        raise UsageError(
-            f"no patch series under {root}",
-            "create patches/<dist>/<version>/series.toml, or `harness make-patch`",
-        )
-    return dists
-
-
 def status(
     target: Target,
-    root: Path,
+    root: Path | SeriesLibrary,
     *,
     only: str | None = None,
     force: bool = False,
@@ -175,20 +162,24 @@ def status(
 ) -> list[DistReport]:
     """Per dist: installed version, the series for it, each patch's state, hand edits.
 
-    ``installed`` (dist -> version, from facts already gathered) saves a probe round trip.
+    ``root``: the patches folder, or the command's :class:`SeriesLibrary` (each series read
+    once). ``installed`` (dist -> version, from facts already gathered) saves a probe round
+    trip.
     """
     from harness.patching.gates import flag_skips, misspelled
 
-    dists = _dists(root, only)
-    required = _required_dists(root, dists)
+    library = SeriesLibrary.of(root)
+    dists = library.chosen(only)
+    required = library.required_dists(dists)
     wanted = dists + required
     if installed is None or any(d not in installed for d in wanted):
         installed = _installed_versions(target, wanted)
-    typos = misspelled(target, required, dists_with_series(root), installed)
+    typos = misspelled(target, required, library.dists(), installed)
     out = []
     for dist in dists:
         version = installed.get(dist)
-        series, versions = _series_for(root, dist, version)
+        versions = library.versions(dist)
+        series = library.series_for(dist, version)
         if version is None:
             out.append(
                 DistReport(
@@ -256,16 +247,6 @@ def refuse_foreign(target: Target, series: Series, state: TargetState) -> None:
             "written: " + "; ".join(bad),
             foreign_hint(series, own),
         )
-
-
-def _required_dists(root: Path, dists: list[str]) -> list[str]:
-    names: set[str] = set()
-    for d in dists:
-        for v in versions_with_series(root, d):
-            s = load_series(root, d, v)
-            for p in s.patches if s else ():
-                names.update(n for n, _ in p.requires)
-    return sorted(names)
 
 
 def file_modules(paths: list[str]) -> list[str]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.patching.diffs import ApplyResult, apply, is_applied, reverse, unified
+from harness.patching.manifest import AppliedPatch, Backup, FileRecord, Manifest, Origin
 from harness.patching.series import PatchSpec, Series, requirement_problem
 from harness.patching.states import Status
 
@@ -37,12 +38,32 @@ class LiveFile:
 
 
 @dataclass(frozen=True)
+class Conflict:
+    """A hunk that does not match the live file: where, and the lines expected vs found."""
+
+    file: str
+    hunk: str  # its @@ header
+    patch_line: int
+    expected: str
+    found: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "hunk": self.hunk,
+            "patch_line": self.patch_line,
+            "expected": self.expected,
+            "found": self.found,
+        }
+
+
+@dataclass(frozen=True)
 class PatchState:
     id: str
     why: str
     state: Status
     detail: str = ""
-    conflicts: tuple[dict[str, Any], ...] = ()  # {file, hunk, patch_line, expected, found}
+    conflicts: tuple[Conflict, ...] = ()
     offsets: tuple[str, ...] = ()  # "file: hunk at line N (offset +k)"
     #: STALE only: unified diff from the text that was applied to the series' text now
     #: (empty when an older harness applied it without recording the text).
@@ -54,7 +75,7 @@ class PatchState:
             "why": self.why,
             "state": self.state.value,
             "detail": self.detail,
-            "conflicts": list(self.conflicts),
+            "conflicts": [c.to_dict() for c in self.conflicts],
             "offsets": list(self.offsets),
             "text_diff": self.text_diff,
         }
@@ -108,33 +129,23 @@ class Plan:
         }
 
 
-def _conflict_info(r: ApplyResult) -> list[dict[str, Any]]:
-    out = []
-    for h in r.conflicts:
-        out.append(
-            {
-                "file": r.path,
-                "hunk": h.hunk.header,
-                "patch_line": h.hunk.patch_line,
-                "expected": "".join(h.expected),
-                "found": "".join(h.found),
-            }
-        )
-    return out
+def _conflicts(r: ApplyResult) -> list[Conflict]:
+    return [
+        Conflict(r.path, h.hunk.header, h.hunk.patch_line, "".join(h.expected), "".join(h.found))
+        for h in r.conflicts
+    ]
 
 
 def plan_apply(
     series: Series,
     live: dict[str, LiveFile],
     installed: dict[str, str | None],
-    manifest: dict[str, Any],
+    manifest: Manifest,
     *,
     force: bool = False,
 ) -> Plan:
     """What applying ``series`` would do to ``live`` files (every file of every patch)."""
     texts: dict[str, str | None] = {p: f.text for p, f in live.items()}
-    applied = {a["id"]: a for a in manifest.get("applied") or []}
-    mfiles = manifest.get("files") or {}
     states: list[PatchState] = []
     problems: list[str] = []
     for spec in series.patches:
@@ -142,10 +153,9 @@ def plan_apply(
         if why_not:
             states.append(PatchState(spec.id, spec.why, SKIPPED, why_not))
             continue
-        record = applied.get(spec.id)
+        record = manifest.record_of(spec.id)
         if record is not None and all(
-            (mfiles.get(fp.path) or {}).get("after_sha256") == live[fp.path].sha256
-            for fp in spec.files
+            manifest.after_sha256(fp.path) == live[fp.path].sha256 for fp in spec.files
         ):
             if same_change(record, spec):
                 states.append(PatchState(spec.id, spec.why, APPLIED))
@@ -157,7 +167,7 @@ def plan_apply(
             )
             continue
         results = [apply(fp, texts.get(fp.path)) for fp in spec.files]
-        conflicts = [c for r in results for c in _conflict_info(r)]
+        conflicts = [c for r in results for c in _conflicts(r)]
         if conflicts:
             if all(is_applied(fp, texts.get(fp.path)) for fp in spec.files):
                 states.append(
@@ -191,7 +201,7 @@ def plan_apply(
         if f.binary:
             problems.append(f"{path}: not UTF-8 text; harness patches text files only")
         pristine = f.record_sha256 is None or f.sha256 == f.record_sha256
-        ours = (mfiles.get(path) or {}).get("after_sha256") == f.sha256
+        ours = manifest.after_sha256(path) == f.sha256
         if not pristine and not ours and not force:
             problems.append(
                 f"{path}: differs from what pip installed (RECORD) and was not "
@@ -208,20 +218,20 @@ def plan_apply(
     )
 
 
-def same_change(record: Mapping[str, Any], spec: PatchSpec) -> bool:
+def same_change(record: AppliedPatch, spec: PatchSpec) -> bool:
     """Pure: does the manifest's record of an applied patch describe ``spec``'s change?
 
     Compared by what the patch does when the manifest says (``content_sha256``), so an
     edited description is not a new patch; by the whole text for older manifests.
     """
-    if record.get("content_sha256"):
-        return bool(record["content_sha256"] == spec.content_sha256)
-    return bool(record.get("sha256") == spec.sha256)
+    if record.content_sha256:
+        return record.content_sha256 == spec.content_sha256
+    return record.sha256 == spec.sha256
 
 
-def stale_state(record: Mapping[str, Any], spec: PatchSpec) -> PatchState:
+def stale_state(record: AppliedPatch, spec: PatchSpec) -> PatchState:
     """Pure: the STALE state of ``spec``, with the diff from the text that was applied."""
-    old = record.get("text")
+    old = record.text
     if isinstance(old, str):
         diff = "".join(
             line if line.endswith("\n") else line + "\n"
@@ -237,68 +247,65 @@ def stale_state(record: Mapping[str, Any], spec: PatchSpec) -> PatchState:
         diff = ""
         detail = (
             f"{spec.file.name} changed since it was applied (sha256 "
-            f"{str(record.get('sha256'))[:12]} then, {spec.sha256[:12]} now; the applied "
+            f"{str(record.sha256)[:12]} then, {spec.sha256[:12]} now; the applied "
             "text was not recorded)"
         )
     return PatchState(spec.id, spec.why, STALE, detail, text_diff=diff)
 
 
-def new_manifest(plan: Plan, series: Series, old: dict[str, Any]) -> dict[str, Any]:
+def _first_record(pristine: str | None, record_sha256: str | None = None) -> FileRecord:
+    """A file harness changes for the first time (``pristine`` None: it creates it)."""
+    origin = Origin.INSTALLED if pristine is not None else Origin.CREATED
+    return FileRecord(origin, pristine, None, None, record_sha256)
+
+
+def new_manifest(plan: Plan, series: Series, old: Manifest) -> Manifest:
     """Pure: the manifest after ``plan`` is written (pristine shas kept from the first apply)."""
-    files = dict(old.get("files") or {})
+    files = dict(old.files)
     for c in plan.changes:
-        entry = dict(files.get(c.path) or {"pristine_sha256": c.before_sha256})
-        if c.path not in files and c.record_sha256 not in (None, c.before_sha256):
-            entry["record_sha256"] = c.record_sha256  # --force over a hand edit: RECORD then
-        entry["after_sha256"] = sha(c.after) if c.after is not None else None
-        entry["mode"] = c.mode
-        files[c.path] = entry
+        forced = c.record_sha256 if c.record_sha256 not in (None, c.before_sha256) else None
+        entry = files.get(c.path) or _first_record(c.before_sha256, forced)  # forced: RECORD then
+        after = sha(c.after) if c.after is not None else None
+        files[c.path] = replace(entry, after_sha256=after, mode=c.mode)
     by_id = {s.id: s for s in series.patches}
     now = [by_id[p.id] for p in plan.patches if p.state == APPLIES]
     return _manifest(old, plan.dist, plan.version, f"{series.dist}/{series.version}", files, now)
 
 
 def adopted_manifest(
-    old: dict[str, Any],
+    old: Manifest,
     live: Mapping[str, LiveFile],
     bases: Mapping[str, str],
     spec: PatchSpec,
     dist: str,
     version: str,
-) -> dict[str, Any]:
+) -> Manifest:
     """Pure: the manifest once ``make-patch`` records hand edits as ``spec`` applied.
 
     A file harness had patched keeps its pristine sha (its backup stays); a file it had not
     gets the base's (the wheel's file, which becomes its backup). Either way what is there
     now is what harness wrote.
     """
-    files = dict(old.get("files") or {})
+    files = dict(old.files)
     for path in bases:
-        entry = dict(files.get(path) or {"pristine_sha256": sha(bases[path])})
-        entry["after_sha256"] = live[path].sha256
-        entry["mode"] = live[path].mode
-        files[path] = entry
-    return _manifest(old, dist, version, old.get("series") or f"{dist}/{version}", files, [spec])
+        entry = files.get(path) or _first_record(sha(bases[path]))
+        files[path] = replace(entry, after_sha256=live[path].sha256, mode=live[path].mode)
+    return _manifest(old, dist, version, old.series or f"{dist}/{version}", files, [spec])
 
 
 def _manifest(
-    old: dict[str, Any],
+    old: Manifest,
     dist: str,
     version: str | None,
     series: str,
-    files: dict[str, Any],
+    files: dict[str, FileRecord],
     now: list[PatchSpec],
-) -> dict[str, Any]:
+) -> Manifest:
     """The manifest's envelope. A patch applied now is recorded with the text it was applied
     from, replacing any record of an earlier text (e.g. before a reinstall put the pristine
     file back): when the series' copy changes later, `patches` can say so and show how."""
-    ids = {s.id for s in now}
-    applied = [a for a in old.get("applied") or [] if a["id"] not in ids]
-    applied += [
-        {"id": s.id, "sha256": s.sha256, "content_sha256": s.content_sha256, "text": s.text}
-        for s in now
-    ]
-    return {"dist": dist, "version": version, "series": series, "applied": applied, "files": files}
+    records = [AppliedPatch(s.id, s.sha256, s.content_sha256, s.text) for s in now]
+    return old.with_files(files, records, dist=dist, version=version, series=series)
 
 
 @dataclass(frozen=True)
@@ -328,41 +335,42 @@ def interrupted_line(outcomes: list[Outcome]) -> str:
 
 
 def plan_revert(
-    manifest: dict[str, Any],
+    manifest: Manifest,
     live: dict[str, LiveFile],
-    backups: dict[str, Any],
+    backups: Mapping[str, Backup | None],
     *,
     force: bool = False,
 ) -> tuple[list[FileChange], list[str]]:
     """Pure: restore every file harness changed, byte-identical, or say why not."""
     changes: list[FileChange] = []
     problems: list[str] = []
-    for path, entry in sorted((manifest.get("files") or {}).items()):
+    for path, entry in sorted(manifest.files.items()):
         f = live.get(path)
         if f is None:
             problems.append(f"{path}: not readable on the target")
             continue
-        if f.sha256 != entry.get("after_sha256") and not force:
+        if f.sha256 != entry.after_sha256 and not force:
             problems.append(
                 f"{path}: changed since harness patched it (reinstalled or edited?)"
                 "; refusing to clobber it (--force restores the original anyway)"
             )
             continue
-        if "pristine_sha256" in entry and entry["pristine_sha256"] is None:
-            # harness created this file (a /dev/null patch): reverting deletes it
-            changes.append(FileChange(path, f.text, None, f.sha256, entry.get("mode")))
+        if entry.origin is Origin.CREATED:  # a /dev/null patch: reverting deletes it
+            changes.append(FileChange(path, f.text, None, f.sha256, entry.mode))
             continue
         b = backups.get(path)
-        if b is None or b.get("sha256") != entry.get("pristine_sha256"):
+        if b is None or b.sha256 != entry.pristine_sha256:
             problems.append(f"{path}: the backup is missing or does not match the manifest")
             continue
         # apply --force patched a hand-edited file and nothing was installed since: its
         # original *is* that hand-edited file, which the backup holds
-        forced = "record_sha256" in entry and entry["record_sha256"] == f.record_sha256
-        if f.record_sha256 and b["sha256"] != f.record_sha256 and not forced:
+        forced = (
+            entry.forced_record_sha256 is not None and entry.forced_record_sha256 == f.record_sha256
+        )
+        if f.record_sha256 and b.sha256 != f.record_sha256 and not forced:
             problems.append(f"{path}: the backup does not match pip's RECORD")
             continue
-        changes.append(FileChange(path, f.text, b["text"], f.sha256, entry.get("mode")))
+        changes.append(FileChange(path, f.text, b.text, f.sha256, entry.mode))
     return changes, problems
 
 
@@ -373,6 +381,7 @@ __all__ = [
     "CONFLICTS",
     "SKIPPED",
     "STALE",
+    "Conflict",
     "FileChange",
     "LiveFile",
     "Outcome",

@@ -25,7 +25,9 @@ from harness.errors import (
     VersionMismatch,
 )
 from harness.interrupts import DeferInterrupts
-from harness.patching.ops import DistReport, _dists, holder_text, read_state, status
+from harness.patching.library import SeriesLibrary
+from harness.patching.manifest import NONE, Manifest
+from harness.patching.ops import DistReport, holder_text, read_state, status
 from harness.patching.plan import (
     STALE,
     FileChange,
@@ -35,7 +37,6 @@ from harness.patching.plan import (
     plan_revert,
     sha,
 )
-from harness.patching.series import load_series
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
@@ -57,7 +58,7 @@ def write_files(
     target: Target,
     dist: str,
     changes: list[FileChange],
-    manifest: dict[str, Any],
+    manifest: Manifest,
     command: str,
     originals: dict[str, str] | None = None,
 ) -> list[str]:
@@ -82,7 +83,7 @@ def write_files(
             "action": "write",
             "dist": dist,
             "changes": payload,
-            "manifest": manifest,
+            "manifest": manifest.to_json(),
             "lock_holder": _holder(command),
         },
     )
@@ -91,7 +92,7 @@ def write_files(
 
 def apply_patches(
     target: Target,
-    root: Path,
+    root: Path | SeriesLibrary,
     *,
     dry_run: bool = False,
     force: bool = False,
@@ -105,8 +106,9 @@ def apply_patches(
     (`` -t gpu``), for the commands that hints suggest. ``check_only``: every refusal is
     raised as it would be, and nothing is written -- the prepare phase across hosts.
     """
+    library = SeriesLibrary.of(root)
     try:
-        reports = status(target, root, only=only, force=force)
+        reports = status(target, library, only=only, force=force)
     except KeyboardInterrupt:
         raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
     blocked = [r for r in reports if r.plan is not None and not r.plan.ok]
@@ -142,8 +144,8 @@ def apply_patches(
             for p in r.plan.patches:
                 for c in p.conflicts:
                     lines.append(
-                        f"{p.id}: {c['file']}: hunk {c['hunk']} (patch line "
-                        f"{c['patch_line']}) does not match"
+                        f"{p.id}: {c.file}: hunk {c.hunk} (patch line {c.patch_line}) "
+                        "does not match"
                     )
         hand = any(r.plan is not None and r.plan.problems for r in blocked)
         raise PatchConflict(
@@ -159,7 +161,7 @@ def apply_patches(
     # transaction is in flight) would leave the user not knowing what is applied.
     with DeferInterrupts() as ctrl_c:
         try:
-            written_reports: list[DistReport] | None = _write_all(target, root, reports)
+            written_reports: list[DistReport] | None = _write_all(target, library, reports)
         except NoSpace:
             todo = [r for r in reports if r.plan is not None and r.plan.changes]
             raise _no_space(target, todo[0].root, _settle(target, todo), again) from None
@@ -195,13 +197,15 @@ def applied_line(reports: list[DistReport] | None) -> str:
     return f"the series is fully applied ({files} file(s) written)"
 
 
-def _write_all(target: Target, root: Path, reports: list[DistReport]) -> list[DistReport]:
+def _write_all(
+    target: Target, library: SeriesLibrary, reports: list[DistReport]
+) -> list[DistReport]:
     written_reports = []
     for r in reports:
         if r.plan is None or not r.plan.changes:
             written_reports.append(r)
             continue
-        series = load_series(root, r.dist, r.plan.series_version or "")
+        series = library.series_for(r.dist, r.plan.series_version or "")
         assert series is not None
         state = read_state(target, r.dist, [c.path for c in r.plan.changes])
         manifest = new_manifest(r.plan, series, state.manifest)
@@ -246,12 +250,12 @@ def _settle(target: Target, todo: list[DistReport]) -> str:
 
 
 def revert_patches(
-    target: Target, root: Path, *, force: bool = False, only: str | None = None
+    target: Target, root: Path | SeriesLibrary, *, force: bool = False, only: str | None = None
 ) -> list[DistReport]:
     out = []
-    for dist in _dists(root, only):
+    for dist in SeriesLibrary.of(root).chosen(only):
         probe = read_state(target, dist, [])
-        files = sorted(probe.manifest.get("files") or {})
+        files = sorted(probe.manifest.files)
         if not files:
             out.append(
                 DistReport(
@@ -267,7 +271,7 @@ def revert_patches(
                 "nothing was written",
             )
         try:
-            written = write_files(target, dist, changes, {"files": {}}, "revert-patches")
+            written = write_files(target, dist, changes, NONE, "revert-patches")
         except NoSpace:
             raise _no_space(target, state.root, _reverted(target, dist, changes)) from None
         out.append(

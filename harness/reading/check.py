@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.analysis.checker import Checker
 from harness.analysis.facts import Fits
@@ -19,6 +19,9 @@ from harness.analysis.scan import Lookup, Scan, fits_from, lookups_from
 from harness.errors import TargetError, UsageError
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
+
+if TYPE_CHECKING:
+    from harness.patching.overlay import Overlay
 
 
 def baseline_pins(
@@ -71,18 +74,6 @@ def used_refs(scan: Scan) -> list[list[str]]:
     return sorted([k.split(":", 1)[0], k.split(":", 1)[1]] for k in scan.symbols)
 
 
-def series_note(dist: str, plan: Any) -> str:
-    """Pure: which patches ``--with-patches`` checked with, and why the others were left out."""
-    used = [p.id for p in plan.patches if p.state.usable]
-    left = [
-        f"{p.id} ({p.state}: {p.detail})" if p.detail else f"{p.id} ({p.state})"
-        for p in plan.patches
-        if not p.state.usable
-    ]
-    text = f"--with-patches: {dist} {plan.series_version} series: with {', '.join(used) or 'none'}"
-    return text + (f"; without {', '.join(left)}" if left else "")
-
-
 def behaviour_refs(scan: Scan) -> list[str]:
     """The symbols the installed scan read the return paths of: the baseline reads the
     same."""
@@ -111,25 +102,12 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
     return args
 
 
-def patched_texts(reports: list[Any]) -> tuple[dict[str, str], list[str]]:
-    """Pure: absolute path -> text of every file the series would change (``harness patches``'
-    DistReports), and notes for what could not be overlaid."""
-    overrides: dict[str, str] = {}
-    notes: list[str] = []
-    for r in reports:
-        if r.plan is None:
-            notes.append(f"--with-patches: {r.note}")
-            continue
-        if not r.plan.ok:
-            notes.append(
-                f"--with-patches: the {r.dist} series does not apply cleanly; "
-                "checked without the conflicting patches"
-            )
-        notes.append(series_note(r.dist, r.plan))
-        for c in r.plan.changes:
-            if c.after is not None and r.root:
-                overrides[f"{r.root}/{c.path}"] = c.after
-    return overrides, notes
+def series_overlay(target: Target, root: Path) -> Overlay:
+    """What the series under ``root`` leave on ``target`` (``check --with-patches``)."""
+    from harness.patching.ops import status
+    from harness.patching.overlay import overlay
+
+    return overlay(status(target, root))
 
 
 def _absent_note(scan: Scan, label: str) -> tuple[str, ...]:
@@ -151,18 +129,16 @@ def check(
     against: list[str] | None = None,
     baseline: list[str] | None = None,
     no_baseline: bool = False,
-    with_patches: Path | list[Any] | None = None,
+    with_patches: Path | Overlay | None = None,
     baseline_from: Path | None = None,
 ) -> CheckReport:
     start = time.perf_counter()
     overrides: dict[str, str] = {}
     patch_notes: list[str] = []
-    if with_patches is not None:  # a patches/ folder, or its already-read DistReports
+    if with_patches is not None:  # a patches/ folder, or the texts its series leave here
         if isinstance(with_patches, Path):
-            from harness.patching.ops import status
-
-            with_patches = status(target, with_patches)
-        overrides, patch_notes = patched_texts(with_patches)
+            with_patches = series_overlay(target, with_patches)
+        overrides, patch_notes = with_patches.texts(), list(with_patches.notes)
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides

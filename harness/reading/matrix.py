@@ -14,11 +14,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
 from harness.errors import HarnessError, UsageError
+
+if TYPE_CHECKING:
+    from harness.patching.library import SeriesLibrary
 
 #: What one version's check may take (a pypi: target's probes over vLLM's sources, and a
 #: lazy fetch): the bound on how many run at once is MemAvailable / this.
@@ -197,6 +200,7 @@ def matrix(
     Raises:
         UsageError: a bad ``--versions``, an unpinned caller, no version selected.
     """
+    from harness.patching.library import SeriesLibrary
     from harness.targets.pypi import PypiTarget, parse_spec
 
     pins = parse_spec(caller)
@@ -208,12 +212,13 @@ def matrix(
     if not chosen:
         raise UsageError(f"--versions {versions}: no released {callee} version on the index in it")
     pin = pins[0]
-    series = None if with_patches is None else _series(with_patches, pin.name, pin.version)
+    library = None if with_patches is None else SeriesLibrary(with_patches)  # read once
+    series = None if library is None else _series(library, pin.name, pin.version)
     progress = on_progress or (lambda done, total: None)
     progress(0, len(chosen))
     PypiTarget(caller).probe_paths()  # fetched once, before the versions share it
     with ThreadPoolExecutor(jobs_for(len(chosen), jobs)) as pool:
-        futures = [pool.submit(_one, pin, callee, v, with_patches) for v in chosen]
+        futures = [pool.submit(_one, pin, callee, v, library) for v in chosen]
         for done, _ in enumerate(as_completed(futures), 1):
             progress(done, len(chosen))
         rows = [f.result() for f in futures]
@@ -225,30 +230,31 @@ def matrix(
     return Matrix(pins[0].name, callee, tuple(rows), with_patches is not None)
 
 
-def _series(root: Path, dist: str, version: str) -> Any:
-    """The caller's series under ``root`` (its folder spelled either way), or None."""
+def _series(library: SeriesLibrary, dist: str, version: str | None) -> Any:
+    """The caller's series in ``library`` (its folder spelled either way), or None."""
     from packaging.utils import canonicalize_name
 
-    from harness.patching.series import dists_with_series, load_series
-
-    for folder in dists_with_series(root):
+    for folder in library.dists():
         if canonicalize_name(folder) == canonicalize_name(dist):
-            return load_series(root, folder, version)
+            return library.series_for(folder, version)
     return None
 
 
-def _one(pin: Any, callee: str, version: str, with_patches: Path | None) -> Row:
+def _one(pin: Any, callee: str, version: str, library: SeriesLibrary | None) -> Row:
     from harness.reading.check import check
     from harness.targets.pypi import PypiTarget
 
     try:
         with PypiTarget(f"{pin.requirement},{callee}=={version}") as target:
             dists: list[Any] = []
-            if with_patches is not None:
+            leaves = None
+            if library is not None:
                 from harness.patching.ops import status
+                from harness.patching.overlay import overlay
 
-                dists = status(target, with_patches)
-            report = check(target, pin.name, against=[callee], with_patches=dists or None)
+                dists = status(target, library)
+                leaves = overlay(dists) if dists else None
+            report = check(target, pin.name, against=[callee], with_patches=leaves)
         return row_from(version, report, dists)
     except HarnessError as exc:
         return Row(version, failed=exc.message)

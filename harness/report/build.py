@@ -126,8 +126,9 @@ def build_review(
 
     from packaging.utils import canonicalize_name
 
-    from harness.patching.ops import _required_dists, status
-    from harness.patching.series import dists_with_series
+    from harness.patching.library import SeriesLibrary
+    from harness.patching.ops import status
+    from harness.patching.overlay import overlay
     from harness.reading.check import check
     from harness.reading.probe import gather_facts
     from harness.runs import smoke as smoke_mode
@@ -136,16 +137,17 @@ def build_review(
     # a step that declares the callers it exercises is reviewed for those alone (none: facts
     # and GPU holders only); without a step, or undeclared, every dist with a series is
     declared = None if plan is None else plan.checks
-    series_dists = dists_with_series(patches)
+    library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it
+    series_dists = library.dists()
     if declared is not None:
         wanted_callers = {str(canonicalize_name(c)) for c in declared}
         series_dists = [d for d in series_dists if str(canonicalize_name(d)) in wanted_callers]
     # one facts probe answers for the report and for the series' `requires` alike
-    wanted = series_dists + _required_dists(patches, series_dists)
+    wanted = series_dists + library.required_dists(series_dists)
     facts: TargetFacts = gather_facts(target, wanted)
     holders = _stale(target) if stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
-    dist_reports = status(target, patches, installed=known) if series_dists else []
+    dist_reports = status(target, library, installed=known) if series_dists else []
     series = tuple(SeriesView.from_report(r) for r in dist_reports)
     names = callers or (
         list(declared)
@@ -162,7 +164,9 @@ def build_review(
         callees = list((declared or {}).get(caller) or []) or None
         live = check(target, caller, against=callees)
         after = (
-            check(target, caller, against=callees, with_patches=dist_reports) if pending else live
+            check(target, caller, against=callees, with_patches=overlay(dist_reports))
+            if pending
+            else live
         )
     wants_smoke = check_smoke and plan is not None and plan.smoke is not None
     wants_verified = plan is not None and plan.verify is not None and plan.error is None

@@ -48,7 +48,7 @@ class Context:
 def workdir_for(target: Target, explicit: str | None, absolute: bool) -> str | None:
     """``--workdir`` > hosts.toml ``workdir`` > the current folder (local) or home (SSH).
 
-    ``None`` means "the remote home", which the supervisor probe resolves itself; when the
+    ``None`` means "the remote home", which the runs probe resolves itself; when the
     pipeline needs ``{workdir}`` as text (``absolute``), the target is asked once.
     """
     wd = explicit if explicit is not None else target.default_workdir

@@ -213,7 +213,7 @@ class RunInfo:
 
     @classmethod
     def from_facts(cls, facts: dict[str, Any], now: float | None) -> RunInfo:
-        """The supervisor probe's ``run_facts`` (raw files) -> a RunInfo."""
+        """The runs probe's ``run_facts`` (raw files) -> a RunInfo."""
         record = dict(facts.get("record") or {})
         record.setdefault("run_dir", facts.get("run_dir", ""))
         return cls.from_dict(

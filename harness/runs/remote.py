@@ -1,6 +1,6 @@
-"""The supervisor probe's operations, called through :func:`harness.probe_runner.run_probe`.
+"""The ``runs`` probe's operations, called through :func:`harness.probe_runner.run_probe`.
 
-``probes/supervisor.py`` runs on the target's own Python with its arguments as JSON on stdin
+``probes/runs.py`` runs on the target's own Python with its arguments as JSON on stdin
 (so no path, argv or secret ever passes through a shell) and answers with facts; this module
 turns those facts into models. The decisions (state, stale holders, verdicts) are made by the
 pure modules next to this one.
@@ -21,12 +21,15 @@ from harness.runs.timings import Timings
 from harness.targets import shell
 from harness.targets.base import Target
 
-PROBE = "supervisor"
+PROBE = "runs"
+#: The run program: ``supervisor.py`` and the probe modules it imports, copied side by side
+#: into every run directory (it runs from there, by its path, for as long as the run exists).
+PROGRAM = ("supervisor.py", "_rundir.py", "_follow.py")
 
 
-def supervisor_source() -> str:
-    """The program written into every run directory (``supervisor.py``)."""
-    return (probes_dir() / "supervisor.py").read_text(encoding="utf-8")
+def program_sources() -> dict[str, str]:
+    """The run program's files, by their name in the run directory."""
+    return {name: (probes_dir() / name).read_text(encoding="utf-8") for name in PROGRAM}
 
 
 def verifier_sources() -> dict[str, str]:
@@ -219,7 +222,7 @@ def launch(
         "workdir": workdir,
         "run_id": run_id,
         "record": record.to_dict(),
-        "program": supervisor_source(),
+        "program": program_sources(),
         "argv": list(step.argv),
         "cwd": step.cwd,
         "env": dict(step.env),

@@ -1,6 +1,6 @@
 """Pure decisions about runs: their state, exit code, label, which run a name means, run ids.
 
-No I/O: every function takes what the supervisor probe reported and returns a value, so the
+No I/O: every function takes what the runs probe reported and returns a value, so the
 rules are pinned by tables of cases in ``tests/unit/test_runs_state.py``.
 """
 
@@ -18,7 +18,7 @@ from harness.runs.steps import LATEST_WORDS
 
 #: Process names of init systems: a GPU holder re-parented to one of them lost its parent.
 INIT_NAMES = frozenset({"systemd", "init", "tini", "dumb-init", "docker-init", "catatonit"})
-#: Processes that hold GPU device files by design (see probes/supervisor.py GPU_DAEMONS).
+#: Processes that hold GPU device files by design (see probes/_proctree.py GPU_DAEMONS).
 GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )

@@ -60,8 +60,13 @@ class PipIndex:
         self._args = list(args)
         self._session: Any = None
         self._command: Any = None
+        self._parsed: dict[tuple[str, ...], Any] = {}
 
     def _options(self, extra: Sequence[str]) -> Any:
+        """pip's options for these ``extra`` arguments, parsed once (each parse reads pip's
+        config files again)."""
+        if tuple(extra) in self._parsed:
+            return self._parsed[tuple(extra)]
         try:
             from pip._internal.commands import create_command
 
@@ -74,6 +79,7 @@ class PipIndex:
         # no HTTP cache: a cached whole-file response must never answer a Range request
         options.cache_dir = None
         self._command = self._command or command
+        self._parsed[tuple(extra)] = options
         return options
 
     @property

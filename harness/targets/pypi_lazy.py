@@ -2,11 +2,11 @@
 
 pip's own finder picks the wheel (:mod:`harness.targets.pipindex`), pip's session fetches the
 tail, the central directory and the sources (:mod:`harness.targets.lazywheel`) into a sparse
-file under ``wheels/.dl-*``, and :func:`harness.targets.unpack.unpack` makes the same folder a
-whole wheel would give, checking every member's CRC-32 and every kept file against the
-wheel's RECORD sha256 before it is published. The sparse file is then removed: the cache
-keeps the unpacked folder only, whose ``.complete`` records the index's sha256 for the wheel
-and what the fetch cost.
+file under ``wheels/.dl-*``, and :func:`harness.targets.unpack.write_layout` makes the same
+folder a whole wheel would give -- member by member as the spans arrive, checking every
+member's CRC-32 and every kept file against the wheel's RECORD sha256 before it is published.
+The sparse file is then removed: the cache keeps the unpacked folder only, whose
+``.complete`` records the index's sha256 for the wheel and what the fetch cost.
 
 When lazy fetching cannot be done -- a ``file://`` index, a server or proxy without ranges,
 a pip whose internals differ -- :func:`fetch_unpacked` says so in one line (or, where pip's
@@ -19,15 +19,16 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from harness.errors import Interrupted
-from harness.targets.lazywheel import Fetched, NoRanges, fetch
+from harness.targets.lazywheel import Fetched, LazyWheel, NoRanges
 from harness.targets.pipindex import PipIndex, PipUnavailable, WheelLink
-from harness.targets.unpack import check_record, current, member_kind, rmtree, unpack
+from harness.targets.unpack import current, member_kind, rmtree, write_layout
 
 #: ``pip download`` options for the finder, as the CLI path passes them.
 PIP_ARGS = ("--no-deps", "--only-binary=:all:", "--retries", "1", "--timeout", "15")
@@ -66,9 +67,11 @@ def fetch_unpacked(
     """
     index = PipIndex(PIP_ARGS)
     tmp: Path | None = None
+    trace = _Trace(requirement)
     try:
         try:
             link = index.find(name, version) or index.find(name, version, tags)
+            trace.mark("index")
         except PipUnavailable as exc:
             say(f"pypi: {exc}; fetching whole wheels with pip download")
             return None
@@ -84,15 +87,22 @@ def fetch_unpacked(
             return None
         wheels.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=wheels, prefix=".dl-"))
-        sparse = tmp / link.filename
-        try:
-            with _Bar(requirement) as bar:
-                stats = fetch(index.session, link.url, sparse, _wanted, bar.update)
-        except NoRanges as exc:
-            say(f"pypi: {urlsplit(link.url).netloc} serves no byte ranges ({exc}); "
-                f"fetching the whole {link.filename}")  # fmt: skip
-            return None
-        unpack(sparse, done, notes=_notes(link, stats), check=check_record, kept=False)
+        with LazyWheel(index.session, link.url, tmp / link.filename) as wheel, \
+                _Bar(requirement) as bar:  # fmt: skip
+            try:
+                zf = wheel.open()
+                trace.mark("directory")
+            except NoRanges as exc:
+                say(f"pypi: {urlsplit(link.url).netloc} serves no byte ranges ({exc}); "
+                    f"fetching the whole {link.filename}")  # fmt: skip
+                return None
+            write_layout(
+                zf, wheel.path, wheel.members(_wanted, bar.update), done, link.filename,
+                "retry; the index sent a damaged wheel",
+                notes=lambda: _notes(link, wheel.stats), check_record=True,
+            )  # fmt: skip
+            trace.mark("sources+unpack")
+            trace.say(wheel.stats)
         return done
     except KeyboardInterrupt:
         raise Interrupted(
@@ -103,6 +113,27 @@ def fetch_unpacked(
         if tmp is not None:
             rmtree(tmp)
         index.close()
+
+
+class _Trace:
+    """Where a lazy fetch's time went, on stderr when ``HARNESS_PYPI_TRACE=1`` (the bench)."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.t0 = what, time.perf_counter()
+        self.at = self.t0
+        self.phases: list[str] = []
+
+    def mark(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases.append(f"{phase} {now - self.at:.2f} s")
+        self.at = now
+
+    def say(self, stats: Fetched) -> None:
+        if os.environ.get("HARNESS_PYPI_TRACE", "") in ("", "0"):
+            return
+        say(f"pypi: {self.what} lazily: {', '.join(self.phases)} ({stats.requests} requests, "
+            f"{stats.fetched / 1e6:.2f} of {stats.total / 1e6:.1f} MB); "
+            f"{self.at - self.t0:.2f} s")  # fmt: skip
 
 
 def _wanted(member: str) -> bool:

@@ -44,17 +44,17 @@ def status(console: Console, reports: list[DistReport], *, diffs: bool = False) 
                     _diff(console, p.text_diff, indent=f"  {'':16} ")
                 for c in p.conflicts:
                     console.print(
-                        f"  {'':16} [red]{escape(c['file'])}: hunk {escape(c['hunk'])}"
-                        f" (patch line {c['patch_line']})[/]",
+                        f"  {'':16} [red]{escape(c.file)}: hunk {escape(c.hunk)}"
+                        f" (patch line {c.patch_line})[/]",
                         soft_wrap=True,
                     )
                     console.print(
-                        f"  {'':16} expected:\n{_indent(c['expected'])}",
+                        f"  {'':16} expected:\n{_indent(c.expected)}",
                         soft_wrap=True,
                         markup=False,
                     )
                     console.print(
-                        f"  {'':16} found:\n{_indent(c['found'] or '(end of file)')}",
+                        f"  {'':16} found:\n{_indent(c.found or '(end of file)')}",
                         soft_wrap=True,
                         markup=False,
                     )

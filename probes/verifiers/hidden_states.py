@@ -10,6 +10,9 @@ right) or 1 (some wrong). Two checks:
   the embeddings and layers <= k, and a wrong alignment shows at every captured layer, so by
   default only the layers up to the *lowest* captured one are loaded (``--layers lowest``):
   the check fits where the model barely does. ``--layers all`` loads up to the highest.
+  A multimodal wrapper (Kimi-K2.5: ``KimiK25ForConditionalGeneration``, a vision tower around a
+  DeepSeek-V3 whose weights the checkpoint keeps under ``language_model.``) is checked on its
+  text path: transformers' model for ``text_config``, cut there, weights read under the prefix.
 * ``--alone`` (a smoke run: random weights, no reference): the same samples extracted again,
   one request per batch, by the same generator under the same start-up hook, compared with
   what the batched run wrote. A batching path that mixes samples up fails it in minutes.
@@ -26,6 +29,7 @@ tokens' states is off by ~1.0 (sqrt(2) for unrelated states of equal norm): the 
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -87,19 +91,79 @@ def lengths(paths: list, torch) -> dict:
     return bad
 
 
-def reference_model(model: str, upto: int, device: str, torch):
-    """The checkpoint's decoder cut after layer ``upto``: only what the check needs loads."""
+# where a multimodal wrapper keeps its decoder's causal LM in the checkpoint: Kimi-K2.5 saves
+# ``language_model.model.layers.N...`` and ``language_model.lm_head.weight`` around a DeepSeek-V3
+WRAPPER_PREFIXES = ("language_model.",)
+
+
+def checkpoint_names(model: str) -> list:
+    """Tensor names of a local checkpoint (its index, else its safetensors files' headers)."""
+    folder = Path(model)
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        return list(json.loads(index.read_text()).get("weight_map") or {})
+    names = []
+    for f in sorted(folder.glob("*.safetensors")):
+        from safetensors import safe_open
+
+        with safe_open(str(f), framework="pt") as h:
+            names += list(h.keys())
+    return names
+
+
+def decoder_prefix(model: str, cfg) -> str:
+    """The prefix of a wrapped decoder's weights ("" when the checkpoint is the causal LM).
+
+    A wrapper (a config with ``text_config`` whose checkpoint keeps ``PREFIX + model.layers.*``)
+    is checked against the text model alone: transformers' class for ``text_config`` (Kimi-K2.5:
+    DeepSeek-V3), its weights read under the prefix -- the text path is what was extracted.
+    """
+    if getattr(cfg, "text_config", None) is None or not Path(model).is_dir():
+        return ""
+    names = checkpoint_names(model)
+    for prefix in WRAPPER_PREFIXES:
+        if any(n.startswith(prefix + "model.layers.") for n in names):
+            return prefix
+    return ""
+
+
+def cut_layers(text, loaded: int) -> None:
+    """``text`` (a decoder config) says ``loaded`` layers; per-layer lists cut to match. What
+    depends on a layer's index stays as it is (``first_k_dense_replace``: the first k layers are
+    dense, the rest MoE -- the loaded layers keep the checkpoint's kinds, dense or MoE)."""
+    text.num_hidden_layers = loaded
+    for name in ("layer_types", "mlp_layer_types"):
+        value = getattr(text, name, None)
+        if isinstance(value, (list, tuple)) and len(value) > loaded:
+            setattr(text, name, list(value)[:loaded])
+
+
+def reference_model(model: str, upto: int, device: str, torch, dtype=None):
+    """The checkpoint's decoder cut after layer ``upto``: only what the check needs loads.
+
+    Returns (model, layers loaded, what it is)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
+    dtype = dtype or torch.bfloat16
     cfg = AutoConfig.from_pretrained(model, trust_remote_code=True)
     text = getattr(cfg, "text_config", None) or cfg
     loaded = min(upto + 1, text.num_hidden_layers)
-    text.num_hidden_layers = loaded
-    if hasattr(text, "layer_types") and text.layer_types:
-        text.layer_types = text.layer_types[:loaded]
-    m = AutoModelForCausalLM.from_pretrained(model, config=cfg, dtype=torch.bfloat16,
-                                             trust_remote_code=True)  # fmt: skip
-    return m.to(device).eval(), loaded
+    cut_layers(text, loaded)
+    prefix = decoder_prefix(model, cfg)
+    if prefix:
+        m, info = AutoModelForCausalLM.from_pretrained(
+            model, config=text, dtype=dtype, output_loading_info=True,
+            key_mapping={"^" + re.escape(prefix): ""},
+        )  # fmt: skip
+        if info.get("missing_keys"):
+            raise SystemExit(f"{model}: {type(m).__name__} under '{prefix}' lacks weights: "
+                             f"{sorted(info['missing_keys'])[:8]}")  # fmt: skip
+        what = f"{type(m).__name__} of {type(cfg).__name__}.text_config, weights under '{prefix}'"
+    else:
+        m = AutoModelForCausalLM.from_pretrained(model, config=cfg, dtype=dtype,
+                                                 trust_remote_code=True)  # fmt: skip
+        what = type(m).__name__
+    return m.to(device).eval(), loaded, what
 
 
 def decoder_layers(model):
@@ -114,7 +178,7 @@ def decoder_layers(model):
 
 
 def check_reference(args, paths, picks, layers, torch) -> tuple:
-    model, loaded = reference_model(args.model, max(layers), args.device, torch)
+    model, loaded, kind = reference_model(args.model, max(layers), args.device, torch)
     blocks = decoder_layers(model)
     grabbed = {}
 
@@ -135,7 +199,7 @@ def check_reference(args, paths, picks, layers, torch) -> tuple:
             rel_err(d["hidden_states"][args.captured.index(k)].to(args.device), grabbed[k][0])
             for k in layers
         )
-    return errs, f"transformers forward, decoder layers 0-{loaded - 1} loaded"
+    return errs, f"transformers forward ({kind}), decoder layers 0-{loaded - 1} loaded"
 
 
 def check_alone(args, paths, picks, layers, torch) -> tuple:

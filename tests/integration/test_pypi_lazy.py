@@ -213,6 +213,42 @@ def test_ctrl_c_mid_fetch_leaves_nothing_and_says_so(slow_sources: Index, tmp_pa
     assert [str(p.relative_to(cache)) for p in cache.rglob("*")] == ["wheels"]
 
 
+def test_ctrl_c_while_members_are_written_leaves_nothing_half_unpacked(
+    tmp_path: Path,
+) -> None:
+    """The first sources are being written (the layout's temporary folder is there) while
+    the rest still arrive: Ctrl-C removes both the partial fetch and the partial folder."""
+    root = tmp_path / "wheels-two"
+    root.mkdir()
+    body = "".join(f"def g{i}(x):\n    return x  # {os.urandom(24).hex()}\n" for i in range(20_000))
+    with zipfile.ZipFile(root / "twospan-1.0-py3-none-any.whl", "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("twospan/__init__.py", "A = 1\n")
+        zf.writestr("twospan/blob.bin", os.urandom(600_000))  # wider than GAP: two spans
+        zf.writestr("twospan/late.py", body)
+        zf.writestr("twospan-1.0.dist-info/METADATA", "Name: twospan\nVersion: 1.0\n")
+        zf.writestr("twospan-1.0.dist-info/RECORD", "")
+    with serve(root) as idx:
+        idx.ranges, idx.rate = True, 150_000
+        env = _env(idx, tmp_path)
+        cache = Path(env["HARNESS_CACHE"])
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness", "probe", "twospan", "-t", "pypi:twospan==1.0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True,
+        )  # fmt: skip
+
+        def writing() -> bool:
+            return bool(list((cache / "pypi").glob(".twospan-1.0-*/twospan/__init__.py")))
+
+        code, err = ctrl_c_when(proc, writing, "the unpack")
+    assert code == 130, err
+    assert err.splitlines() == [
+        "interrupted: nothing written: the partial download of twospan==1.0 was removed; "
+        "see the cache with: harness cache list"
+    ]
+    assert sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) == ["pypi", "wheels"]
+
+
 def test_cache_list_and_prune_show_the_lazy_layouts_real_sizes(
     ranged: Index, tmp_path: Path
 ) -> None:

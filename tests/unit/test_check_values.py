@@ -19,9 +19,9 @@ from harness.analysis.scan import Scan
 from probes import callsites
 from probes._astindex import Index
 from probes._finder import Finder
+from probes._lookup import Lookup
 from probes._typeddict import key_default
 from probes._values import UNTYPED, value_of
-from probes.signatures import Lookup
 from tests.support import markers
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "valsite"

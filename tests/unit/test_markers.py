@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness.runs import stream, verification
-from probes import supervisor
+from probes import _follow, supervisor
 
 VERIFIERS = sorted((Path(__file__).resolve().parents[2] / "probes" / "verifiers").glob("*.py"))
 
 
 def test_the_follow_stream_markers_are_spelled_alike() -> None:
-    assert supervisor.STREAM_MARK == stream.STREAM_MARK
-    assert supervisor.END_MARK.encode() == stream.END_MARK
+    assert _follow.STREAM_MARK == stream.STREAM_MARK
+    assert _follow.END_MARK.encode() == stream.END_MARK
 
 
 def test_the_supervisor_reads_the_report_line_the_laptop_documents() -> None:

@@ -63,6 +63,7 @@ def test_patch_report_markdown_escapes_the_series_text() -> None:
     from pathlib import Path
 
     from harness.patching.diffs import parse, unified
+    from harness.patching.manifest import NONE
     from harness.patching.ops import DistReport
     from harness.patching.plan import LiveFile, plan_apply, sha
     from harness.patching.series import PatchSpec, Series
@@ -74,7 +75,7 @@ def test_patch_report_markdown_escapes_the_series_text() -> None:
     spec = PatchSpec("0001-x", Path("0001-x.patch"), why, (), diff, tuple(parse(diff, "x")))
     series = Series("pkg", "1.0", Path("."), (spec,))
     live = {"pkg/a.py": LiveFile("pkg/a.py", before, sha(before), 0o644, sha(before))}
-    plan = plan_apply(series, live, {"pkg": "1.0"}, {})
+    plan = plan_apply(series, live, {"pkg": "1.0"}, NONE)
     md = markdown([DistReport("pkg", "1.0", ["1.0"], plan, [])], "gpu (root@h:22)")
     rendered = MD.render(md)
     (row,) = [r for r in re.findall(r"<tr>(.*?)</tr>", rendered, re.S) if "0001-x" in r]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness.patching.diffs import parse, unified
+from harness.patching.manifest import NONE, AppliedPatch, Backup, Manifest
 from harness.patching.plan import (
     APPLIED,
     APPLIES,
@@ -57,13 +59,13 @@ def states(plan) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_clean_plan_applies_both_files() -> None:
-    plan = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2.1"}, {})
+    plan = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2.1"}, NONE)
     assert states(plan) == [APPLIES, APPLIES] and plan.ok
     assert {c.path: c.after for c in plan.changes} == {"pkg/a.py": A1, "pkg/b.py": B1}
 
 
 def test_requires_not_met_skips_with_reason() -> None:
-    plan = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "1.9"}, {})
+    plan = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "1.9"}, NONE)
     assert states(plan) == [APPLIES, SKIPPED]
     assert plan.patches[1].detail == "dep 1.9 is not >=2"
     assert [c.path for c in plan.changes] == ["pkg/a.py"]
@@ -74,19 +76,19 @@ def test_conflict_anywhere_means_not_ok() -> None:
         SERIES,
         live(A0, B0.replace("b4\n", "changed\n")),
         {"pkg": "1.0", "dep": "2"},
-        {},
+        NONE,
         force=True,
     )
     assert states(plan) == [APPLIES, CONFLICTS] and not plan.ok
-    assert plan.patches[1].conflicts[0]["file"] == "pkg/b.py"
+    assert plan.patches[1].conflicts[0].file == "pkg/b.py"
 
 
 def test_applied_by_manifest_then_idempotent() -> None:
-    first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, {})
-    manifest = new_manifest(first, SERIES, {})
+    first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, NONE)
+    manifest = new_manifest(first, SERIES, NONE)
     again = plan_apply(SERIES, live(A1, B1), {"pkg": "1.0", "dep": "2"}, manifest)
     assert states(again) == [APPLIED, APPLIED] and again.changes == ()
-    assert manifest["files"]["pkg/a.py"] == {
+    assert manifest.to_json()["files"]["pkg/a.py"] == {
         "pristine_sha256": sha(A0),
         "after_sha256": sha(A1),
         "mode": 0o644,
@@ -94,23 +96,23 @@ def test_applied_by_manifest_then_idempotent() -> None:
 
 
 def test_applied_by_hand_is_recognised() -> None:
-    plan = plan_apply(SERIES, live(A1, B0, record=False), {"pkg": "1.0", "dep": "2"}, {})
+    plan = plan_apply(SERIES, live(A1, B0, record=False), {"pkg": "1.0", "dep": "2"}, NONE)
     assert states(plan) == [BY_HAND, APPLIES]
 
 
 def test_hand_edited_target_file_is_refused_without_force() -> None:
     edited = A0.replace("a8\n", "mine\n")
-    plan = plan_apply(SERIES, live(edited, B0), {"pkg": "1.0", "dep": "2"}, {})
+    plan = plan_apply(SERIES, live(edited, B0), {"pkg": "1.0", "dep": "2"}, NONE)
     assert not plan.ok and "edited by hand" in plan.problems[0]
-    assert plan_apply(SERIES, live(edited, B0), {"pkg": "1.0", "dep": "2"}, {}, force=True).ok
+    assert plan_apply(SERIES, live(edited, B0), {"pkg": "1.0", "dep": "2"}, NONE, force=True).ok
 
 
 def test_revert_restores_backups_and_refuses_changed_files() -> None:
-    first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, {})
-    manifest = new_manifest(first, SERIES, {})
+    first = plan_apply(SERIES, live(A0, B0), {"pkg": "1.0", "dep": "2"}, NONE)
+    manifest = new_manifest(first, SERIES, NONE)
     backups = {
-        "pkg/a.py": {"sha256": sha(A0), "text": A0},
-        "pkg/b.py": {"sha256": sha(B0), "text": B0},
+        "pkg/a.py": Backup(sha(A0), A0),
+        "pkg/b.py": Backup(sha(B0), B0),
     }
     changes, problems = plan_revert(manifest, live(A1, B1), backups)
     assert problems == [] and {c.path: c.after for c in changes} == {"pkg/a.py": A0, "pkg/b.py": B0}
@@ -128,10 +130,10 @@ REWORDED = Series(
 ONLY_A = Series("pkg", "1.0", Path("."), SERIES.patches[:1])
 
 
-def _applied_manifest(record: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
-    manifest = new_manifest(plan_apply(ONLY_A, live(A0, B0), {"pkg": "1.0"}, {}), ONLY_A, {})
+def _applied_manifest(record: dict[str, str] | None = None) -> Manifest:
+    manifest = new_manifest(plan_apply(ONLY_A, live(A0, B0), {"pkg": "1.0"}, NONE), ONLY_A, NONE)
     if record is not None:
-        manifest["applied"] = [record]
+        manifest = replace(manifest, applied=(AppliedPatch.from_json(record),))
     return manifest
 
 
@@ -166,8 +168,8 @@ def test_reapplied_patch_records_its_new_text() -> None:
     plan = plan_apply(EDITED, live(A0, B0), {"pkg": "1.0"}, manifest)
     assert states(plan) == [APPLIES]
     again = new_manifest(plan, EDITED, manifest)
-    (record,) = again["applied"]
-    assert record["text"] == EDITED.patches[0].text
+    (record,) = again.applied
+    assert record.text == EDITED.patches[0].text
     assert states(plan_apply(EDITED, live(A2, B0), {"pkg": "1.0"}, again)) == [APPLIED]
 
 
@@ -211,11 +213,13 @@ A_HAND = A1.replace("a7\n", "A7\n")
 def test_adopted_manifest(old_files: dict, path: str, base: str, live: str, pristine: str) -> None:
     from harness.patching.plan import LiveFile, adopted_manifest
 
-    old = {"applied": [{"id": "0001-a"}, {"id": "0003-mine"}], "files": old_files}
+    old = Manifest.from_json(
+        {"applied": [{"id": "0001-a"}, {"id": "0003-mine"}], "files": old_files}
+    )
     new_spec = spec("0003-mine", unified(path, base, live))
     got = adopted_manifest(
         old, {path: LiveFile(path, live, sha(live), 0o600)}, {path: base}, new_spec, "pkg", "1.0"
-    )
+    ).to_json()
     assert got["files"][path] == {
         "pristine_sha256": pristine,
         "after_sha256": sha(live),
@@ -223,4 +227,4 @@ def test_adopted_manifest(old_files: dict, path: str, base: str, live: str, pris
     }
     assert [a["id"] for a in got["applied"]] == ["0001-a", "0003-mine"]  # once, with its text
     assert got["applied"][-1]["text"] == new_spec.text
-    assert old["files"] == old_files  # not mutated
+    assert old.to_json()["files"] == old_files  # not mutated

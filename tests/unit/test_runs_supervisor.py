@@ -1,4 +1,4 @@
-"""The remote half's building blocks (probes/supervisor.py), on this machine's /proc."""
+"""The remote half's building blocks (probes/_rundir.py, _proctree.py, runs.py), on /proc."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from probes import supervisor as sup
+from probes import _proctree, _rundir, runs
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ from probes import supervisor as sup
     ],
 )  # fmt: skip
 def test_parse_stat(text: str, want: dict[str, object] | None) -> None:
-    assert sup.parse_stat(text) == want
+    assert _rundir.parse_stat(text) == want
 
 
 @pytest.mark.parametrize(
@@ -48,26 +48,26 @@ def test_parse_stat(text: str, want: dict[str, object] | None) -> None:
     ],
 )
 def test_script_of(argv: list[str], want: str | None) -> None:
-    assert sup._script_of(argv) == want
+    assert runs._script_of(argv) == want
 
 
 def test_atomic_json_write_and_tolerant_read(tmp_path: Path) -> None:
     path = str(tmp_path / "status.json")
-    assert sup.read_json(path) is None
-    sup.write_json_atomic(path, {"exit_code": 3})
-    assert sup.read_json(path) == {"exit_code": 3}
+    assert _rundir.read_json(path) is None
+    _rundir.write_json_atomic(path, {"exit_code": 3})
+    assert _rundir.read_json(path) == {"exit_code": 3}
     Path(path).write_text('{"exit_co')  # torn by someone else's non-atomic write
-    assert sup.read_json(path) is None
+    assert _rundir.read_json(path) is None
     assert [p.name for p in tmp_path.iterdir()] == ["status.json"]  # no temp files left
 
 
 def test_is_alive_checks_the_start_time_too() -> None:
-    me = sup.proc_stat(os.getpid())
+    me = _rundir.proc_stat(os.getpid())
     assert me is not None
-    assert sup.is_alive(os.getpid(), me["starttime"], sup.boot_id())
-    assert not sup.is_alive(os.getpid(), me["starttime"] + 1)  # a recycled pid
-    assert not sup.is_alive(os.getpid(), me["starttime"], "another-boot")
-    assert not sup.is_alive(None, None)
+    assert _rundir.is_alive(os.getpid(), me["starttime"], _rundir.boot_id())
+    assert not _rundir.is_alive(os.getpid(), me["starttime"] + 1)  # a recycled pid
+    assert not _rundir.is_alive(os.getpid(), me["starttime"], "another-boot")
+    assert not _rundir.is_alive(None, None)
 
 
 TREE = r"""
@@ -91,7 +91,7 @@ time.sleep(60)
 
 def test_run_tree_finds_setsid_workers_and_terminate_escalates(tmp_path: Path) -> None:
     pids_file = tmp_path / "pids"
-    env = {**os.environ, sup.RUN_ID_ENV: "tree-run"}
+    env = {**os.environ, _rundir.RUN_ID_ENV: "tree-run"}
     proc = subprocess.Popen(
         [sys.executable, "-c", TREE, str(pids_file)], env=env, start_new_session=True
     )
@@ -101,14 +101,14 @@ def test_run_tree_finds_setsid_workers_and_terminate_escalates(tmp_path: Path) -
             assert time.monotonic() < deadline
             time.sleep(0.01)
         time.sleep(0.2)  # let the grandchild call setsid
-        members = sup.run_tree("tree-run", {proc.pid}, proc.pid, set())
+        members = _proctree.run_tree("tree-run", {proc.pid}, proc.pid, set())
         found = {m["pid"] for m in members}
         assert {proc.pid, *map(int, pids_file.read_text().split())} <= found
         assert len(found) == 3
         # Without the step as a root and with another session id, the env marker still finds all.
-        assert {m["pid"] for m in sup.run_tree("tree-run", set(), -1, set())} == found
-        assert sup.run_tree("other-run", set(), -1, set()) == []
-        report = sup.terminate(members, grace=0.5)
+        assert {m["pid"] for m in _proctree.run_tree("tree-run", set(), -1, set())} == found
+        assert _proctree.run_tree("other-run", set(), -1, set()) == []
+        report = _proctree.terminate(members, grace=0.5)
         assert set(report["terminated"]) == found
         assert len(report["killed"]) == 1  # the one that ignored SIGTERM
         assert report["remaining"] == []
@@ -126,7 +126,7 @@ def test_gpu_holders_sees_an_open_device_file(tmp_path: Path) -> None:
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ok\n"
-        holders = sup.gpu_holders(str(tmp_path / "fakegpu*"))
+        holders = _proctree.gpu_holders(str(tmp_path / "fakegpu*"))
         assert [(h["pid"], h["devices"], h["ppid"]) for h in holders] == [
             (proc.pid, [str(dev)], os.getpid())
         ]
