@@ -25,6 +25,7 @@ MARK = b"@@HARNESS-ENVELOPE@@ "
 #: What reading a definition takes: every probe that resolves names starts with these.
 _SIGNATURES = (
     *("_finder", "_platform", "_astindex", "_bound", "_decorated", "_resolvable", "_stdsigs"),
+    "_typeddict",
     *("_describe", "_class_flavour", "_describe_class", "signatures"),
 )
 #: What resolving many references takes (``check``, ``diff``, ``check --fix``).
@@ -36,7 +37,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "live": ("_finder", "live"),
     "callsites": (
         *_LOOKUP,
-        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses"),
+        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "_values"),
         *("_calls_imports", "_calls_env", "_calls_record", "callsites"),
     ),
     "api": (*_SIGNATURES, "api"),

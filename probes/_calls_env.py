@@ -31,7 +31,7 @@ class TypeEnv:
 
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(expr, ast.Name):
-            return local.get(expr.id) or self.bindings.get(expr.id)
+            return self.s.values.typed(local.get(expr.id) or self.bindings.get(expr.id))
         if isinstance(expr, ast.Attribute):
             if isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
                 got = cls["attrs"].get(expr.attr)
@@ -40,11 +40,8 @@ class TypeEnv:
             base = self.ref(expr.value, local, cls)
             if base is None:
                 return None
-            if base[0] == "module":
-                sub = f"{base[1]}.{expr.attr}"
-                return ("module", sub) if self.s.is_module(sub) else ("symbol", base[1], expr.attr)
-            if base[0] == "symbol":
-                return ("symbol", base[1], f"{base[2]}.{expr.attr}")
+            if base[0] in ("module", "symbol"):  # a submodule, a member, a value's attribute
+                return self.s.values.attr(base, expr.attr)
             if base[0] == "instance":
                 return ("member", base[1], base[2], expr.attr)
             return None

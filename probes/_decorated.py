@@ -8,7 +8,8 @@ for ``cls.NAME = fn`` and ``setattr(cls, "NAME", fn)`` where ``fn`` is a def mad
 ``fn`` is the member the class gets, unless it is made with ``@functools.wraps(original)``:
 ``inspect`` follows ``__wrapped__``, so the signature stays the original's. Conditions are not
 evaluated (``if accept_kwargs:``): what a branch may set counts. Each effect names the
-decorator, so a member or constructor changed this way says which one changed it.
+decorator, so a member or constructor changed this way says which one changed it. A metaclass
+whose own ``__call__`` names its parameters takes ``Cls(...)`` the same way (``metaclass_ctor``).
 """
 
 from __future__ import annotations
@@ -138,7 +139,11 @@ def _wraps(fdef: Any) -> bool:
 
 
 def decorated_ctor(describer: Any, mod: Any, cls: ast.ClassDef) -> dict | None:
-    """The constructor when a class decorator replaced ``__init__`` (without ``wraps``)."""
+    """The constructor when a class decorator replaced ``__init__`` (without ``wraps``), or
+    a metaclass's own ``__call__`` takes the call (:func:`metaclass_ctor`)."""
+    meta = metaclass_ctor(describer, mod, cls)
+    if meta is not None:
+        return meta
     if not cls.decorator_list:
         return None
     for name, m, fdef, wraps, full in decorator_effects(describer, mod, cls):
@@ -155,3 +160,45 @@ def decorated_ctor(describer: Any, mod: Any, cls: ast.ClassDef) -> dict | None:
                 "changed_by": full,
             }
     return None
+
+
+def metaclass_ctor(describer: Any, mod: Any, cls: ast.ClassDef, depth: int = 0) -> dict | None:
+    """``Cls(...)`` binds to the metaclass's ``__call__`` (here or a base's metaclass) when it
+    names its parameters; one taking ``*args, **kwargs`` hands them on to ``__init__``, which
+    then decides. Stdlib metaclasses (``EnumType``, ``ABCMeta``) are the describer's."""
+    import sys
+
+    from probes._astindex import dotted
+    from probes._describe import VAR_KW, VAR_POS, parameters
+
+    for k in cls.keywords:
+        if k.arg != "metaclass":
+            continue
+        full = describer.index.resolve_dotted(mod.name, dotted(k.value))
+        if full.split(".")[0] in getattr(sys, "stdlib_module_names", ()):
+            return None
+        meta = describer._resolve_class(mod.name, dotted(k.value))
+        call = _own_def(meta[1], "__call__") if meta else None
+        if meta is None or call is None:
+            return None
+        params = parameters(call.args, meta[0].src)[1:]
+        if all(p["kind"] in (VAR_POS, VAR_KW) for p in params):
+            return None
+        return {
+            "via": f"metaclass:{full}",
+            "from": f"{meta[0].name}.{meta[1].name}.__call__",
+            "line": call.lineno,
+            "parameters": params,
+            "overloads": [],
+            "extra": "forbid",
+        }
+    for b in cls.bases if depth < 8 else []:
+        base = describer._resolve_class(mod.name, dotted(b))
+        got = metaclass_ctor(describer, base[0], base[1], depth + 1) if base else None
+        if got is not None:
+            return {**got, "inherited": True}
+    return None
+
+
+def _own_def(cls: ast.ClassDef, name: str) -> Any:
+    return next((st for st in cls.body if isinstance(st, FUNCS) and st.name == name), None)

@@ -31,6 +31,7 @@ from probes._describe import (
     parameters,
 )
 from probes._stdsigs import ENUMS, enum_ctor, stdlib_class_params, stdlib_ctor
+from probes._typeddict import key_default
 
 
 class ClassDescriber(ClassFlavours):
@@ -57,7 +58,6 @@ class ClassDescriber(ClassFlavours):
             if not isinstance(st, ast.AnnAssign) or not isinstance(st.target, ast.Name):
                 continue
             name = st.target.id
-            ann = mod.src.text(st.annotation) or ""
             head = dotted(st.annotation).split(".")[-1]
             if head == "KW_ONLY":
                 kw_only = True
@@ -79,7 +79,7 @@ class ClassDescriber(ClassFlavours):
                     if alias and flavour == "pydantic-model":
                         name = alias
             if flavour == "typeddict":
-                default = "..." if "NotRequired" in ann else None
+                default = key_default(cls, st.annotation)  # total=, Required/NotRequired
             if not init:
                 inherited = [x for x in inherited if x["name"] != name]
                 continue

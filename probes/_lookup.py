@@ -16,6 +16,7 @@ from probes._astindex import ModuleSummary
 from probes._finder import ProbeFailure
 from probes._resolvable import compiled, in_stubs, stub_members
 from probes._stdsigs import stdlib_class
+from probes._typeddict import TYPEDDICT_BASES, flavour_names
 from probes.signatures import Probe
 
 
@@ -171,12 +172,10 @@ class Lookup(Probe):
                     st, mod.lines
                 ):
                     opaque.append({"why": "open", "name": f"{where}.{st.name}"})
-        flav = self.classes.flavour(mod, cls)
-        if flav is not None and flav[0] in ("pydantic-model", "msgspec", "namedtuple"):
-            names.update(("model_dump", "model_copy", "_asdict", "_replace", "_fields"))
+        names.update(flavour_names(self.classes.flavour(mod, cls)))  # model_dump, dict's, ...
         for b in cls.bases:
             full = self.index.resolve_dotted(mod.name, dotted(b))
-            if full in IGNORED_BASES or full.startswith(("typing.", "abc.")):
+            if full in IGNORED_BASES | TYPEDDICT_BASES or full.startswith(("typing.", "abc.")):
                 continue
             base = self.classes._resolve_class(mod.name, dotted(b))
             if base is None and full in KNOWN_APIS:

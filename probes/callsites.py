@@ -32,6 +32,7 @@ from probes._uses import (
     annotation_union,
     early_install_queries,
 )
+from probes._values import Values
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
@@ -97,6 +98,7 @@ class Scanner:
         self.warn = warn
         self._is_class: dict[tuple[str, str], bool] = {}
         self._returns: dict[tuple[str, str], Ref | None] = {}
+        self.values = Values(self)  # a callee's named values: instances of its classes
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:

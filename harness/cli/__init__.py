@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from harness.cli import cache, hosts, matrix, patches, reading, report, runs
+from harness.cli import cache, hosts, matrix, patches, reading, report, run, runs
+from harness.cli.across import wrap_commands
 from harness.cli.app import app
 from harness.cli.common import report_error
 from harness.cli.options import use_global_options
@@ -22,22 +23,16 @@ from harness.errors import HarnessError
 __all__ = ["app", "main"]
 
 # in --help's order: reading, runs, patches, the review, the cache
-for _group in (reading, matrix, hosts, runs, patches, report, cache):
+for _group in (reading, matrix, hosts, run, runs, patches, report, cache):
     _group.register(app)
+wrap_commands(app)  # -t naming several hosts: the command across them, in-process
 use_global_options(app)
 
 
 def main() -> NoReturn:
     """Entry point: every HarnessError becomes a message and an exit code, never a traceback."""
-    from harness.group.fanout import GroupTarget
-
     try:
         app()
-    except GroupTarget as group:  # -t named several hosts: the command once per host
-        from harness.group.fanout import fan_out, render
-
-        argv = sys.argv[1:]
-        sys.exit(render(fan_out(group.hosts, argv), "--json" in argv))
     except HarnessError as exc:
         report_error(exc)
         sys.exit(exc.exit_code)

@@ -36,19 +36,20 @@ def hosts_config() -> HostsConfig:
     return load_hosts(find_hosts_file(State.hosts_file))
 
 
-def group_named(spec: str | None) -> tuple[str, ...] | None:
-    """The hosts ``-t SPEC`` names when it names several (a group, ``a,b``, a group default);
-    ``None`` for one target. Commands with a meaning across hosts branch on it."""
-    from harness.group.spec import expand
-
-    return expand(spec, hosts_config())
-
-
 def target_for(spec: str | None, accept_new: bool = False) -> Target:
     """The target ``-t SPEC`` names (nothing connects until first use)."""
     from harness.targets.registry import open_target
 
     return open_target(spec, hosts_config(), accept_new_host_key=accept_new)
+
+
+def emit(out: Console, parts: Any) -> None:
+    """Print a view's renderables: a markup string or a Text as one line that never
+    re-wraps (a command, a path), anything else (a table) as Rich lays it out."""
+    from rich.text import Text
+
+    for part in parts:
+        out.print(part, soft_wrap=isinstance(part, str | Text))
 
 
 def print_json(obj: Any) -> None:

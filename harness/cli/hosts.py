@@ -49,11 +49,11 @@ def hosts(
         else:
             hosts_table(console(), cfg)
         return
-    from harness.group.spec import expand
+    from harness.cli.across import group_of
     from harness.reading.probe import gather_facts
     from harness.targets.registry import open_target
 
-    group = expand(target, cfg) if target else (tuple(cfg.hosts) if len(cfg.hosts) > 1 else None)
+    group = group_of(target) if target else (tuple(cfg.hosts) if len(cfg.hosts) > 1 else None)
     if group is not None:
         _check_group(cfg, group, dist or [], as_json, accept_new_host_key)
         return

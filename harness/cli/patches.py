@@ -5,10 +5,10 @@ from typing import Annotated, Any
 
 import typer
 
+from harness.cli.across import on_group
 from harness.cli.common import (
     check_output,
     console,
-    group_named,
     hosts_config,
     print_json,
     target_for,
@@ -122,24 +122,6 @@ def apply_cmd(
 
     if report is not None:  # before anything is written on the target
         check_output(report, "--report")
-    group = None if dry_run else group_named(target)
-    if group is not None:  # every host or none
-        from harness.group.patches import apply_across, describe
-
-        got = apply_across(
-            group,
-            lambda h: target_for(h, accept_new_host_key),
-            _root(patches),
-            force=force,
-            only=dist,
-        )
-        _emit_lines(describe(got), as_json, got.ok)
-        if not got.ok:
-            raise typer.Exit(
-                got.prepared.exit_code or (got.failed.exit_code if got.failed else 1) or 1
-            )
-        return
-
     flags = again(target, patches)
     reports: list[Any] | None = None
     try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
@@ -179,21 +161,6 @@ def revert_cmd(
     """Restore every file harness patched, byte-identical (sha256 checked)."""
     from harness.patching.writing import revert_patches
 
-    group = group_named(target)
-    if group is not None:
-        from harness.group.patches import revert_across
-
-        got = revert_across(
-            group, lambda h: target_for(h, accept_new_host_key), _root(patches),
-            force=force, only=dist,
-        )  # fmt: skip
-        lines = [
-            f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results
-        ]
-        _emit_lines(lines, as_json, got.ok)
-        if not got.ok:
-            raise typer.Exit(got.exit_code or 1)
-        return
     with target_for(target, accept_new_host_key) as t:
         reports = revert_patches(t, _root(patches), force=force, only=dist)
     _emit(reports, as_json)
@@ -233,17 +200,6 @@ def make_cmd(
 
     check_slug(name)  # before any connection
     gates = parse_requires(requires or [])
-    group = group_named(target)
-    if group is not None:  # once per host would write one patch per host, racing for a number
-        from harness.errors import UsageError
-
-        spec = target or hosts_config().default
-        raise UsageError(
-            f"make-patch -t {spec}: records one host's edits, and {spec} is "
-            f"{len(group)} hosts ({', '.join(group)})",
-            f"name the host you edited on (-t {group[0]}), then "
-            f"`harness apply-patches -t {spec}` puts the patch on every host",
-        )
     with target_for(target, accept_new_host_key) as t:
         path = make_patch(t, _root(patches), dist, files or [], name, why, gates)
         label, adopted = t.label, t.writable
@@ -254,9 +210,59 @@ def make_cmd(
         )
 
 
+# -- the same commands when -t names several hosts (harness.cli.across calls them) ------------
+
+
+def apply_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """Every host or none: prepared everywhere, then committed everywhere."""
+    from harness.group.patches import apply_across, describe
+
+    if kw["report"] is not None:  # before anything is written on any host
+        check_output(kw["report"], "--report")
+    got = apply_across(
+        hosts,
+        lambda h: target_for(h, kw["accept_new_host_key"]),
+        _root(kw["patches"]),
+        force=kw["force"],
+        only=kw["dist"],
+    )
+    _emit_lines(describe(got), kw["as_json"], got.ok)
+    if not got.ok:
+        raise typer.Exit(got.prepared.exit_code or (got.failed.exit_code if got.failed else 1) or 1)
+
+
+def revert_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    from harness.group.patches import revert_across
+
+    got = revert_across(
+        hosts, lambda h: target_for(h, kw["accept_new_host_key"]), _root(kw["patches"]),
+        force=kw["force"], only=kw["dist"],
+    )  # fmt: skip
+    lines = [f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results]
+    _emit_lines(lines, kw["as_json"], got.ok)
+    if not got.ok:
+        raise typer.Exit(got.exit_code or 1)
+
+
+def make_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """Refused: once per host would write one patch per host, racing for a number."""
+    from harness.errors import UsageError
+    from harness.patching.make import check_slug, parse_requires
+
+    check_slug(kw["name"])  # the same errors first as on one host
+    parse_requires(kw["requires"] or [])
+    spec = kw["target"] or hosts_config().default
+    raise UsageError(
+        f"make-patch -t {spec}: records one host's edits, and {spec} is "
+        f"{len(hosts)} hosts ({', '.join(hosts)})",
+        f"name the host you edited on (-t {hosts[0]}), then "
+        f"`harness apply-patches -t {spec}` puts the patch on every host",
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
     app.command("patches")(patches_cmd)
-    app.command("apply-patches")(apply_cmd)
-    app.command("revert-patches")(revert_cmd)
-    app.command("make-patch")(make_cmd)
+    app.command("apply-patches")(on_group(apply_on_group, unless="dry_run")(apply_cmd))
+    app.command("revert-patches")(on_group(revert_on_group)(revert_cmd))
+    app.command("make-patch")(on_group(make_on_group)(make_cmd))

@@ -5,10 +5,10 @@ from typing import Annotated, Any
 
 import typer
 
+from harness.cli.across import on_group
 from harness.cli.common import (
     check_output,
     console,
-    group_named,
     hosts_config,
     target_for,
     write_output,
@@ -55,27 +55,11 @@ def report_cmd(
     """Whether the run can work, and why: facts, patches, check, the step, a verdict."""
     import json
 
-    from harness.errors import UsageError
     from harness.patching.series import patches_root
     from harness.report.build import build_review
-    from harness.runs.resolve import parse_sets
     from harness.views import review as render
 
-    overrides = parse_sets(sets or [])
-    if fmt not in ("terminal", "md", "html", "json"):
-        raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
-    if output is not None:
-        check_output(output, "-o")
-
-    group = group_named(target)
-    if group is not None:
-        _group_report(
-            group, fmt, output, accept_new_host_key,
-            dict(patches=patches_root(patches), callers=caller, step=step,
-                 pipeline=pipeline, overrides=overrides, require_smoke=require_smoke,
-                 require_verified=require_verified),
-        )  # fmt: skip
-        return
+    overrides = _checked(fmt, output, sets)
     with target_for(target, accept_new_host_key) as t:
         review = build_review(
             t,
@@ -105,6 +89,32 @@ def report_cmd(
             sys.stdout.write(text)
     if not review.ready:
         raise typer.Exit(1)
+
+
+def report_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """The same arguments checked first, then ``_group_report``."""
+    from harness.patching.series import patches_root
+
+    overrides = _checked(kw["fmt"], kw["output"], kw["sets"])
+    _group_report(
+        hosts, kw["fmt"], kw["output"], kw["accept_new_host_key"],
+        dict(patches=patches_root(kw["patches"]), callers=kw["caller"], step=kw["step"],
+             pipeline=kw["pipeline"], overrides=overrides,
+             require_smoke=kw["require_smoke"], require_verified=kw["require_verified"]),
+    )  # fmt: skip
+
+
+def _checked(fmt: str, output: Any, sets: Any) -> dict[str, str]:
+    """The --set overrides; a bad --format or -o refused before any connection."""
+    from harness.errors import UsageError
+    from harness.runs.resolve import parse_sets
+
+    overrides = parse_sets(sets or [])
+    if fmt not in ("terminal", "md", "html", "json"):
+        raise UsageError(f"--format {fmt!r}", "use terminal, md, html or json")
+    if output is not None:
+        check_output(output, "-o")
+    return overrides
 
 
 def _group_report(
@@ -159,4 +169,4 @@ def _group_report(
 
 def register(app: typer.Typer) -> None:
     """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
-    app.command("report")(report_cmd)
+    app.command("report")(on_group(report_on_group)(report_cmd))

@@ -1,233 +1,21 @@
-"""``harness run``, ``runs``, ``logs``, ``stop``: registered on the main app by ``harness.cli``.
+"""``harness runs``, ``logs``, ``stop``: registered on the main app by ``harness.cli``.
 
-Thin: parse, call one function (:mod:`~harness.runs.launch`, :mod:`~harness.runs.commands`),
-exit with what it returns.
+Thin: parse, call one function (:mod:`~harness.runs.commands`, :mod:`~harness.group.listing`),
+render, exit with what it returns. Each command's form for ``-t`` naming several hosts is
+declared with it (:func:`harness.cli.across.on_group`); ``harness run`` is :mod:`harness.cli.run`.
 Nothing heavy is imported until a command runs (``harness --help`` stays fast).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import group_named, hosts_config, print_json
+from harness.cli.across import on_group
+from harness.cli.common import emit, print_json
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
-
-if TYPE_CHECKING:
-    from harness.runs.context import Context
-
-WorkdirOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--workdir",
-        envvar="HARNESS_WORKDIR",
-        help="folder on the target that holds .harness/runs/ and is {workdir} in the "
-        "pipeline (default: hosts.toml's workdir; local: the current folder; SSH: home)",
-    ),
-]
-
-
-def ctx(target: str | None, accept: bool, workdir: str | None = None) -> Context:
-    from harness.runs.context import context
-
-    return context(hosts_config(), target, accept, workdir)
-
-
-def run_cmd(
-    step: Annotated[
-        str | None,
-        typer.Argument(help="a step of the pipeline file; leave out to list the steps"),
-    ] = None,
-    extra: Annotated[
-        list[str] | None,
-        typer.Argument(help="after --: arguments appended to the step's command"),
-    ] = None,
-    target: TargetOpt = None,
-    sets: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="override a parameter: NAME=VALUE (repeatable)"),
-    ] = None,
-    pipeline: Annotated[
-        Path | None,
-        typer.Option(
-            "--pipeline",
-            help="pipeline file (default: $HARNESS_PIPELINE, else ./pipeline.toml or a "
-            "parent folder's)",
-            dir_okay=False,
-        ),
-    ] = None,
-    detach: Annotated[
-        bool, typer.Option("--detach", "-d", help="launch and return; do not follow")
-    ] = False,
-    kill_stale: Annotated[
-        bool,
-        typer.Option(
-            "--kill-stale",
-            help="end stale processes holding GPUs first (SIGTERM, SIGKILL after the "
-            "grace period) instead of refusing",
-        ),
-    ] = False,
-    workdir: WorkdirOpt = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="launch even when the review says not ready")
-    ] = False,
-    patches: Annotated[
-        Path | None,
-        typer.Option("--patches", file_okay=False, help="the patches/ folder to review"),
-    ] = None,
-    smoke: Annotated[
-        bool,
-        typer.Option(
-            "--smoke",
-            help="same step, same code path: dummy weights (no checkpoint is read), a few "
-            "decoder layers and samples, outputs under WORKDIR/.harness/runs/RUN_ID/smoke",
-        ),
-    ] = False,
-    smoke_layers: Annotated[
-        int | None,
-        typer.Option(
-            "--smoke-layers",
-            help="decoder layers to keep (default 2, or the step's smoke.layers if more)",
-        ),
-    ] = None,
-    smoke_samples: Annotated[
-        int | None, typer.Option("--smoke-samples", help="samples (default 4)")
-    ] = None,
-    require_smoke: Annotated[
-        bool,
-        typer.Option(
-            "--require-smoke",
-            help="refuse a step not smoke-tested since its series or environment changed",
-        ),
-    ] = False,
-    require_verified: Annotated[
-        bool,
-        typer.Option(
-            "--require-verified",
-            help="refuse a step with no run whose output passed its check since its series, "
-            "callee versions or pipeline entry changed",
-        ),
-    ] = False,
-    as_json: JsonOpt = False,
-    accept_new_host_key: AcceptOpt = False,
-) -> None:
-    """Review, preflight and launch a pipeline step detached on the target; follow its log.
-
-    Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
-    keeps running; reattach with harness logs RUN --follow.
-    """
-    from harness.group.spec import expand
-
-    hosts_cfg = hosts_config()
-    group = expand(target, hosts_cfg) if step else None
-    if group is not None:  # one step over several hosts, as its `spread` says
-        from harness.cli.options import State
-        from harness.group.runs import run_across
-
-        raise typer.Exit(
-            run_across(
-                hosts_cfg, group, step or "",
-                make_ctx=lambda h: ctx(h, accept_new_host_key, workdir),
-                pipeline_file=pipeline, sets=sets or [], extra=extra or [],
-                detach=detach, kill_stale=kill_stale, force=force, patches=patches,
-                hosts_file=State.hosts_file,
-            )
-        )  # fmt: skip
-    code = run_step(
-        ctx(target, accept_new_host_key, workdir),
-        step,
-        pipeline_file=pipeline,
-        sets=sets or [],
-        extra=extra or [],
-        detach=detach,
-        kill_stale=kill_stale,
-        as_json=as_json,
-        force=force,
-        patches=patches,
-        smoke=smoke or smoke_layers is not None or smoke_samples is not None,
-        smoke_layers=smoke_layers,
-        smoke_samples=smoke_samples,
-        require_smoke=require_smoke,
-        require_verified=require_verified,
-    )
-    raise typer.Exit(code)
-
-
-def run_step(
-    ctx: Context,
-    step: str | None,
-    *,
-    pipeline_file: Path | None = None,
-    sets: Sequence[str] = (),
-    extra: Sequence[str] = (),
-    detach: bool = False,
-    kill_stale: bool = False,
-    as_json: bool = False,
-    force: bool = False,
-    patches: Path | None = None,
-    smoke: bool = False,
-    smoke_layers: int | None = None,
-    smoke_samples: int | None = None,
-    require_smoke: bool = False,
-    require_verified: bool = False,
-) -> int:
-    """Launch detached (:func:`harness.runs.launch.start_run`, its events shown as they
-    come), then (unless ``detach``) follow to the step's exit code."""
-    from functools import partial
-
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.attach import follow_run, print_next
-    from harness.runs.launch import start_run
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
-    from harness.runs.resolve import parse_sets, resolve_step
-    from harness.runs.steps import BUILTINS
-    from harness.views import launch as view
-    from harness.views.runs import console
-
-    err = console(stderr=True)
-    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
-    if step is None:
-        if as_json:
-            print_json(pipeline.to_dict())
-        else:
-            view.steps(console(), pipeline)
-        return 0
-    overrides = parse_sets(sets)
-    if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
-        resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
-    plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
-    if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
-        overrides = {**overrides, **plan.sets}
-    with ctx.open() as target:
-        outcome = start_run(
-            ctx,
-            target,
-            pipeline,
-            step,
-            overrides=overrides,
-            extra=extra,
-            pipeline_file=pipeline_file,
-            patches=patches,
-            kill_stale=kill_stale,
-            force=force,
-            require_smoke=require_smoke,
-            require_verified=require_verified,
-            smoke=plan,
-            on_event=partial(view.show, err),
-        )
-        info = outcome.run
-        if not detach:
-            return follow_run(ctx, target, info, start=0, follow=True)
-        if as_json:
-            print_json(info.to_dict())
-        else:
-            err.print(f"started [bold]{info.id}[/] (detached)")
-            print_next(err, ctx, info)
-        return 0
-
+from harness.cli.run import WorkdirOpt, ctx, raise_code
 
 #: ``harness runs`` shows this many of the newest runs unless ``--limit`` says otherwise.
 RUNS_SHOWN = 20
@@ -251,14 +39,6 @@ def runs_cmd(
     """List runs on the target: id, step, state, started, duration, exit."""
     from harness.runs.commands import list_runs
     from harness.views import runs as view
-
-    group = group_named(target)
-    if group is not None:
-        from harness.group.listing import list_across
-
-        raise typer.Exit(
-            list_across(lambda h: ctx(h, accept_new_host_key, workdir), group, as_json)
-        )
 
     listing = list_runs(ctx(target, accept_new_host_key, workdir))
     keep = limit if limit is not None else (0 if as_json else RUNS_SHOWN)
@@ -298,20 +78,7 @@ def logs_cmd(
 ) -> None:
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
     from harness.runs.commands import show_logs
-
-    group = group_named(target)
-    if group is not None:  # each host's log, interleaved, with its name in front
-        from harness.cli.options import State
-        from harness.group.follow import follow_across
-        from harness.views.runs import console
-
-        more = [*(["--tail", str(tail)] if tail is not None else []),
-                *(["--offset", str(offset)] if offset is not None else [])]  # fmt: skip
-        raise typer.Exit(
-            follow_across(
-                group, run, State.hosts_file, console(stderr=True), follow=follow, extra=more
-            )
-        )
+    from harness.views.runs import SCREEN
 
     code = show_logs(
         ctx(target, accept_new_host_key, workdir),
@@ -319,6 +86,7 @@ def logs_cmd(
         follow=follow,
         tail=tail,
         offset=offset,
+        screen=SCREEN,
     )
     raise typer.Exit(code)
 
@@ -343,14 +111,6 @@ def stop_cmd(
     from harness.runs.commands import stop_run
     from harness.views import runs as view
 
-    group = group_named(target)
-    if group is not None:
-        from harness.group.listing import stop_across
-
-        raise typer.Exit(
-            stop_across(lambda h: ctx(h, accept_new_host_key, workdir), group, run, grace)
-        )
-
     rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace)
     if as_json:
         print_json(rep.to_dict())
@@ -359,9 +119,57 @@ def stop_cmd(
     raise typer.Exit(1 if rep.remaining else 0)
 
 
+# -- the same commands when -t names several hosts (harness.cli.across calls them) ------------
+
+
+def runs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """One row per run, every host's part in it (a spread run's hosts folded together)."""
+    import sys
+
+    from harness.group.listing import list_on
+    from harness.views.group import group_runs_table
+    from harness.views.runs import console
+
+    got = list_on(lambda h: ctx(h, kw["accept_new_host_key"], kw["workdir"]), hosts)
+    if kw["as_json"]:
+        print_json(got.to_list())
+    else:
+        console().print(group_runs_table(got.rows))
+    for host, error in got.failed:
+        sys.stderr.write(f"{host}: {error}\n")
+    raise typer.Exit(2 if got.failed else 0)
+
+
+def logs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """Each host's log, interleaved, with its name in front (each local copy byte-exact)."""
+    from harness.cli.across import detached, follow_each, followed
+    from harness.runs.commands import show_logs
+    from harness.views.runs import SCREEN, console
+
+    err, run, follow = console(stderr=True), kw["run"], kw["follow"]
+    try:
+        codes = follow_each(hosts, lambda h: raise_code(show_logs(
+            ctx(h, kw["accept_new_host_key"], kw["workdir"]), run, follow=follow,
+            tail=kw["tail"], offset=kw["offset"], screen=SCREEN)))  # fmt: skip
+    except KeyboardInterrupt:
+        raise typer.Exit(detached(err, run, hosts)) from None
+    raise typer.Exit(followed(err, run, hosts, codes) if follow else max(codes.values()))
+
+
+def stop_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
+    """Stop the run on every host that has it (and the Ray cluster it owns): a line each."""
+    from harness.group.listing import stop_on
+    from harness.views.group import stopped_lines
+    from harness.views.runs import console
+
+    make = lambda h: ctx(h, kw["accept_new_host_key"], kw["workdir"])  # noqa: E731
+    got = stop_on(make, hosts, kw["run"], kw["grace"])
+    emit(console(), stopped_lines(got, kw["run"]))
+    raise typer.Exit(got.exit_code)
+
+
 def register(app: typer.Typer) -> None:
     """Add these commands to ``app`` (in this order: it is ``--help``'s)."""
-    app.command("run")(run_cmd)
-    app.command("runs")(runs_cmd)
-    app.command("logs")(logs_cmd)
-    app.command("stop")(stop_cmd)
+    app.command("runs")(on_group(runs_on_group)(runs_cmd))
+    app.command("logs")(on_group(logs_on_group)(logs_cmd))
+    app.command("stop")(on_group(stop_on_group)(stop_cmd))

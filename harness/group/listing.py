@@ -1,8 +1,8 @@
-"""``harness runs`` / ``harness stop`` over several hosts: one row per run, every host's part."""
+"""``harness runs`` / ``harness stop`` over several hosts: one row per run, every host's part
+(data back; :mod:`harness.views.group` draws it)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,54 +62,35 @@ def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
     return sorted(rows.values(), key=lambda g: (g.started or 0.0, g.id))
 
 
-def list_across(make_ctx: Callable[[str], Any], names: Sequence[str], as_json: bool) -> int:
-    import json
+@dataclass(frozen=True)
+class Listing:
+    """``harness runs -t GROUP``: one row per run, and the hosts that could not be listed."""
 
-    from harness.views import runs as view
+    rows: list[GroupRun]
+    failed: tuple[tuple[str, str], ...]  # (host, error)
 
+    def to_list(self) -> list[dict[str, Any]]:
+        return [
+            {"id": g.id, "step": g.step, "spread": g.spread, "state": g.state,
+             "hosts": g.states, "started_at": g.started}
+            for g in self.rows
+        ]  # fmt: skip
+
+
+def list_on(make_ctx: Callable[[str], Any], names: Sequence[str]) -> Listing:
+    """The runs on every host, a spread run's hosts folded into one row."""
     got = _listing(make_ctx, names)
     rows = group_runs({r.host: r.unwrap() for r in got.succeeded})
-    if as_json:
-        sys.stdout.write(
-            json.dumps(
-                [
-                    {
-                        "id": g.id,
-                        "step": g.step,
-                        "spread": g.spread,
-                        "state": g.state,
-                        "hosts": g.states,
-                        "started_at": g.started,
-                    }
-                    for g in rows
-                ],
-                indent=2,
-            )
-            + "\n"
-        )
-    else:
-        from rich.table import Table
-
-        out = view.console()
-        table = Table(box=None, pad_edge=False, header_style="bold")
-        for col in ("run", "step", "state", "hosts"):
-            table.add_column(col, overflow="fold")
-        for g in rows:
-            step = g.step + (f" ({g.spread})" if g.spread else "")
-            hosts = ", ".join(f"{h} {s}" for h, s in g.states.items())
-            table.add_row(g.id, view.esc(step), g.state, view.esc(hosts))
-        out.print(table)
-    for r in got.failed:
-        sys.stderr.write(f"{r.host}: {r.error}\n")
-    return 2 if got.failed else 0
+    return Listing(rows, tuple((r.host, r.error or "") for r in got.failed))
 
 
-def stop_across(make_ctx: Callable[[str], Any], names: Sequence[str], run: str,
-                grace: float | None) -> int:  # fmt: skip
-    """Stop the run on every host that has it, and the Ray cluster it started, if any."""
+def stop_on(
+    make_ctx: Callable[[str], Any], names: Sequence[str], run: str, grace: float | None
+) -> GroupResult[list[str]]:
+    """Stop the run on every host that has it, and the Ray cluster it started, if any; per
+    host, the runs stopped there."""
     from harness.runs import remote
     from harness.runs.context import workdir_for
-    from harness.views import runs as view
 
     def one(name: str) -> list[str]:
         ctx = make_ctx(name)
@@ -125,14 +106,4 @@ def stop_across(make_ctx: Callable[[str], Any], names: Sequence[str], run: str,
                     stopped.append(r.id)
         return stopped
 
-    got = run_each(list(names), one)
-    out = view.console()
-    for r in got.results:
-        if r.ok:
-            out.print(
-                f"{r.host}: "
-                + (", ".join(r.unwrap()) + " stopped" if r.unwrap() else f"no run {run}")
-            )
-        else:
-            out.print(f"[red]{r.host}: {view.esc(r.error or '')}[/]")
-    return got.exit_code
+    return run_each(list(names), one)

@@ -11,15 +11,16 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import RunError
+from harness.group.events import ClusterStopped, ClusterUp
 from harness.group.result import run_each
 
 if TYPE_CHECKING:
-    from harness.group.runs import Host, Node
+    from harness.group.nodes import Host, Launch, Node
 
 RAY_PORT = 6379
 RAY_WAIT_S = float(os.environ.get("HARNESS_RAY_WAIT_S") or 90)
@@ -67,14 +68,13 @@ while True:
 """
 
 
-def start_ray(
-    err: Any, hosts: Sequence[Host], nodes: Sequence[Node], port: int, run_id: str,
-    group: dict[str, Any], pipeline: str,
-) -> list[str]:  # fmt: skip
-    """One supervised ``ray start --block`` per host (head first), then wait for all nodes."""
+def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
+    """One supervised ``ray start --block`` per host (head first), then wait for all nodes;
+    each run started goes into ``launch.cluster`` as it starts."""
     from harness.runs import remote
 
-    cluster = []
+    nodes, port, run_id = launch.nodes, launch.port or RAY_PORT, launch.run_id
+    group = launch.group or {}
     for h in hosts:
         python = h.target.python_argv()[0]
         argv = ray_start_argv(python, nodes, h.node, port=port, run_id=run_id)
@@ -85,11 +85,11 @@ def start_ray(
             env={**h.resolved.env, "RAY_USAGE_STATS_ENABLED": "0"},
         )  # fmt: skip
         remote.launch(
-            h.target, cid, h.workdir, resolved, pipeline=pipeline, timings=h.ctx.timings,
+            h.target, cid, h.workdir, resolved, pipeline=launch.pipeline, timings=h.ctx.timings,
             group={**group, "rank": h.node.rank, "role": "ray-head" if h.node.rank == 0
                    else "ray-node"},
         )  # fmt: skip
-        cluster.append(cid)
+        launch.cluster.append(cid)
         if h.node.rank == 0:  # the workers join the head: it must listen first
             _wait_port(h, port)
     head = hosts[0]
@@ -103,8 +103,9 @@ def start_ray(
             f"the Ray cluster of {run_id} did not come up: {got.stderr.decode().strip()[-300:]}",
             f"harness logs {run_id}-ray0 -t {head.node.host} shows the head's log",
         )
-    err.print(f"Ray cluster up in {time.monotonic() - t0:.1f} s: {got.stdout.decode().strip()}")
-    return cluster
+    launch.on_event(ClusterUp(time.monotonic() - t0, got.stdout.decode().strip()))
+    if launch.group is not None:
+        launch.group["cluster"] = list(launch.cluster)
 
 
 def _wait_port(h: Host, port: int, timeout: float = 60.0) -> None:
@@ -126,24 +127,18 @@ def _wait_port(h: Host, port: int, timeout: float = 60.0) -> None:
         raise RunError(f"the Ray head on {h.node.host} did not listen on {h.node.address}:{port}")
 
 
-def stop_cluster(
-    make_ctx: Callable[[str], Any], hosts: Sequence[Host], cluster: Sequence[str], err: Any
-) -> None:
+def stop_cluster(hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
     """Stop exactly the Ray processes this run started (by the run's marker, tree and all)."""
     from harness.runs import remote
 
     t0 = time.monotonic()
+    started = {cid.rsplit("-ray", 1)[-1]: cid for cid in cluster}
 
     def one(name: str) -> Any:
         h = next(h for h in hosts if h.node.host == name)
-        ctx = make_ctx(name)
-        with ctx.open() as t:
-            return remote.stop(t, h.workdir, cluster[h.node.rank], grace=ctx.timings.stop_grace,
-                               timings=ctx.timings)  # fmt: skip
+        with h.ctx.open() as t:
+            return remote.stop(t, h.workdir, started[str(h.node.rank)],
+                               grace=h.ctx.timings.stop_grace, timings=h.ctx.timings)  # fmt: skip
 
-    got = run_each([h.node.host for h in hosts], one)
-    left = [r.host for r in got.failed]
-    err.print(
-        f"Ray cluster stopped in {time.monotonic() - t0:.1f} s"
-        + (f"; could not stop it on {', '.join(left)}" if left else "")
-    )
+    got = run_each([h.node.host for h in hosts if str(h.node.rank) in started], one)
+    launch.on_event(ClusterStopped(time.monotonic() - t0, tuple(r.host for r in got.failed)))

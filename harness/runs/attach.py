@@ -10,7 +10,9 @@ from __future__ import annotations
 import signal
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from rich.markup import escape as esc
 
 from harness.cache import cache_root
 from harness.errors import ConnectError, RunError
@@ -29,6 +31,29 @@ from harness.runs.stream import (
 )
 from harness.targets.base import Target
 
+
+class Shown(Protocol):
+    """A run's log on the screen (:class:`harness.views.runs.StreamView`)."""
+
+    @property
+    def resume_offset(self) -> int: ...
+    def start_at(self, offset: int) -> None: ...
+    def pump(self, offset: int | None = None, data: bytes = b"") -> None: ...
+    def flush(self) -> None: ...
+    def idle(self) -> None: ...
+    def message(self, markup: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class Screen(Protocol):
+    """Where a followed run is shown: given by the CLI (:data:`harness.views.runs.SCREEN`),
+    so that this use case imports no view."""
+
+    def view(self, info: RunInfo, copy: LocalCopy, start: int | None) -> Shown: ...
+    def notes(self, shown: Shown) -> Any: ...
+    def failure(self, out: Any, summary: FailureSummary, installed: str | None) -> None: ...
+
+
 #: Bytes of the log's end searched for the final exception.
 SUMMARY_TAIL = 256 * 1024
 
@@ -41,26 +66,27 @@ def follow_run(
     start: int | None = 0,
     tail: int | None = None,
     follow: bool = True,
+    screen: Screen,
 ) -> int:
     """Stream the log (from ``start``, or the last ``tail`` lines) into the local copy and view.
 
     Returns the step's exit code when following to the end, else 0; 130 when Ctrl-C
     detached (the step keeps running).
     """
-    from harness.views import runs as view
-
     path = copy_path(cache_root(), target.name, info.id)
     if info.log_size is None and info.state != "running":  # its log is gone on the target
         why = f"{info.id}: its log on {target.label} is gone ({info.log_path})"
-        return show_copy(ctx, target, info, path, why, start=start, tail=tail, follow=follow)
+        return show_copy(
+            ctx, target, info, path, why, start=start, tail=tail, follow=follow, screen=screen
+        )
     copy = LocalCopy(path)
     initial = info.log_size or 0
     if copy.size > initial and info.state != "running":
         # An ended run's log does not grow: a longer copy is not of this log. Start over.
         # (While it runs, another `harness logs` may simply have copied further already.)
         copy.truncate(0)
-    shown = view.make_view(info, copy, None if tail is not None else start)
-    notes = shown.err if isinstance(shown, view.PlainView) else view.console()
+    shown = screen.view(info, copy, None if tail is not None else start)
+    notes = screen.notes(shown)
     pending_tail = [tail] if tail is not None else []
 
     def landed(offset: int = -1, data: bytes = b"", final: bool = False) -> None:
@@ -75,7 +101,7 @@ def follow_run(
     def link(what: str, why: str) -> None:
         if what == "lost":
             shown.message(
-                f"[yellow]link to {view.esc(target.label)} lost ({view.esc(why)}); "
+                f"[yellow]link to {esc(target.label)} lost ({esc(why)}); "
                 "reconnecting -- the step keeps running[/]"
             )
         else:
@@ -114,15 +140,13 @@ def follow_run(
     try:
         landed()  # what an earlier attach already copied
         if follow:
-            shown.message(
-                f"[dim]following {info.id} on {view.esc(target.label)}; log copy: {path}[/]"
-            )
+            shown.message(f"[dim]following {info.id} on {esc(target.label)}; log copy: {path}[/]")
         try:
             with detach:
                 end = follower.run()
         except (_Detached, KeyboardInterrupt):
             shown.close()
-            notes.print(f"\n[bold]detached[/]: {info.id} keeps running on {view.esc(target.label)}")
+            notes.print(f"\n[bold]detached[/]: {info.id} keeps running on {esc(target.label)}")
             print_next(notes, ctx, info, shown.resume_offset)
             return 130
         except ConnectError as e:
@@ -139,7 +163,7 @@ def follow_run(
         if final.state not in ("running", "lost") and final.log_size == copy.size:
             mark_complete(path, copy.size, final.to_dict())  # `logs` can rely on it later
         if final.state != "running":
-            _conclude(notes, ctx, final, copy, path, target)
+            _conclude(notes, screen, ctx, final, copy, path, target)
         elif not follow:
             notes.print(f"[dim]{info.id} is still running; add --follow to keep reading[/]")
         if not follow:
@@ -161,11 +185,10 @@ def show_copy(
     start: int | None = 0,
     tail: int | None = None,
     follow: bool = False,
+    screen: Screen,
 ) -> int:
     """A run whose log is no longer on the target: harness's local copy, said so, when
     harness saw the run end with the copy whole; else one line saying what is left."""
-    from harness.views import runs as view
-
     if complete_copy(path) is None:
         size = path.stat().st_size if path.is_file() else 0
         left = (
@@ -181,11 +204,11 @@ def show_copy(
             else f"list the runs: harness runs{ctx.flag}",
         )
     copy = LocalCopy(path)
-    shown = view.make_view(info, copy, None if tail is not None else start)
-    notes = shown.err if isinstance(shown, view.PlainView) else view.console()
+    shown = screen.view(info, copy, None if tail is not None else start)
+    notes = screen.notes(shown)
     try:
         notes.print(
-            f"[yellow]{view.esc(why)}; showing harness's local copy, complete "
+            f"[yellow]{esc(why)}; showing harness's local copy, complete "
             f"({copy.size:,} bytes): {path}[/]",
             soft_wrap=True,
         )
@@ -194,7 +217,7 @@ def show_copy(
         shown.pump()
         shown.flush()
         shown.close()
-        _conclude(notes, ctx, info, copy, path, target)
+        _conclude(notes, screen, ctx, info, copy, path, target)
         code = exit_code_of(info)
         return (1 if code is None else code) if follow else 0
     finally:
@@ -256,15 +279,20 @@ class _CtrlC:
 
 
 def _conclude(
-    out: Any, ctx: Context, info: RunInfo, copy: LocalCopy, path: Path, target: Target | None = None
+    out: Any,
+    screen: Screen,
+    ctx: Context,
+    info: RunInfo,
+    copy: LocalCopy,
+    path: Path,
+    target: Target | None = None,
 ) -> None:
     from harness.runs.state import duration_of, format_duration
-    from harness.views import runs as view
 
     label = state_label(info)
     took = format_duration(duration_of(info))
     if info.state == "succeeded":
-        out.print(f"[green]✓ {info.id} {view.esc(label)}[/] in {took}")
+        out.print(f"[green]✓ {info.id} {esc(label)}[/] in {took}")
     elif info.state == "lost":
         out.print(
             f"[red]✗ {info.id} lost[/]: its supervisor is gone, so how the step ended is "
@@ -272,18 +300,18 @@ def _conclude(
         )
         out.print(f"  clean up with: harness stop {info.id}{ctx.flag}")
     else:
-        out.print(f"[red]✗ {info.id} {view.esc(label)}[/] after {took}")
+        out.print(f"[red]✗ {info.id} {esc(label)}[/] after {took}")
         summary = failure_summary(copy, ctx.target_name)
         if summary is not None and info.state == "failed":
-            view.failure(out, summary, _installed_signature(target, summary))
+            screen.failure(out, summary, _installed_signature(target, summary))
         elif info.status is not None and info.status.error:
-            out.print(f"  {view.esc(info.status.error)}")
+            out.print(f"  {esc(info.status.error)}")
     full = info.status.disk_full if info.status is not None else None
     if full:
         where = f" on {target.label}" if target is not None else ""
         out.print(
-            f"[yellow]no space left on the disk that holds {view.esc(str(full.get('path')))}"
-            f"{view.esc(where)} when the step ended ({int(full.get('space_left') or 0) // 1024:,}"
+            f"[yellow]no space left on the disk that holds {esc(str(full.get('path')))}"
+            f"{esc(where)} when the step ended ({int(full.get('space_left') or 0) // 1024:,}"
             " KiB free): its output, and the log, may be cut short[/]",
             soft_wrap=True,
         )

@@ -16,7 +16,7 @@ from typing import Any
 from harness.cache import cache_root
 from harness.errors import UsageError
 from harness.runs import remote
-from harness.runs.attach import follow_run, show_copy
+from harness.runs.attach import Screen, follow_run, show_copy
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
 from harness.runs.models import GpuHolder, RunInfo, StopReport
 from harness.runs.state import classify_holders, match_run
@@ -45,6 +45,7 @@ def show_logs(
     follow: bool = False,
     tail: int | None = None,
     offset: int | None = None,
+    screen: Screen,
 ) -> int:
     if tail is not None and offset is not None:
         raise UsageError("--tail and --offset both say where to start; give one")
@@ -61,14 +62,24 @@ def show_logs(
             why = f"{kept.id} is no longer on {target.label} (its run directory is gone)"
             path = copy_path(cache_root(), target.name, kept.id)
             return show_copy(
-                ctx, target, kept, path, why, start=offset or 0, tail=tail, follow=follow
+                ctx,
+                target,
+                kept,
+                path,
+                why,
+                start=offset or 0,
+                tail=tail,
+                follow=follow,
+                screen=screen,
             )
         past = offset is not None and offset > (info.log_size or 0)
         if past and info.state != "running" and info.log_size is not None:
             raise UsageError(
                 f"--offset {offset} is past the end of {info.id}'s log ({info.log_size} bytes)"
             )
-        return follow_run(ctx, target, info, start=offset or 0, tail=tail, follow=follow)
+        return follow_run(
+            ctx, target, info, start=offset or 0, tail=tail, follow=follow, screen=screen
+        )
 
 
 def _kept_copy(target: Target, run: str) -> RunInfo | None:

@@ -7,13 +7,39 @@ that take models (``RunInfo.state`` and its ``--json`` fields come from here).
 from __future__ import annotations
 
 import signal
-from typing import TYPE_CHECKING
+from typing import Any, Literal, Protocol
 
 from harness.runs import verification as checks
+from harness.runs.verification import Verification
 
-if TYPE_CHECKING:
-    from harness.runs.models import RunInfo, RunState, RunStatus
-    from harness.runs.verification import Verification
+RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
+
+
+class RunStatus(Protocol):
+    """What the decisions read of ``status.json`` (:class:`harness.runs.models.RunStatus`);
+    a protocol, so that the models import these decisions and not the other way round."""
+
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def signal(self) -> int | None: ...
+    @property
+    def stop_requested(self) -> bool: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class RunInfo(Protocol):
+    """What the labels read of a run (:class:`harness.runs.models.RunInfo`)."""
+
+    @property
+    def state(self) -> RunState: ...
+    @property
+    def status(self) -> RunStatus | None: ...
+    @property
+    def verification(self) -> Verification | None: ...
+    @property
+    def record(self) -> Any: ...
 
 
 def derive_state(

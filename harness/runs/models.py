@@ -8,14 +8,12 @@ round-trip tests pin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any
 
 from harness.models import FlatRecord, pick_fields
-from harness.runs.lifecycle import derive_state, exit_code_of, state_label
+from harness.runs.lifecycle import RunState, derive_state, exit_code_of, state_label
 from harness.runs.verification import Verification
 from harness.vocab import Word
-
-RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
 
 
 class Level(Word):

@@ -14,13 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness.errors import UsageError
 from harness.runs.steps import SMOKE_DIR, Pipeline
-
-if TYPE_CHECKING:
-    from harness.report.model import Review
 
 DEFAULT_LAYERS = 2
 DEFAULT_SAMPLES = 4
@@ -87,7 +84,16 @@ def hook_source() -> str:
     return (probes_dir() / "smoke_hook.py").read_text(encoding="utf-8")
 
 
-def fingerprint(review: Review) -> dict[str, Any]:
+class Reviewed(Protocol):
+    """What a fingerprint reads of a review (:class:`harness.report.model.Review`, which
+    imports this module)."""
+
+    @property
+    def facts(self) -> Any: ...
+    def applied(self) -> Mapping[str, Sequence[str]]: ...
+
+
+def fingerprint(review: Reviewed) -> dict[str, Any]:
     """What a smoke run vouches for: the dist versions and each series' applied patches."""
     dists = review.facts.dists if review.facts is not None else {}
     return fingerprint_of(dists, review.applied())

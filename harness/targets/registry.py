@@ -131,18 +131,16 @@ def open_target(
 ) -> Target:
     """``None`` -> hosts.toml's default, else ``local``. Nothing connects until first use.
 
-    A spec naming several hosts (a group, ``a,b``) raises
-    :class:`harness.group.fanout.GroupTarget`: the CLI then runs the command once per host.
+    One target: a spec naming several hosts (a group, ``a,b``) is resolved by the command
+    line before it gets here (:mod:`harness.cli.across`) and refused here.
     """
-    from harness.group.spec import expand
-
-    group = expand(spec, hosts)
-    if group is not None:
-        from harness.group.fanout import GroupTarget
-
-        raise GroupTarget(group)
     if spec is None or spec == "":
         spec = hosts.default or "local"
+    if spec in hosts.groups:
+        raise UsageError(
+            f"-t {spec} names a group of hosts; this command opens one target",
+            "name one host of it",
+        )
     prefix, sep, rest = spec.partition(":")
     for k in KINDS:
         if k.spec is not None and prefix == k.name and (sep or k.bare):

@@ -1,46 +1,77 @@
-"""``harness run``'s lines as its use case tells what happens (:mod:`harness.runs.launch`)."""
+"""``harness run``'s lines as its use case tells what happens (:mod:`harness.group.start`):
+renderables back, printed by the CLI."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.runs.launch import Launched, Preflighted, Resolved, Reviewed, RunEvent
+from harness.group.events import (
+    ClusterStopped,
+    ClusterUp,
+    Compared,
+    Forced,
+    Launched,
+    Preflighted,
+    Resolved,
+    Reviewed,
+    RunEvent,
+    Started,
+)  # fmt: skip
 from harness.views.fold import cut_command
-from harness.views.review import terminal
-from harness.views.runs import esc, verdicts
+from harness.views.reading import sameness
+from harness.views.review import terminal_lines
+from harness.views.runs import esc, verdict_lines
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
 
     from harness.runs.steps import Pipeline
 
 
-def show(err: Console, event: RunEvent) -> None:
-    """One event, on stderr, as ``harness run`` has always said it."""
+def lines(event: RunEvent) -> list[RenderableType]:
+    """What ``harness run`` has always said for one event (a host's lines name it): markup
+    strings and Rich renderables, for the CLI to print on stderr."""
+    from rich.text import Text
+
     if isinstance(event, Resolved):
-        err.print(f"[bold]{esc(event.step)}[/] on {esc(event.target)}: ", end="")
-        err.print(cut_command(event.command), markup=False, highlight=False, soft_wrap=True)
+        where = esc(event.target) if event.host is None else esc(event.host)
+        if event.rank is not None:
+            where += f" (node {event.rank})"
+        head = Text.from_markup(f"[bold]{esc(event.step)}[/] on {where}: ")
+        out: list[RenderableType] = [head + Text(cut_command(event.command))]
         plan = event.smoke
         if plan is not None:
-            err.print(
+            out.append(Text(
                 f"smoke run: {plan.layers} decoder layers, dummy weights"
                 + (f", {plan.samples} samples" if plan.samples else "")
-                + f"; outputs under {event.smoke_dir}",
-                soft_wrap=True,
-                markup=False,
-            )
-    elif isinstance(event, Reviewed):
-        terminal(err, event.review, brief=True)
-        if event.forced:
-            err.print("[yellow]launching anyway (--force)[/]")
-    elif isinstance(event, Preflighted):
-        verdicts(err, event.verdicts)
-    elif isinstance(event, Launched):
+                + f"; outputs under {event.smoke_dir}"
+            ))  # fmt: skip
+        return out
+    if isinstance(event, Reviewed):
+        return list(terminal_lines(event.review, brief=True))
+    if isinstance(event, Compared):
+        return sameness(event.sameness)
+    if isinstance(event, Forced):
+        return ["[yellow]launching anyway (--force)[/]"]
+    if isinstance(event, Preflighted):
+        return list(verdict_lines(event.verdicts, "" if event.host is None else f"{event.host}: "))
+    if isinstance(event, ClusterUp):
+        return [f"Ray cluster up in {event.seconds:.1f} s: {esc(event.nodes)}"]
+    if isinstance(event, ClusterStopped):
+        left = f"; could not stop it on {', '.join(event.left)}" if event.left else ""
+        return [f"Ray cluster stopped in {event.seconds:.1f} s{left}"]
+    if isinstance(event, Launched):
+        out = []
         if event.killed:
-            err.print(f"ended stale GPU process(es): {', '.join(map(str, event.killed))}")
+            out.append(f"ended stale GPU process(es): {', '.join(map(str, event.killed))}")
         if event.kill_remaining:
-            left = ", ".join(map(str, event.kill_remaining))
-            err.print(f"[red]still alive after SIGKILL: {left}[/]")
+            out.append(
+                f"[red]still alive after SIGKILL: {', '.join(map(str, event.kill_remaining))}[/]"
+            )
+        return out
+    if isinstance(event, Started):
+        return [f"started [bold]{event.run_id}[/] on {', '.join(event.hosts)}"]
+    return []
 
 
 def steps(out: Console, pipeline: Pipeline) -> None:

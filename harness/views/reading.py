@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from harness.models import ProbeReport, Symbol, TargetFacts
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
 
     from harness.analysis.findings import CheckReport
     from harness.cache import CacheEntry
@@ -302,6 +302,12 @@ def cache_table(console: Console, root: str, entries: list[CacheEntry], now: flo
 
 def sameness_table(console: Console, same: Sameness) -> None:
     """One column per host; a row whose values differ is marked, and its blocker follows."""
+    for part in sameness(same):
+        console.print(part, soft_wrap=isinstance(part, str))
+
+
+def sameness(same: Sameness) -> list[RenderableType]:
+    """The table of :func:`sameness_table`, then its blockers as markup lines."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -314,8 +320,8 @@ def sameness_table(console: Console, same: Sameness) -> None:
         mark = "≠ " if row.differs else "  "
         cells = [escape(row.values[h] or "-") for h in same.hosts]
         table.add_row(f"{mark}{escape(row.what)}", *cells, style=style)
-    console.print(table)
-    for b in same.blockers:
-        console.print(f"  [red]✗ blocker[/] {escape(b)}", soft_wrap=True)
+    out: list[RenderableType] = [table]
+    out += [f"  [red]✗ blocker[/] {escape(b)}" for b in same.blockers]
     if not same.blockers:
-        console.print("  [green]the same on every host[/] where a multi-node run needs it")
+        out.append("  [green]the same on every host[/] where a multi-node run needs it")
+    return out

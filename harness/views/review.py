@@ -211,32 +211,32 @@ def html_page(r: Review) -> str:
 
 # -- terminal -------------------------------------------------------------------------------
 def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
+    for line in terminal_lines(r, brief=brief):
+        console.print(line, soft_wrap=True)
+
+
+def terminal_lines(r: Review, *, brief: bool = False) -> list[str]:
+    """The review as markup lines (``brief``: the verdict and the first reasons)."""
     from rich.markup import escape
 
     color = "green" if r.ready else "red"
-    console.print(
-        f"[bold]run review[/] [dim]{escape(r.target)}[/]: [bold {color}]{r.verdict}[/]",
-        soft_wrap=True,
-    )
+    out = [f"[bold]run review[/] [dim]{escape(r.target)}[/]: [bold {color}]{r.verdict}[/]"]
     for reason in r.reasons[: 8 if brief else None]:
         hint = f"  [dim]→ {escape(reason.hint)}[/]" if reason.hint else ""
-        console.print(
+        out.append(
             f"  [{reason.severity.style}]{reason.severity.icon} "
-            f"{reason.severity}[/] {escape(reason.text)}{hint}",
-            soft_wrap=True,
+            f"{reason.severity}[/] {escape(reason.text)}{hint}"
         )
     if brief and len(r.reasons) > 8:
-        console.print(f"  … {len(r.reasons) - 8} more: harness report")
+        out.append(f"  … {len(r.reasons) - 8} more: harness report")
     if brief:
-        return
+        return out
     for k, v in _facts_rows(r):
-        console.print(f"  [dim]{k:18}[/] {escape(str(v))}", soft_wrap=True)
+        out.append(f"  [dim]{k:18}[/] {escape(str(v))}")
     if r.step:  # the step that would run, as md/html/json show it
-        console.print("  [bold]step[/]")
-        for line in _step_text(r.step).splitlines():
-            console.print(f"    {escape(line)}", soft_wrap=True)
+        out.append("  [bold]step[/]")
+        out += [f"    {escape(line)}" for line in _step_text(r.step).splitlines()]
     for d in r.patches:
         for p in d.patches or ():
-            console.print(
-                f"  [dim]patch[/] {escape(p.id)}: {escape(p.state.value)}", soft_wrap=True
-            )
+            out.append(f"  [dim]patch[/] {escape(p.id)}: {escape(p.state.value)}")
+    return out

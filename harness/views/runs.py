@@ -47,14 +47,19 @@ def esc(text: str) -> str:
 
 
 def verdicts(out: Console, items: Sequence[Verdict], prefix: str = "") -> None:
+    for line in verdict_lines(items, prefix):
+        out.print(line, soft_wrap=True)
+
+
+def verdict_lines(items: Sequence[Verdict], prefix: str = "") -> list[str]:
+    """The preflight's verdicts as markup lines, each hint under its line."""
     width = max((len(v.check) for v in items), default=0)
+    out = []
     for v in items:
-        out.print(
-            f"{esc(prefix)}{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}",
-            soft_wrap=True,
-        )
+        out.append(f"{esc(prefix)}{v.level.mark} {v.check.ljust(width)}  {esc(v.message)}")
         if v.hint and v.level.hinted:
-            out.print(f"  {' ' * width}  [yellow]hint:[/] {esc(v.hint)}", soft_wrap=True)
+            out.append(f"  {' ' * width}  [yellow]hint:[/] {esc(v.hint)}")
+    return out
 
 
 def _wide(out: Console) -> Console:
@@ -371,3 +376,22 @@ def make_view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:
     if out.is_terminal:
         return LiveView(info, copy, start, out)
     return PlainView(info, copy, start, console(stderr=True))
+
+
+class _Screen:
+    """The terminal a followed run is shown on (:class:`harness.runs.attach.Screen`)."""
+
+    @staticmethod
+    def view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:
+        return make_view(info, copy, start)
+
+    @staticmethod
+    def notes(shown: Any) -> Console:
+        return shown.err if isinstance(shown, PlainView) else console()
+
+    @staticmethod
+    def failure(out: Console, summary: FailureSummary, installed: str | None) -> None:
+        failure(out, summary, installed)
+
+
+SCREEN = _Screen()

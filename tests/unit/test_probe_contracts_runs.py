@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness.patching.manifest import NONE, Backup, Manifest
 from harness.patching.ops import read_state
 from harness.patching.plan import FileChange
 from harness.patching.writing import write_files
@@ -104,9 +105,10 @@ def test_patchops_envelopes(tmp_path: Path) -> None:
     assert (live.text, live.sha256, live.record_sha256) == (before, sha, sha)
     assert live.mode == os.stat(site / rel).st_mode & 0o7777 and not live.binary
     assert state.record[rel] == sha and state.actual[rel] == sha
-    assert (state.manifest, state.backups, state.lock, state.recovered) == ({}, {}, None, None)
+    assert (state.manifest, state.backups, state.lock, state.recovered) == (NONE, {}, None, None)
 
-    manifest = {"files": {rel: {"series": "fix-x"}}, "dist": "tinypkg"}
+    written = {"files": {rel: {"series": "fix-x"}}, "dist": "tinypkg"}
+    manifest = Manifest.from_json(written)
     change = FileChange(rel, before, after, sha, live.mode)
     assert write_files(target, "tinypkg", [change], manifest, "harness apply") == [rel]
 
@@ -114,8 +116,8 @@ def test_patchops_envelopes(tmp_path: Path) -> None:
     assert state.live[rel].text == after == (site / rel).read_text()
     assert state.live[rel].record_sha256 == sha  # pip's hash: the wheel's file
     assert state.actual[rel] == hashlib.sha256(after.encode()).hexdigest()
-    assert state.manifest == manifest
-    assert state.backups == {rel: {"sha256": sha, "text": before}}
+    assert state.manifest == manifest  # what was written reads back, typed
+    assert state.backups == {rel: Backup(sha, before)}
 
 
 def test_runs_and_patchops_ops_are_the_ones_covered_above() -> None:

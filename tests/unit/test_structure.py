@@ -36,12 +36,15 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(tree: ast.AST, package: str) -> list[tuple[str, list[str]]]:
-    """``(module, names)`` of every import outside ``if TYPE_CHECKING:`` blocks."""
+def _imports(
+    tree: ast.AST, package: str, type_checking: bool = False
+) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import outside ``if TYPE_CHECKING:`` blocks (inside them
+    too with ``type_checking``)."""
     found: list[tuple[str, list[str]]] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking(node):
+        if isinstance(node, ast.If) and _type_checking(node) and not type_checking:
             for child in node.orelse:
                 visit(child)
             return
@@ -60,13 +63,14 @@ def _imports(tree: ast.AST, package: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     mods = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges: set[str] = set()
-        for module, names in _imports(ast.parse(path.read_text(encoding="utf-8")), package):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for module, names in _imports(tree, package, type_checking):
             subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in mods]
             if subs:
                 edges.update(subs)
@@ -152,6 +156,49 @@ def test_no_import_cycle_among_harness_modules() -> None:
     graph = import_graph()
     assert "harness.targets.base" in graph and graph["harness.cli"]  # the walk saw the code
     assert cycles(graph) == []
+
+
+def test_no_import_cycle_even_through_type_checking_imports() -> None:
+    """A type named under ``if TYPE_CHECKING:`` still ties two modules together: the one that
+    names it cannot be read without the other. (The last one, the check rules typing their
+    argument as the ``Checker`` that imported them, went when rules began returning findings.)"""
+    graph = import_graph(type_checking=True)
+    assert graph["harness.analysis.checker"]  # the walk saw the rules' side too
+    assert cycles(graph) == []
+
+
+#: The layers below the command line, and what they may not import: a target or a run is
+#: used by views, groups and the CLI, never the other way round.
+LOWER = ("harness.targets", "harness.runs")
+UPPER = ("harness.group", "harness.views", "harness.cli")
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_no_upward_import_from_targets_or_runs() -> None:
+    graph = import_graph(type_checking=True)
+    upward = sorted(
+        f"{m} -> {dep}"
+        for m, deps in graph.items()
+        if _within(m, LOWER)
+        for dep in deps
+        if _within(dep, UPPER)
+    )
+    assert graph["harness.targets.registry"]  # the walk saw the lower layers
+    assert upward == []
+
+
+def test_the_layer_check_sees_lazy_and_type_checking_imports() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from harness.views.runs import StreamView\n"
+        "def f():\n    from harness.group import spec\n"
+    )
+    got = [m for m, _ in _imports(tree, "harness.runs", type_checking=True)]
+    assert "harness.views.runs" in got and "harness.group" in got
+    assert _within("harness.views.runs", UPPER) and not _within("harness.viewsx", UPPER)
 
 
 def test_no_module_does_five_jobs() -> None:
@@ -252,3 +299,16 @@ def test_no_category_or_change_kind_value_spelled_outside_its_enum() -> None:
     words = {c.value: Path(findings.__file__) for c in findings.Category}
     words |= {k.value: Path(apidiff.__file__) for k in apidiff.ChangeKind}
     assert spelled_words(words) == []
+
+
+def test_one_launch_path() -> None:
+    """A run starts on a target in one place (``harness.group.start``, and the Ray cluster a
+    run owns): a step feature written there holds on one host and across hosts alike."""
+    callers = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            f = node.func if isinstance(node, ast.Call) else None
+            name = ast.unparse(f) if isinstance(f, ast.Attribute) else ""
+            if name == "remote.launch":
+                callers.add(str(path.relative_to(REPO)))
+    assert callers == {"harness/group/start.py", "harness/group/ray.py"}

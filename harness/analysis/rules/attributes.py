@@ -46,7 +46,7 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             Category.MISSING_ATTRIBUTE,
             use,
             f"{key}.{use.attr}",
-            f"'{name}' {on} has no attribute '{use.attr}' ({ctx.version_of(key)})",
+            f"'{name}' {on} has no attribute '{use.attr}' ({ctx.version_of(use.ref.module)})",
             f"{name} and its bases define no '{use.attr}' any more; find its "
             "replacement with `harness diff`.",
             cls,

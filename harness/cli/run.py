@@ -1,0 +1,247 @@
+"""``harness run``: one step on ``-t``'s target, or over its hosts as the step's ``spread``
+says -- one path (:func:`harness.group.start.start_run`), its events shown as they come.
+
+Thin: parse, call, render, exit with the step's code. Registered on the main app by
+``harness.cli``; nothing heavy is imported until the command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from harness.cli.across import group_of
+from harness.cli.common import emit, hosts_config, print_json
+from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
+
+if TYPE_CHECKING:
+    from harness.runs.context import Context
+
+WorkdirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--workdir",
+        envvar="HARNESS_WORKDIR",
+        help="folder on the target that holds .harness/runs/ and is {workdir} in the "
+        "pipeline (default: hosts.toml's workdir; local: the current folder; SSH: home)",
+    ),
+]
+
+
+def ctx(target: str | None, accept: bool, workdir: str | None = None) -> Context:
+    from harness.runs.context import context
+
+    return context(hosts_config(), target, accept, workdir)
+
+
+def raise_code(code: int) -> None:
+    """A use case's exit code, as a command ends with it."""
+    raise typer.Exit(code)
+
+
+def run_cmd(
+    step: Annotated[
+        str | None,
+        typer.Argument(help="a step of the pipeline file; leave out to list the steps"),
+    ] = None,
+    extra: Annotated[
+        list[str] | None,
+        typer.Argument(help="after --: arguments appended to the step's command"),
+    ] = None,
+    target: TargetOpt = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="override a parameter: NAME=VALUE (repeatable)"),
+    ] = None,
+    pipeline: Annotated[
+        Path | None,
+        typer.Option(
+            "--pipeline",
+            help="pipeline file (default: $HARNESS_PIPELINE, else ./pipeline.toml or a "
+            "parent folder's)",
+            dir_okay=False,
+        ),
+    ] = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", "-d", help="launch and return; do not follow")
+    ] = False,
+    kill_stale: Annotated[
+        bool,
+        typer.Option(
+            "--kill-stale",
+            help="end stale processes holding GPUs first (SIGTERM, SIGKILL after the "
+            "grace period) instead of refusing",
+        ),
+    ] = False,
+    workdir: WorkdirOpt = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="launch even when the review says not ready")
+    ] = False,
+    patches: Annotated[
+        Path | None,
+        typer.Option("--patches", file_okay=False, help="the patches/ folder to review"),
+    ] = None,
+    smoke: Annotated[
+        bool,
+        typer.Option(
+            "--smoke",
+            help="same step, same code path: dummy weights (no checkpoint is read), a few "
+            "decoder layers and samples, outputs under WORKDIR/.harness/runs/RUN_ID/smoke",
+        ),
+    ] = False,
+    smoke_layers: Annotated[
+        int | None,
+        typer.Option(
+            "--smoke-layers",
+            help="decoder layers to keep (default 2, or the step's smoke.layers if more)",
+        ),
+    ] = None,
+    smoke_samples: Annotated[
+        int | None, typer.Option("--smoke-samples", help="samples (default 4)")
+    ] = None,
+    require_smoke: Annotated[
+        bool,
+        typer.Option(
+            "--require-smoke",
+            help="refuse a step not smoke-tested since its series or environment changed",
+        ),
+    ] = False,
+    require_verified: Annotated[
+        bool,
+        typer.Option(
+            "--require-verified",
+            help="refuse a step with no run whose output passed its check since its series, "
+            "callee versions or pipeline entry changed",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+    accept_new_host_key: AcceptOpt = False,
+) -> None:
+    """Review, preflight and launch a pipeline step detached on the target; follow its log.
+
+    Exits with the step's exit code (128+N for signal N). Ctrl-C detaches: the step
+    keeps running; reattach with harness logs RUN --follow.
+    """
+    code = run_step(
+        target,
+        step,
+        accept=accept_new_host_key,
+        workdir=workdir,
+        pipeline_file=pipeline,
+        sets=sets or [],
+        extra=extra or [],
+        detach=detach,
+        kill_stale=kill_stale,
+        as_json=as_json,
+        force=force,
+        patches=patches,
+        smoke=smoke or smoke_layers is not None or smoke_samples is not None,
+        smoke_layers=smoke_layers,
+        smoke_samples=smoke_samples,
+        require_smoke=require_smoke,
+        require_verified=require_verified,
+    )
+    raise typer.Exit(code)
+
+
+def run_step(
+    target: str | None,
+    step: str | None,
+    *,
+    accept: bool = False,
+    workdir: str | None = None,
+    pipeline_file: Path | None = None,
+    sets: Sequence[str] = (),
+    extra: Sequence[str] = (),
+    detach: bool = False,
+    kill_stale: bool = False,
+    as_json: bool = False,
+    force: bool = False,
+    patches: Path | None = None,
+    smoke: bool = False,
+    smoke_layers: int | None = None,
+    smoke_samples: int | None = None,
+    require_smoke: bool = False,
+    require_verified: bool = False,
+) -> int:
+    """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
+    its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
+
+    from harness.group.start import Request, finish, opened, spread_for, start_run
+    from harness.runs import smoke as smoke_mode
+    from harness.runs.attach import follow_run, print_next
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+    from harness.runs.resolve import parse_sets, resolve_step
+    from harness.runs.steps import BUILTINS
+    from harness.views import launch as view
+    from harness.views.runs import SCREEN, console
+
+    err = console(stderr=True)
+    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    if step is None:
+        if as_json:
+            print_json(pipeline.to_dict())
+        else:
+            view.steps(console(), pipeline)
+        return 0
+    hosts_cfg = hosts_config()
+    group = group_of(target)
+    names = group or (target,)
+    spread = spread_for(pipeline, step, names)  # several hosts: as the step's `spread` says
+    overrides = parse_sets(sets)
+    if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
+        resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
+    plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
+    if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
+        overrides = {**overrides, **plan.sets}
+    req = Request(
+        step, overrides, extra, pipeline_file, patches, kill_stale, force, require_smoke,
+        require_verified, plan,
+    )  # fmt: skip
+
+    def address(name: str | None) -> str:
+        return hosts_cfg.hosts[name].address if group else ""
+
+    with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:
+        outcome = start_run(
+            pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e))
+        )
+        info = outcome.run
+        if group is None:  # one target: followed on the connection it was launched on
+            one = hosts[0]
+            if not detach:
+                return follow_run(one.ctx, one.target, info, start=0, follow=True, screen=SCREEN)
+            if as_json:
+                print_json(info.to_dict())
+            else:
+                err.print(f"started [bold]{info.id}[/] (detached)")
+                print_next(err, one.ctx, info)
+            return 0
+    if detach:
+        err.print(f"follow it with: harness logs {info.id} -t {','.join(group)} --follow")
+        return 0
+    code = follow_group(outcome.followed, info.id, accept, workdir)
+    finish(outcome.launch)
+    return code
+
+
+def follow_group(hosts: Sequence[str], run_id: str, accept: bool, workdir: str | None) -> int:
+    """Follow ``run_id`` on every host to its end, each line with ``[host]`` in front."""
+    from harness.cli.across import detached, follow_each, followed
+    from harness.runs.commands import show_logs
+    from harness.views.runs import SCREEN, console
+
+    err = console(stderr=True)
+    try:
+        codes = follow_each(hosts, lambda h: raise_code(show_logs(
+            ctx(h, accept, workdir), run_id, follow=True, screen=SCREEN)))  # fmt: skip
+    except KeyboardInterrupt:
+        return detached(err, run_id, hosts)
+    return followed(err, run_id, hosts, codes)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_cmd)

@@ -1,0 +1,309 @@
+"""``harness run``'s use case, on one target or several hosts: the only launch path.
+
+:func:`start_run` resolves the step on every host (as its :class:`~harness.group.spread.Spread`
+prepares it), reviews and preflights every host before anything launches, starts what the
+spread runs on (a Ray cluster), launches detached and returns; what happens is told through
+``on_event`` as host-tagged events (:mod:`harness.group.events`), never printed. A step
+feature (smoke, output verification, timeouts, the gates) lives in the resolve, the review or
+the launch here, so it holds on one host and across hosts alike. Following is the CLI's
+(:mod:`harness.runs.attach`); :func:`finish` stops what the spread started, afterwards.
+
+One target is a group of one: its errors are its own (a HarnessError as raised); several
+hosts' are named per host, and nothing launches anywhere unless every host is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from harness.errors import NotReady, RunError, UsageError
+from harness.group.events import (
+    Compared,
+    Forced,
+    Launched,
+    Preflighted,
+    Resolved,
+    Reviewed,
+    RunEvent,
+    Started,
+)
+from harness.group.nodes import Host, Launch, Node
+from harness.group.result import GroupResult, run_each
+from harness.group.spread import SINGLE, SPREADS, Spread
+from harness.runs.models import Level, RunInfo
+from harness.runs.steps import Pipeline
+
+if TYPE_CHECKING:
+    from harness.report.model import Review
+    from harness.runs.context import Context
+    from harness.runs.smoke import SmokePlan
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``harness run STEP`` was asked, besides where."""
+
+    step: str
+    overrides: dict[str, str]
+    extra: Sequence[str] = ()
+    pipeline_file: Path | None = None
+    patches: Path | None = None
+    kill_stale: bool = False
+    force: bool = False
+    require_smoke: bool = False
+    require_verified: bool = False
+    smoke: SmokePlan | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What ``harness run`` started: a run per host that runs the step, each one's review."""
+
+    launch: Launch
+    runs: tuple[tuple[str, RunInfo], ...]
+    reviews: dict[str, Review]
+
+    @property
+    def run(self) -> RunInfo:
+        return self.runs[0][1]
+
+    @property
+    def followed(self) -> tuple[str, ...]:
+        return tuple(h for h, _ in self.runs)
+
+
+def spread_for(pipeline: Pipeline, step: str, names: Sequence[str]) -> Spread:
+    """How ``step`` runs on ``names``: one host as written, several as its ``spread`` says."""
+    if len(names) == 1:
+        return SINGLE
+    spec = pipeline.steps.get(step)
+    if spec is None:
+        from harness.runs.resolve import resolve_step
+
+        resolve_step(pipeline, step, {}, {})  # the usual "no step" message
+        raise AssertionError("unreachable")
+    if spec.spread is None:
+        raise UsageError(
+            f"{pipeline.where('steps', step)}: step {step!r} runs on one host; -t names "
+            f"{len(names)} ({', '.join(names)})",
+            'say how it spreads over hosts: spread = "shard", "torchrun" or "ray"',
+        )
+    return SPREADS[spec.spread]
+
+
+@contextmanager
+def opened(
+    names: Sequence[str], make_ctx: Callable[[str], Context], address_of: Callable[[str], str]
+) -> Iterator[list[Host]]:
+    """Every host's target open, with its workdir; all closed on the way out."""
+    from harness.runs.context import workdir_for
+
+    nodes = [Node(n, i, address_of(n)) for i, n in enumerate(names)]
+    with ExitStack() as stack:
+
+        def open_one(node: Node) -> Host:
+            ctx = make_ctx(node.host)
+            target = ctx.open().__enter__()
+            stack.push(target.__exit__)
+            wd = workdir_for(target, ctx.workdir, absolute=True)
+            assert wd is not None
+            return Host(node, target, wd, ctx)
+
+        yield list(_each(nodes, lambda n: n.host, open_one, "connect").values())
+
+
+def start_run(
+    pipeline: Pipeline,
+    hosts: list[Host],
+    req: Request,
+    spread: Spread = SINGLE,
+    on_event: Callable[[RunEvent], None] = lambda event: None,
+) -> RunOutcome:
+    """Resolve, review, preflight and launch ``req.step`` detached on every host.
+
+    Raises:
+        NotReady: the review says not ready (on any host) and ``force`` is not set.
+        RunError: a preflight check failed (on any host), or a host could not be reviewed.
+    """
+    from harness.runs.state import new_run_id
+
+    step = req.step
+    run_id = new_run_id(step)
+    port = spread.port(pipeline.steps[step]) if step in pipeline.steps else None
+    launch = Launch(run_id, step, spread, hosts, port, pipeline.path, on_event)
+    if launch.several:
+        launch.group = {"id": run_id, "spread": spread.name, "hosts": [h.node.host for h in hosts]}
+    _resolve(launch, pipeline, req)
+    reviews = _review(launch, req)
+    checked = _each(hosts, _name, lambda h: _preflight(h, req.kill_stale), "preflight")
+    for h in hosts:
+        on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
+    refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
+    if refused is not None:
+        raise refused
+    runs = []
+    try:
+        spread.before(hosts, launch)
+        for h in spread.step_hosts(hosts):
+            stale = checked[h.node.host].stale
+            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale)))
+        if launch.several:
+            on_event(Started(run_id, tuple(h for h, _ in runs)))
+    except BaseException:
+        finish(launch)  # never leave a cluster behind
+        raise
+    return RunOutcome(launch, tuple(runs), reviews)
+
+
+def finish(launch: Launch) -> None:
+    """Stop what the spread started for the step (a Ray cluster), if anything."""
+    if launch.cluster:
+        launch.spread.after(launch.hosts, launch.cluster, launch)
+
+
+def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
+    from harness.runs import remote
+    from harness.runs import smoke as smoke_mode
+    from harness.runs.describe import resolve_on
+
+    spec = pipeline.steps.get(req.step)
+    for h in launch.hosts:
+        node = launch.spread.builtins(launch.nodes, h.node)
+        r = resolve_on(h.target, pipeline, req.step, h.workdir, launch.run_id, req.overrides,
+                       req.extra, req.smoke, node=node)  # fmt: skip
+        if spec is not None:
+            r = launch.spread.prepare(h, r, launch.nodes, spec, launch.port or 0, launch.run_id)
+        h.resolved = r
+        where = None
+        if req.smoke:
+            where = smoke_mode.smoke_dir(f"{remote.runs_root(h.workdir)}/{launch.run_id}")
+        rank = h.node.rank if launch.several else None
+        launch.on_event(Resolved(req.step, h.target.label, r.display(), req.smoke, where,
+                                 launch.tag(h), rank))  # fmt: skip
+
+
+def _review(launch: Launch, req: Request) -> dict[str, Review]:
+    """Every host's review, told; refused unless every host is ready and (for one job over
+    all hosts) the hosts agree -- or ``--force``."""
+    from harness.group.review import GroupReview, series_state
+    from harness.group.sameness import compare
+    from harness.runs.launch import gate_review
+
+    def review(h: Host) -> Review:
+        return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
+                           req.require_smoke, req.smoke, req.require_verified)  # fmt: skip
+
+    reviews = _each(launch.hosts, _name, review, "review")
+    for h in launch.hosts:
+        h.review = reviews[h.node.host].to_dict()
+        launch.on_event(Reviewed(reviews[h.node.host], launch.tag(h)))
+    same = None
+    if launch.spread.same_stack:
+        facts = {n: r.facts for n, r in reviews.items() if r.facts is not None}
+        extra: dict[str, dict[str, str | None]] = {}
+        for n, r in reviews.items():
+            for what, value in series_state(r).items():
+                extra.setdefault(what, {})[n] = value
+        same = compare(facts, extra=extra)
+        launch.on_event(Compared(same))
+    if launch.several:
+        got: GroupResult[Any] = run_each(list(reviews), reviews.__getitem__)
+        blockers = GroupReview(got, same).blockers
+        refused = NotReady(
+            "not launching on any host: " + "; ".join(blockers),
+            "read it with `harness report STEP -t HOSTS`; fix the blockers, or pass --force",
+        )
+    else:
+        from harness.report.model import Gate
+
+        (one,) = reviews.values()
+        blockers = [r.text for r in one.reasons if r.severity == Gate.BLOCKER]
+        refused = NotReady(
+            f"not launching {req.step}: the review says not ready ({len(blockers)} blocker(s))",
+            f"read it with `harness report {req.step}`; fix the blockers, or pass --force",
+        )
+    if blockers and not req.force:
+        raise refused
+    if blockers:
+        launch.on_event(Forced())
+    return reviews
+
+
+def preflight_refusal(
+    step: str, verdicts: dict[str, Sequence[Any]], several: bool
+) -> RunError | None:
+    """Pure: the refusal when any host's preflight failed (``None``: launch)."""
+    failed = {h: [v for v in vs if v.level == Level.FAIL] for h, vs in verdicts.items()}
+    failed = {h: f for h, f in failed.items() if f}
+    if not failed:
+        return None
+    if several:
+        return RunError(
+            f"preflight refused to launch {step} on " + ", ".join(failed),
+            "fix what the lines above say on each host, then run again",
+        )
+    (fails,) = failed.values()
+    return RunError(
+        f"preflight refused to launch {step}: " + ", ".join(v.check for v in fails),
+        fails[0].hint,
+    )
+
+
+def _preflight(h: Host, kill_stale: bool) -> Any:
+    from harness.runs.launch import preflight_verdicts
+
+    assert h.resolved is not None
+    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, kill_stale)
+
+
+def _launch(
+    launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
+    stale: Any,
+) -> RunInfo:  # fmt: skip
+    from harness.runs import remote
+    from harness.runs import smoke as smoke_mode
+
+    assert h.resolved is not None
+    review = reviews[h.node.host]
+    resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
+    smoke = req.smoke
+    launched = remote.launch(
+        h.target, launch.run_id, h.workdir, resolved, pipeline=pipeline.path,
+        timings=h.ctx.timings, kill_first=stale, review=h.review,
+        smoke=None if smoke is None
+        else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
+        hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
+        fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
+        group=None if launch.group is None
+        else {**launch.group, "rank": h.node.rank, "role": "step"},
+    )  # fmt: skip
+    killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
+    launch.on_event(Launched(launched.run, killed, left, launch.tag(h)))
+    return launched.run
+
+
+def _name(h: Host) -> str:
+    return h.node.host
+
+
+def _each(
+    items: Sequence[Any], name: Callable[[Any], str], fn: Callable[[Any], T], what: str
+) -> dict[str, T]:
+    """``fn`` on every item (host), concurrently; one host's error is raised as it is,
+    several hosts' are one RunError naming each (and nothing goes on)."""
+    if len(items) == 1:
+        return {name(items[0]): fn(items[0])}
+    by = {name(i): i for i in items}
+    got = run_each(list(by), lambda n: fn(by[n]))
+    if got.failed:
+        raise RunError(
+            f"{what} failed on " + "; ".join(f"{r.host}: {r.error}" for r in got.failed),
+            got.failed[0].hint or "nothing was launched on any host",
+        )
+    return {r.host: r.unwrap() for r in got.results}
