@@ -349,8 +349,12 @@ def tokenizer(out: Path) -> Any:
     return fast
 
 
-def build(out: str | Path, seed: int = 0, text_over: dict[str, Any] | None = None,
-          vision_over: dict[str, Any] | None = None) -> dict[str, Any]:
+def build(
+    out: str | Path,
+    seed: int = 0,
+    text_over: dict[str, Any] | None = None,
+    vision_over: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Write the checkpoint to ``out`` (replaced) and its text part to ``out/text``.
 
     ``text_over``/``vision_over`` change ``TEXT``/``VISION`` (the CPU test builds a smaller one)."""
@@ -381,7 +385,9 @@ def build(out: str | Path, seed: int = 0, text_over: dict[str, Any] | None = Non
     saved = json.loads(cfg_path.read_text())
     saved.update(topk_method=TEXT_["topk_method"], scoring_func=TEXT_["scoring_func"])
     cfg_path.write_text(json.dumps(saved, indent=2) + "\n")
-    fast.save_pretrained(text_dir)  # a plain tokenizer there (no auto_map: tokenizer_config rewritten below)
+    fast.save_pretrained(
+        text_dir
+    )  # a plain tokenizer there (no auto_map: tokenizer_config rewritten below)
     tc = json.loads((text_dir / "tokenizer_config.json").read_text())
     tc.pop("auto_map", None)
     tc["tokenizer_class"] = "PreTrainedTokenizerFast"
@@ -446,10 +452,10 @@ def build(out: str | Path, seed: int = 0, text_over: dict[str, Any] | None = Non
 
 NEEDS = {  # what vLLM's Kimi-K2.5 path imports beyond what the dense-Llama payload carries
     "compressed_tensors": "compressed-tensors==0.15.0.1 (vLLM's kimi_k25.py imports its "
-                          "compressed-tensors quantization module at the top; pure Python)",
+    "compressed-tensors quantization module at the top; pure Python)",
     "torchvision": "torchvision==0.26.0 (PyPI's cp312 manylinux_2_28 wheel is the cu130 build; "
-                   "transformers 5.17's AutoImageProcessor, which vLLM's Kimi processor calls, "
-                   "needs it)",
+    "transformers 5.17's AutoImageProcessor, which vLLM's Kimi processor calls, "
+    "needs it)",
     "PIL": "pillow (the dummy images vLLM profiles the vision tower with)",
 }
 
@@ -540,12 +546,16 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
         vb.say(f"built kimi: {info['params_text'] / 1e6:.1f} M text params, {info['tensors']} tensors, "
                f"{info['bytes'] / 1e6:.0f} MB, vocab {info['vocab_size']} ({time.perf_counter() - t0:.1f} s)")  # fmt: skip
         vb.build_chat(W / "kimi-chat.jsonl", 64, 8, 120, seed=3)
-        vb.say("== Kimi-K2.5-shaped (KimiK25ForConditionalGeneration around a DeepSeek-V3), whole series")
+        vb.say(
+            "== Kimi-K2.5-shaped (KimiK25ForConditionalGeneration around a DeepSeek-V3), whole series"
+        )
         r = vb.harness("run", "prepare", *pipe, *vb.sets("kimi", "kimi-chat", "kimi-extract", 8, 64),
                        name="kimi prepare", timeout=240)  # fmt: skip
         vb.e2e.keep_log("prepare", "kimi-prepare")
         got = vb.newest("prepare") or {}
-        vb.say(f"  {'OK' if got.get('state') == 'succeeded' else 'BAD'} kimi prepare: {got.get('label')} -- harness exit {r.code}")
+        vb.say(
+            f"  {'OK' if got.get('state') == 'succeeded' else 'BAD'} kimi prepare: {got.get('label')} -- harness exit {r.code}"
+        )
         vb.case("kimi extract", "kimi", "kimi-chat", 8, "verified")
         vb.case("kimi extract smoke", "kimi", "kimi-chat", 8, "verified", samples=8, smoke=True)
     if phase in ("train", "all"):
@@ -559,8 +569,13 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
                                name=f"kimi {step} on {model}", timeout=max(60, vb.left() - 20))  # fmt: skip
                 vb.e2e.keep_log(step, f"kimi-{step}-{model.replace('/', '-')}")
                 got = vb.newest(step) or {}
-                ok = got.get("state") == "succeeded" and (got.get("verification") or {}).get("outcome") == "passed"
-                vb.say(f"  {'OK' if ok else 'BAD'} kimi {step} on {model}: {got.get('label')} -- harness exit {r.code}")
+                ok = (
+                    got.get("state") == "succeeded"
+                    and (got.get("verification") or {}).get("outcome") == "passed"
+                )
+                vb.say(
+                    f"  {'OK' if ok else 'BAD'} kimi {step} on {model}: {got.get('label')} -- harness exit {r.code}"
+                )
                 if ok:
                     break
                 tail = (r.err or r.out).strip().splitlines()[-3:]

@@ -1,9 +1,9 @@
 """The shipped speculators 0.3.0 series against each vLLM it is gated on, read from PyPI wheels.
 
 ``check --with-patches`` must leave no error on vLLM 0.16.0 (what the story's box has), on
-0.20.2 nor on 0.26.0 (the oldest and newest the lent H200's torch 2.11 runs), and must say which
-patches it checked with and why it left the others out. The unpatched errors pinned here were each read in the vLLM source
-(file:line in the series' ``why``).
+0.20.2 nor on 0.26.0 (the oldest and newest the lent H200's torch 2.11 runs), and must say
+which patches it checked with and why it left the others out. The unpatched errors pinned here
+were each read in the vLLM source (file:line in the series' ``why``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ UNPATCHED_ERRORS = {
         (234, "unexpected-kwarg"),
     },
 }
-NO_TRANSFORMERS = "0012-pydantic-rebuild-knows-torch (skipped: transformers is not installed (needs >=5))"
+NO_TRANSFORMERS = (
+    "0012-pydantic-rebuild-knows-torch (skipped: transformers is not installed (needs >=5))"
+)
 LEFT_OUT = {
     "0.16.0": [
         "0011-request-without-eos-token-id (skipped: vllm 0.16.0 is not >=0.20,<0.27)",
