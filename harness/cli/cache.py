@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli.common import console, print_json
+from harness.cli.common import console, print_json, show
 from harness.cli.options import JsonOpt
 
 cache_app = typer.Typer(
@@ -28,7 +28,7 @@ def cache_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print_json({"root": str(cache_root()), "entries": [e.to_dict() for e in entries]})
         return
-    cache_table(console(), str(cache_root()), entries, time.time())
+    show(console(), cache_table(str(cache_root()), entries, time.time()))
 
 
 @cache_app.command("prune")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from harness.config import HostsConfig
     from harness.targets.base import Target
+    from harness.views.lines import Lines
 
 
 def console(stderr: bool = False) -> Console:
@@ -50,6 +51,17 @@ def emit(out: Console, parts: Any) -> None:
 
     for part in parts:
         out.print(part, soft_wrap=isinstance(part, str | Text))
+
+
+def show(out: Console, lines: Lines) -> None:
+    """Print a view's :class:`~harness.views.lines.Lines`, each with its own print options."""
+    from rich.console import Console
+
+    if lines.piped_width and not out.is_terminal:
+        width = max(out.width, lines.piped_width)
+        out = Console(file=out.file, width=width, highlight=False, no_color=out.no_color)
+    for objects, options in lines:
+        out.print(*objects, **options)
 
 
 def print_json(obj: Any) -> None:

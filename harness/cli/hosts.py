@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.common import console, hosts_config, print_json, report_error
+from harness.cli.common import console, hosts_config, print_json, report_error, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.errors import HarnessError, UsageError
 
@@ -47,7 +47,8 @@ def hosts(
                 }
             )
         else:
-            hosts_table(console(), cfg)
+            out = console()
+            show(out, hosts_table(cfg, out.width))
         return
     from harness.cli.across import group_of
     from harness.reading.probe import gather_facts
@@ -66,7 +67,7 @@ def hosts(
                 f = gather_facts(t, dist or [])
             results.append(f.to_dict())
             if not as_json:
-                render_facts(console(), f)
+                show(console(), render_facts(f))
         except HarnessError as exc:
             failed = True
             results.append({"target": name, "error": exc.message, "hint": exc.hint})
@@ -112,7 +113,7 @@ def _check_group(
     else:
         out = console()
         if same is not None:
-            sameness_table(out, same)
+            show(out, sameness_table(same))
         for r in got.failed:
             out.print(f"[red]{r.host}: {r.error}[/]" + (f"  [dim]{r.hint}[/]" if r.hint else ""))
         out.print(f"[dim]{len(hosts)} host(s) in {seconds:.2f} s: {got.summary()}[/]")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli.common import check_output, console, write_output
+from harness.cli.common import check_output, console, show, write_output
 from harness.cli.options import JsonOpt
 
 if TYPE_CHECKING:
@@ -98,7 +98,8 @@ def _show(m: Matrix, fmt: str, output: Path | None) -> None:
     from harness.views.matrix import matrix_table, summary
 
     if fmt == "terminal" and output is None:
-        matrix_table(console(), m)
+        out = console()
+        show(out, matrix_table(m, out.width))
         return
     if fmt == "json":
         text = json.dumps(m.to_dict(), indent=2) + "\n"
@@ -110,7 +111,8 @@ def _show(m: Matrix, fmt: str, output: Path | None) -> None:
         from rich.console import Console
 
         buf = io.StringIO()
-        matrix_table(Console(file=buf, width=100, highlight=False, no_color=True), m)
+        plain = Console(file=buf, width=100, highlight=False, no_color=True)
+        show(plain, matrix_table(m, plain.width))
         text = buf.getvalue()
     if output is None:
         sys.stdout.write(text)

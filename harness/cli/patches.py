@@ -11,6 +11,7 @@ from harness.cli.common import (
     console,
     hosts_config,
     print_json,
+    show,
     target_for,
     write_output,
 )
@@ -74,7 +75,7 @@ def _emit(reports: list[Any], as_json: bool, diffs: bool = False) -> None:
         return
     from harness.views.patches import status as view
 
-    view(console(), reports, diffs=diffs)
+    show(console(), view(reports, diffs=diffs))
 
 
 def patches_cmd(

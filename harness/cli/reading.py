@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli.common import console, print_json, target_for
+from harness.cli.common import console, print_json, show, target_for
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.errors import UsageError
 
@@ -41,7 +41,7 @@ def probe(
         return
     from harness.views.reading import probe_report
 
-    probe_report(console(), report)
+    show(console(), probe_report(report))
 
 
 def check(
@@ -157,7 +157,7 @@ def check(
     else:
         from harness.views.reading import check_report
 
-        check_report(console(), report)
+        show(console(), check_report(report))
     if report.errors:
         raise typer.Exit(1)
 
@@ -198,7 +198,7 @@ def _fix(
     else:
         from harness.fixing.view import fix_report
 
-        fix_report(console(), report)
+        show(console(), fix_report(report))
     if report.manual:
         raise typer.Exit(1)
 
@@ -230,7 +230,7 @@ def diff(
     else:
         from harness.views.reading import diff_report
 
-        diff_report(console(), report)
+        show(console(), diff_report(report))
     if report.counts()["breaking"]:
         raise typer.Exit(1)
 

@@ -9,7 +9,9 @@ from harness.cli.across import on_group
 from harness.cli.common import (
     check_output,
     console,
+    emit,
     hosts_config,
+    show,
     target_for,
     write_output,
 )
@@ -72,7 +74,7 @@ def report_cmd(
             require_verified=require_verified,
         )
     if fmt == "terminal" and output is None:
-        render.terminal(console(), review)
+        emit(console(), render.terminal_lines(review))
     else:
         text = {
             "md": render.markdown,
@@ -155,11 +157,11 @@ def _group_report(
         out = console()
         for r in got.reviews.results:
             if r.ok:
-                render.terminal(out, r.unwrap(), brief=True)
+                emit(out, render.terminal_lines(r.unwrap(), brief=True))
             else:
                 out.print(f"[red]{r.host}: {r.error}[/]")
         if got.sameness is not None:
-            sameness_table(out, got.sameness)
+            show(out, sameness_table(got.sameness))
         color = "green" if got.ready else "red"
         verdict = "ready" if got.ready else "not ready"
         out.print(f"[bold]across {len(hosts)} hosts:[/] [bold {color}]{verdict}[/]")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from harness.cli.across import group_of
-from harness.cli.common import emit, hosts_config, print_json
+from harness.cli.common import emit, hosts_config, print_json, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
@@ -170,6 +170,7 @@ def run_step(
     """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
     its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
 
+    from harness.cli.screen import SCREEN
     from harness.group.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
     from harness.runs.attach import follow_run, print_next
@@ -177,7 +178,7 @@ def run_step(
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.steps import BUILTINS
     from harness.views import launch as view
-    from harness.views.runs import SCREEN, console
+    from harness.views.runs import console
 
     err = console(stderr=True)
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
@@ -185,7 +186,7 @@ def run_step(
         if as_json:
             print_json(pipeline.to_dict())
         else:
-            view.steps(console(), pipeline)
+            show(console(), view.steps(pipeline))
         return 0
     hosts_cfg = hosts_config()
     group = group_of(target)
@@ -231,8 +232,9 @@ def run_step(
 def follow_group(hosts: Sequence[str], run_id: str, accept: bool, workdir: str | None) -> int:
     """Follow ``run_id`` on every host to its end, each line with ``[host]`` in front."""
     from harness.cli.across import detached, follow_each, followed
+    from harness.cli.screen import SCREEN
     from harness.runs.commands import show_logs
-    from harness.views.runs import SCREEN, console
+    from harness.views.runs import console
 
     err = console(stderr=True)
     try:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from harness.cli.across import on_group
-from harness.cli.common import emit, print_json
+from harness.cli.common import emit, print_json, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.cli.run import WorkdirOpt, ctx, raise_code
 
@@ -48,7 +48,7 @@ def runs_cmd(
     if as_json:
         print_json([r.to_dict() for r in runs])
     else:
-        view.runs_table(view.console(), runs, listing.target)
+        show(view.console(), view.runs_table(runs, listing.target))
         if len(runs) < len(listing.runs):
             more = len(listing.runs) - len(runs)
             view.console().print(
@@ -77,8 +77,8 @@ def logs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
+    from harness.cli.screen import SCREEN
     from harness.runs.commands import show_logs
-    from harness.views.runs import SCREEN
 
     code = show_logs(
         ctx(target, accept_new_host_key, workdir),
@@ -115,7 +115,7 @@ def stop_cmd(
     if as_json:
         print_json(rep.to_dict())
     else:
-        view.stop_report(view.console(), rep)
+        show(view.console(), view.stop_report(rep))
     raise typer.Exit(1 if rep.remaining else 0)
 
 
@@ -143,8 +143,9 @@ def runs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
 def logs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     """Each host's log, interleaved, with its name in front (each local copy byte-exact)."""
     from harness.cli.across import detached, follow_each, followed
+    from harness.cli.screen import SCREEN
     from harness.runs.commands import show_logs
-    from harness.views.runs import SCREEN, console
+    from harness.views.runs import console
 
     err, run, follow = console(stderr=True), kw["run"], kw["follow"]
     try:

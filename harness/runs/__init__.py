@@ -20,5 +20,6 @@ The pieces, each with one job:
   :mod:`~harness.runs.attach` (follow a run to its end; Ctrl-C detaches),
   :mod:`~harness.runs.commands` (``runs``, ``logs``, ``stop``) over
   :mod:`~harness.runs.context`; :mod:`harness.views.launch` and :mod:`harness.views.runs`
-  render; :mod:`harness.cli.runs` registers the Typer commands.
+  render, :mod:`harness.cli.screen` shows a followed run live; :mod:`harness.cli.runs`
+  registers the Typer commands.
 """

@@ -33,7 +33,7 @@ from harness.targets.base import Target
 
 
 class Shown(Protocol):
-    """A run's log on the screen (:class:`harness.views.runs.StreamView`)."""
+    """A run's log on the screen (:class:`harness.cli.screen.StreamView`)."""
 
     @property
     def resume_offset(self) -> int: ...
@@ -46,7 +46,7 @@ class Shown(Protocol):
 
 
 class Screen(Protocol):
-    """Where a followed run is shown: given by the CLI (:data:`harness.views.runs.SCREEN`),
+    """Where a followed run is shown: given by the CLI (:data:`harness.cli.screen.SCREEN`),
     so that this use case imports no view."""
 
     def view(self, info: RunInfo, copy: LocalCopy, start: int | None) -> Shown: ...

@@ -18,12 +18,13 @@ from harness.group.events import (
     Started,
 )  # fmt: skip
 from harness.views.fold import cut_command
+from harness.views.lines import Lines
 from harness.views.reading import sameness
 from harness.views.review import terminal_lines
 from harness.views.runs import esc, verdict_lines
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import RenderableType
 
     from harness.runs.steps import Pipeline
 
@@ -74,13 +75,15 @@ def lines(event: RunEvent) -> list[RenderableType]:
     return []
 
 
-def steps(out: Console, pipeline: Pipeline) -> None:
+def steps(pipeline: Pipeline) -> Lines:
     """``harness run`` without a step: the steps of the pipeline and their parameters."""
+    lines = Lines()
     from harness.runs.resolve import step_parameters
 
-    out.print(f"steps in {pipeline.path}:")
+    lines.add(f"steps in {pipeline.path}:")
     for name, step in pipeline.steps.items():
-        out.print(f"  [bold]{name}[/]  {step.help}", soft_wrap=True)
+        lines.add(f"  [bold]{name}[/]  {step.help}", soft_wrap=True)
         params = sorted(step_parameters(pipeline, step))
-        out.print(f"      [dim]parameters: {', '.join(params) or 'none'}[/]", soft_wrap=True)
-    out.print("run one with: harness run STEP [-t TARGET] [--set NAME=VALUE ...] [-- ARGS]")
+        lines.add(f"      [dim]parameters: {', '.join(params) or 'none'}[/]", soft_wrap=True)
+    lines.add("run one with: harness run STEP [-t TARGET] [--set NAME=VALUE ...] [-- ARGS]")
+    return lines

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from harness.reading.matrix import Matrix, Row
+from harness.views.lines import Lines
 
 #: The table is laid out for this many columns at most (less on a narrower terminal).
 WIDTH = 100
@@ -48,11 +49,12 @@ def gpu_cell(r: Row) -> str:
     return "verified" if r.gpu_verified else "-"
 
 
-def matrix_table(console: Console, m: Matrix) -> None:
+def matrix_table(m: Matrix, console_width: int) -> Lines:
+    lines = Lines()
     from rich.markup import escape
     from rich.table import Table
 
-    width = min(console.width, WIDTH)
+    width = min(console_width, WIDTH)
     t = Table(
         title=f"{escape(m.caller)} against {escape(m.callee)}: {len(m.rows)} versions"
         + (" (with patches)" if m.with_patches else ""),
@@ -82,8 +84,9 @@ def matrix_table(console: Console, m: Matrix) -> None:
         else:
             extra = [""]
         t.add_row(r.version, err, drift, *extra)
-    console.print(t, width=width)
-    console.print(escape(summary(m)), soft_wrap=True)
+    lines.add(t, width=width)
+    lines.add(escape(summary(m)), soft_wrap=True)
+    return lines
 
 
 def summary(m: Matrix) -> str:

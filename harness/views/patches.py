@@ -2,82 +2,78 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harness.patching.ops import DistReport
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from harness.views.lines import Lines
 
 
-def status(console: Console, reports: list[DistReport], *, diffs: bool = False) -> None:
+def status(reports: list[DistReport], *, diffs: bool = False) -> Lines:
+    lines = Lines()
     from rich.markup import escape
 
     for r in reports:
         have = r.installed or "not installed"
-        console.print(f"[bold]{escape(r.dist)}[/] {escape(have)}", soft_wrap=True)
+        lines.add(f"[bold]{escape(r.dist)}[/] {escape(have)}", soft_wrap=True)
         if r.recovered:
-            console.print(
+            lines.add(
                 f"  [yellow]recovered an interrupted write (pid "
                 f"{r.recovered.get('pid')}): rolled back "
                 f"{', '.join(r.recovered.get('rolled_back') or []) or 'nothing'}[/]",
                 soft_wrap=True,
             )
         if r.note:
-            console.print(f"  {escape(r.note)}", soft_wrap=True)
+            lines.add(f"  {escape(r.note)}", soft_wrap=True)
         for w in r.warnings:
-            console.print(f"  [bold yellow]warning:[/] {escape(w)}", soft_wrap=True)
+            lines.add(f"  [bold yellow]warning:[/] {escape(w)}", soft_wrap=True)
         if r.plan is not None:
-            console.print(
-                f"  series patches/{escape(r.dist)}/{escape(r.plan.series_version or '')}"
-            )
+            lines.add(f"  series patches/{escape(r.dist)}/{escape(r.plan.series_version or '')}")
             for p in r.plan.patches:
                 detail = f" ({escape(p.detail)})" if p.detail else ""
-                console.print(
+                lines.add(
                     f"  [{p.state.style}]{p.state:16}[/] {escape(p.id)}{detail}", soft_wrap=True
                 )
-                console.print(f"  {'':16} [dim]{escape(p.why)}[/]", soft_wrap=True)
+                lines.add(f"  {'':16} [dim]{escape(p.why)}[/]", soft_wrap=True)
                 for o in p.offsets:
-                    console.print(f"  {'':16} [dim]{escape(o)}[/]", soft_wrap=True)
+                    lines.add(f"  {'':16} [dim]{escape(o)}[/]", soft_wrap=True)
                 if p.text_diff:
-                    console.print(f"  {'':16} applied text -> series text:")
-                    _diff(console, p.text_diff, indent=f"  {'':16} ")
+                    lines.add(f"  {'':16} applied text -> series text:")
+                    _diff(lines, p.text_diff, indent=f"  {'':16} ")
                 for c in p.conflicts:
-                    console.print(
+                    lines.add(
                         f"  {'':16} [red]{escape(c.file)}: hunk {escape(c.hunk)}"
                         f" (patch line {c.patch_line})[/]",
                         soft_wrap=True,
                     )
-                    console.print(
+                    lines.add(
                         f"  {'':16} expected:\n{_indent(c.expected)}",
                         soft_wrap=True,
                         markup=False,
                     )
-                    console.print(
+                    lines.add(
                         f"  {'':16} found:\n{_indent(c.found or '(end of file)')}",
                         soft_wrap=True,
                         markup=False,
                     )
             for prob in r.plan.problems:
-                console.print(f"  [bold red]refused[/] {escape(prob)}", soft_wrap=True)
+                lines.add(f"  [bold red]refused[/] {escape(prob)}", soft_wrap=True)
             if diffs:
                 for ch in r.plan.changes:
-                    console.print(f"\n  [bold]{escape(ch.path)}[/] (against the live file)")
-                    _diff(console, ch.diff(), indent="    ")
+                    lines.add(f"\n  [bold]{escape(ch.path)}[/] (against the live file)")
+                    _diff(lines, ch.diff(), indent="    ")
         for path in r.hand_edited:
-            console.print(
+            lines.add(
                 f"  [magenta]edited by hand[/] {escape(path)} (differs from RECORD and "
                 "from what the patches produce)",
                 soft_wrap=True,
             )
         if r.written:
-            console.print(
+            lines.add(
                 f"  [green]wrote {len(r.written)} file(s):[/] {escape(', '.join(r.written))}",
                 soft_wrap=True,
             )
+    return lines
 
 
-def _diff(console: Console, diff: str, indent: str) -> None:
+def _diff(lines: Lines, diff: str, indent: str) -> None:
     """A unified diff, coloured by line kind."""
     from rich.markup import escape
 
@@ -92,7 +88,7 @@ def _diff(console: Console, diff: str, indent: str) -> None:
             else ""
         )
         text = f"{indent}{escape(line)}"
-        console.print(f"[{style}]{text}[/]" if style else text, soft_wrap=True)
+        lines.add(f"[{style}]{text}[/]" if style else text, soft_wrap=True)
 
 
 def _indent(text: str) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.models import ProbeReport, Symbol, TargetFacts
+from harness.views.lines import Lines
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import RenderableType
 
     from harness.analysis.findings import CheckReport
     from harness.cache import CacheEntry
@@ -35,21 +36,21 @@ def _def_line(sym: Symbol) -> str:
     return f"[bold]{prefix}[/] [green]{escape(name)}[/]{sig}".strip()
 
 
-def _symbol(console: Console, sym: Symbol, indent: str = "") -> None:
+def _symbol(lines: Lines, sym: Symbol, indent: str = "") -> None:
     from rich.markup import escape
 
     for d in sym.decorators:
-        console.print(f"{indent}[magenta]@{escape(d)}[/]", soft_wrap=True)
-    console.print(f"{indent}{_def_line(sym)}", soft_wrap=True)
-    console.print(f"{indent}    {_where(sym)}", soft_wrap=True)
+        lines.add(f"{indent}[magenta]@{escape(d)}[/]", soft_wrap=True)
+    lines.add(f"{indent}{_def_line(sym)}", soft_wrap=True)
+    lines.add(f"{indent}    {_where(sym)}", soft_wrap=True)
     for o in sym.overloads:
         sig = Symbol(sym.qualname, sym.kind, "", 0, 0, parameters=o.parameters, returns=o.returns)
-        console.print(f"{indent}    [dim]@overload[/] {escape(sig.signature)}", soft_wrap=True)
+        lines.add(f"{indent}    [dim]@overload[/] {escape(sig.signature)}", soft_wrap=True)
     if sym.kind == "class":
-        _class_details(console, sym, indent)
+        _class_details(lines, sym, indent)
 
 
-def _class_details(console: Console, sym: Symbol, indent: str) -> None:
+def _class_details(lines: Lines, sym: Symbol, indent: str) -> None:
     from rich.markup import escape
 
     ctor = sym.constructor or {}
@@ -57,14 +58,14 @@ def _class_details(console: Console, sym: Symbol, indent: str) -> None:
     origin = ctor.get("from", "")
     inherited = " (inherited)" if ctor.get("inherited") else ""
     short = sym.qualname.rsplit(".", 1)[-1]
-    console.print(f"{indent}    [bold]{escape(short)}{escape(sym.signature)}[/]", soft_wrap=True)
-    console.print(
+    lines.add(f"{indent}    [bold]{escape(short)}{escape(sym.signature)}[/]", soft_wrap=True)
+    lines.add(
         f"{indent}    constructor via [bold]{escape(via)}[/]{inherited}"
         f"{' from ' + escape(origin) if inherited else ''}",
         soft_wrap=True,
     )
     if sym.parameters is None:
-        console.print(
+        lines.add(
             f"{indent}      [yellow]not known statically[/] (base {escape(origin)} is "
             "outside the import path; try --live)"
         )
@@ -73,51 +74,52 @@ def _class_details(console: Console, sym: Symbol, indent: str) -> None:
         kind = "" if p.kind == "positional-or-keyword" else f" [dim]({p.kind})[/]"
         iv = " [dim](InitVar)[/]" if p.init_var else ""
         ann = f": {escape(p.annotation)}" if p.annotation else ""
-        console.print(f"{indent}      {escape(p.name)}{ann}  {req}{kind}{iv}", soft_wrap=True)
+        lines.add(f"{indent}      {escape(p.name)}{ann}  {req}{kind}{iv}", soft_wrap=True)
     methods = [m for m in sym.members if m.kind != "class"]
     if methods:
-        console.print(f"{indent}    methods:")
+        lines.add(f"{indent}    methods:")
         for m in methods:
             tag = "" if m.kind == "method" else f" [dim]({m.kind})[/]"
             name = m.qualname.rsplit(".", 1)[-1]
-            console.print(
+            lines.add(
                 f"{indent}      [green]{escape(name)}[/]{escape(m.signature)}{tag}  "
                 f"[dim]:{m.line}[/]",
                 soft_wrap=True,
             )
 
 
-def probe_report(console: Console, report: ProbeReport) -> None:
+def probe_report(report: ProbeReport) -> Lines:
+    lines = Lines()
     from rich.markup import escape
     from rich.syntax import Syntax
 
     owner = f"{report.dist} {report.version}" if report.dist else "no owning dist found"
     live = "  [yellow](live import)[/]" if report.live else ""
-    console.print(
+    lines.add(
         f"[bold]{escape(report.module)}[/]  [dim]{escape(owner)} · "
         f"{escape(report.target)}[/]{live}",
         soft_wrap=True,
     )
     if report.file:
-        console.print(f"  {escape(report.root)}/[cyan]{escape(report.file)}[/]", soft_wrap=True)
+        lines.add(f"  {escape(report.root)}/[cyan]{escape(report.file)}[/]", soft_wrap=True)
     if len(report.chain) > 1:
         hops = " → ".join(
             f"{h.module}{':' + h.name if h.name else ''} ({h.file}:{h.line}, {h.how})"
             for h in report.chain
         )
-        console.print(f"  [dim]re-export chain:[/] {escape(hops)}", soft_wrap=True)
-    console.print()
+        lines.add(f"  [dim]re-export chain:[/] {escape(hops)}", soft_wrap=True)
+    lines.add()
     for sym in report.symbols:
-        _symbol(console, sym)
-        console.print()
+        _symbol(lines, sym)
+        lines.add()
     if report.reexports:
         names = ", ".join(f"{r['name']}→{r['target']}" for r in report.reexports[:40])
         more = f" … (+{len(report.reexports) - 40})" if len(report.reexports) > 40 else ""
-        console.print(f"[dim]re-exports:[/] {escape(names)}{more}", soft_wrap=True)
+        lines.add(f"[dim]re-exports:[/] {escape(names)}{more}", soft_wrap=True)
     if report.source:
         src = report.source
-        console.print(f"[dim]{escape(src.file)}:{src.start}-{src.end}[/]")
-        console.print(
+        lines.add(f"[dim]{escape(src.file)}:{src.start}-{src.end}[/]")
+        lines.add(
             Syntax(
                 src.text,
                 "python",
@@ -127,9 +129,11 @@ def probe_report(console: Console, report: ProbeReport) -> None:
                 theme="ansi_dark",
             )
         )
+    return lines
 
 
-def hosts_table(console: Console, hosts: HostsConfig) -> None:
+def hosts_table(hosts: HostsConfig, width: int) -> Lines:
+    lines = Lines()
     from rich.table import Table
 
     from harness.views.fold import fit_widths, fold
@@ -153,43 +157,47 @@ def hosts_table(console: Console, hosts: HostsConfig) -> None:
     )  # fmt: skip
     # a narrow terminal wraps a long path onto more lines (never cut to "…": the path is
     # what the user came to read), broken after a "/" or "." -- not inside a word
-    widths = fit_widths(heads, rows, console.width - (3 * len(heads) + 1))
+    widths = fit_widths(heads, rows, width - (3 * len(heads) + 1))
     for col, width in zip(heads, widths, strict=True):
         t.add_column(col, width=width, overflow="fold")
     for row in rows:
         t.add_row(*(fold(cell, w) for cell, w in zip(row, widths, strict=True)))
-    console.print(t)
+    lines.add(t)
+    return lines
 
 
-def facts(console: Console, f: TargetFacts) -> None:
+def facts(f: TargetFacts) -> Lines:
+    lines = Lines()
     from rich.markup import escape
 
     py = f.python
-    console.print(
+    lines.add(
         f"[bold green]✓[/] [bold]{escape(f.target)}[/]  "
         f"[dim]answered in {f.connect_seconds:.2f}s[/]"
     )
-    console.print(
+    lines.add(
         f"  python   {escape(str(py.get('executable')))}  {py.get('version')}"
         f"{'  (venv)' if py.get('in_venv') else ''}",
         soft_wrap=True,
     )
     for sp in f.site_packages:
-        console.print(f"  packages {escape(sp)}", soft_wrap=True)
+        lines.add(f"  packages {escape(sp)}", soft_wrap=True)
     versions = "  ".join(f"{k} [bold]{v}[/]" if v else f"{k} [dim]-[/]" for k, v in f.dists.items())
-    console.print(f"  dists    {versions}", soft_wrap=True)
+    lines.add(f"  dists    {versions}", soft_wrap=True)
     if f.gpus:
         for g in f.gpus:
-            console.print(
+            lines.add(
                 f"  gpu {g.index}    {escape(g.name)}  free {g.memory_free_mib} / "
                 f"{g.memory_total_mib} MiB  driver {g.driver}"
             )
     else:
-        console.print(f"  gpus     [yellow]no GPU[/] ({escape(f.gpu_note or 'none found')})")
+        lines.add(f"  gpus     [yellow]no GPU[/] ({escape(f.gpu_note or 'none found')})")
+    return lines
 
 
-def check_report(console: Console, report: CheckReport) -> None:
+def check_report(report: CheckReport) -> Lines:
     """Findings grouped by caller file; each with the callee's current signature and a fix."""
+    lines = Lines()
     from itertools import groupby
 
     from rich.markup import escape
@@ -198,29 +206,29 @@ def check_report(console: Console, report: CheckReport) -> None:
 
     callees = ", ".join(f"{k} {v}" for k, v in report.callees.items()) or "no callee"
     base = ", ".join(f"{k} {v}" for k, v in report.baseline.items())
-    console.print(
+    lines.add(
         f"[bold]{escape(report.caller)} {report.caller_version or ''}[/] → "
         f"{escape(callees)}  [dim]{escape(report.target)}[/]"
         + (f"  [dim]baseline {escape(base)}[/]" if base else ""),
         soft_wrap=True,
     )
     for file, group in groupby(report.findings, key=lambda f: f.file):
-        console.print(f"\n[bold underline]{escape(file)}[/]")
+        lines.add(f"\n[bold underline]{escape(file)}[/]")
         for f in group:
             sev = f"[{f.severity.style}]{f.severity}[/]"
-            console.print(
+            lines.add(
                 f"  [cyan]:{f.line}[/] {sev} [dim]{f.category}[/]  {escape(f.message)}",
                 soft_wrap=True,
             )
             if f.source:
-                console.print(f"      [dim]│[/] {escape(f.source)}", soft_wrap=True)
+                lines.add(f"      [dim]│[/] {escape(f.source)}", soft_wrap=True)
             if f.signature:
                 where = f"{f.callee_file}:{f.callee_line}" if f.callee_file else ""
                 sig = fold_signature(f.signature, f.source or "", f.message)  # --json: whole
-                console.print(f"      [dim]now:[/] {escape(sig)}  [cyan]{where}[/]", soft_wrap=True)
-            console.print(f"      [green]fix:[/] {escape(f.fix)}", soft_wrap=True)
+                lines.add(f"      [dim]now:[/] {escape(sig)}  [cyan]{where}[/]", soft_wrap=True)
+            lines.add(f"      [green]fix:[/] {escape(f.fix)}", soft_wrap=True)
     for note in report.notes:
-        console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
+        lines.add(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
     s = report.stats
     summary = (
         f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
@@ -229,16 +237,18 @@ def check_report(console: Console, report: CheckReport) -> None:
         + (" (cached)" if s.get("cached") else "")
     )
     style = "bold red" if report.errors else "bold green"
-    console.print(f"\n[{style}]{summary}[/]", soft_wrap=True)
+    lines.add(f"\n[{style}]{summary}[/]", soft_wrap=True)
+    return lines
 
 
-def diff_report(console: Console, report: DiffReport, limit: int = 400) -> None:
+def diff_report(report: DiffReport, limit: int = 400) -> Lines:
     """Entries by status, breaking ones marked; with --used-by, the caller sites under each."""
+    lines = Lines()
     from rich.markup import escape
 
     c = report.counts()
     who = f" used by {report.used_by}" if report.used_by else ""
-    console.print(
+    lines.add(
         f"[bold]{escape(report.dist)}[/] {report.old_version} → {report.new_version}"
         f"{escape(who)}  [dim]{escape(report.source)} → {escape(report.dest)}[/]",
         soft_wrap=True,
@@ -246,32 +256,34 @@ def diff_report(console: Console, report: DiffReport, limit: int = 400) -> None:
     for e in report.entries[:limit]:
         mark = "[bold red]![/]" if e.breaking else " "
         where = f" → {escape(e.moved_to)}" if e.moved_to else ""
-        console.print(
+        lines.add(
             f"{mark} [{e.status.style}]{e.status:8}[/] {escape(e.symbol)}{where}", soft_wrap=True
         )
         for ch in e.changes:
-            console.print(
+            lines.add(
                 f"      {'[red]' if ch.breaking else '[dim]'}- {escape(ch.describe())}[/]",
                 soft_wrap=True,
             )
         for site in e.sites:
-            console.print(
+            lines.add(
                 f"      [cyan]{escape(site['file'])}:{site['line']}[/]  "
                 f"[dim]{escape(site['source'])}[/]",
                 soft_wrap=True,
             )
     if len(report.entries) > limit:
-        console.print(f"[dim]… {len(report.entries) - limit} more (use --json for all)[/]")
-    console.print(
+        lines.add(f"[dim]… {len(report.entries) - limit} more (use --json for all)[/]")
+    lines.add(
         f"\n{c['removed']} removed, {c['moved']} moved, {c['changed']} changed, "
         f"{c['added']} added; [bold]{c['breaking']} breaking[/] "
         f"[dim]({report.stats.get('seconds')}s)[/]",
         soft_wrap=True,
     )
+    return lines
 
 
-def cache_table(console: Console, root: str, entries: list[CacheEntry], now: float) -> None:
+def cache_table(root: str, entries: list[CacheEntry], now: float) -> Lines:
     """``harness cache list``: one row per entry, sizes and last use, the total below."""
+    lines = Lines()
     from rich.filesize import decimal
     from rich.markup import escape
     from rich.table import Table
@@ -279,8 +291,8 @@ def cache_table(console: Console, root: str, entries: list[CacheEntry], now: flo
     from harness.cache import ago
 
     if not entries:
-        console.print(f"the cache at {escape(root)} is empty", soft_wrap=True)
-        return
+        lines.add(f"the cache at {escape(root)} is empty", soft_wrap=True)
+        return lines
     t = Table(title=f"cache ({escape(root)})", title_justify="left")
     t.add_column("kind")
     t.add_column("what", overflow="fold")
@@ -292,18 +304,21 @@ def cache_table(console: Console, root: str, entries: list[CacheEntry], now: flo
             fetched, wheel = e.lazy
             what += f" [dim](sources only: {decimal(fetched)} of a {decimal(wheel)} wheel)[/]"
         t.add_row(e.kind.text, what, decimal(e.size), ago(now - e.last_used))
-    console.print(t)
+    lines.add(t)
     total = sum(e.size for e in entries)
-    console.print(
+    lines.add(
         f"{len(entries)} entries, {decimal(total)}; free space with: harness cache prune",
         soft_wrap=True,
     )
+    return lines
 
 
-def sameness_table(console: Console, same: Sameness) -> None:
+def sameness_table(same: Sameness) -> Lines:
     """One column per host; a row whose values differ is marked, and its blocker follows."""
+    lines = Lines()
     for part in sameness(same):
-        console.print(part, soft_wrap=isinstance(part, str))
+        lines.add(part, soft_wrap=isinstance(part, str))
+    return lines
 
 
 def sameness(same: Sameness) -> list[RenderableType]:

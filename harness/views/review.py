@@ -13,8 +13,6 @@ from harness.report.model import Review
 from harness.views.fold import cut_command
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from harness.analysis.findings import CheckReport, Finding
     from harness.runs.describe import StepPlan
 
@@ -210,11 +208,6 @@ def html_page(r: Review) -> str:
 
 
 # -- terminal -------------------------------------------------------------------------------
-def terminal(console: Console, r: Review, *, brief: bool = False) -> None:
-    for line in terminal_lines(r, brief=brief):
-        console.print(line, soft_wrap=True)
-
-
 def terminal_lines(r: Review, *, brief: bool = False) -> list[str]:
     """The review as markup lines (``brief``: the verdict and the first reasons)."""
     from rich.markup import escape

@@ -12,6 +12,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from rich.console import Console
 
+from harness.cli.common import emit
 from harness.report.model import BLOCKER, Reason, Review
 from harness.views import review as render
 from tests.support.browser import dump_dom
@@ -58,7 +59,7 @@ def review(why: str = "a limit of 10 is too low", diff: str = DIFF) -> Review:
 
 def test_terminal_shows_the_step_section_like_the_other_formats() -> None:
     out = io.StringIO()
-    render.terminal(Console(file=out, width=100, no_color=True), review())
+    emit(Console(file=out, width=100, no_color=True), render.terminal_lines(review()))
     text = out.getvalue()
     step_lines = [
         "step: extract",

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from harness.cli.screen import LiveView, PlainView
 from harness.errors import ConnectError, RunError
 from harness.runs.models import RunInfo, RunRecord, SupervisorInfo
 from harness.runs.stream import END_MARK, STREAM_MARK, Follower, LocalCopy
 from harness.targets.base import ByteStream as Source
 from harness.targets.base import LinkLost
-from harness.views.runs import LiveView, PlainView
 
 
 class Scripted(Source):
