@@ -312,3 +312,31 @@ def test_one_launch_path() -> None:
             if name == "remote.launch":
                 callers.add(str(path.relative_to(REPO)))
     assert callers == {"harness/group/start.py", "harness/group/ray.py"}
+
+
+#: Views return renderables; only the CLI prints (docs/ARCHITECTURE.md, issue 23 part 2).
+VIEWS = (*sorted((PACKAGE / "views").glob("*.py")), PACKAGE / "fixing" / "view.py")
+
+
+def _print_calls(path: Path) -> list[int]:
+    """The lines of ``path`` that call a ``.print(...)`` method."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "print"
+    ]
+
+
+def test_views_return_renderables_and_never_print() -> None:
+    assert len(VIEWS) > 5 and all(p.is_file() for p in VIEWS)  # the glob saw the views
+    printed = [f"{p.relative_to(REPO)}:{n}" for p in VIEWS for n in _print_calls(p)]
+    assert printed == []
+
+
+def test_the_print_check_sees_a_print_call(tmp_path: Path) -> None:
+    view = tmp_path / "view.py"
+    view.write_text("def f(out, lines):\n    lines.add('x')\n    out.print('x', soft_wrap=True)\n")
+    assert _print_calls(view) == [3]
