@@ -15,7 +15,10 @@ What it writes to ``OUT`` (and why each piece is there):
   - MLA dims FlashMLA / FA3 on Hopper take: ``kv_lora_rank 512``, ``qk_rope_head_dim 64``,
     ``qk_nope_head_dim 128``, ``v_head_dim 128``; 16 heads (DeepSeek-V3's per-GPU count at TP 8);
     ``q_lora_rank`` set (Kimi has one: vLLM then builds ``fused_qkv_a_proj``).
-  - 6 layers, ``first_k_dense_replace = 1`` (Kimi: 1); 8 routed experts, 2 per token, 1 shared,
+  - 8 layers, ``first_k_dense_replace = 1`` (Kimi: 1); 8 routed experts, 2 per token, 1 shared,
+    (not 6: speculators' generator picks ``[2, n // 2, n - 3, n - 1]`` = ``[2, 3, 3, 5]`` there, the
+    worker captures each layer once, and training then gets 2 layers where it wants 3 --
+    ``[4096, 1024] X [1536, 512]`` on the H200 run of 2026-12-01; 8 gives ``[2, 4, 5, 7]``)
     ``n_group = topk_group = 1``; ``topk_method = "noaux_tc"`` and ``scoring_func = "sigmoid"``
     written explicitly: transformers 5 drops them on save and vLLM then builds the router without
     ``e_score_correction_bias`` (``KeyError ...mlp.gate.e_score_correction_bias`` at load).
@@ -94,7 +97,7 @@ TEXT: dict[str, Any] = dict(
     hidden_size=512,
     intermediate_size=1024,  # the dense layers' MLP
     moe_intermediate_size=256,
-    num_hidden_layers=6,
+    num_hidden_layers=8,  # not 6: see the docstring (speculators' default layers repeat one)
     first_k_dense_replace=1,
     num_attention_heads=16,
     num_key_value_heads=16,
