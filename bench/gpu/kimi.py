@@ -433,9 +433,11 @@ def build(
     (out / "configuration_kimi_k25.py").write_text(CONFIG_PY)
     (out / "kimi_k25_vision_processing.py").write_text(PROCESSING_PY)
     # vLLM 0.26 builds its own fused processor from `media_proc_cfg` (kimi_k25_vision_fused.py:177-227)
-    media = dict(patch_size=14, merge_kernel_size=[2, 2], in_patch_limit=256, patch_limit_on_one_side=512,
-                 fixed_output_tokens=None, in_patch_limit_each_frame=256, in_patch_limit_video=256,
-                 temporal_merge_kernel_size=4, image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5])  # fmt: skip
+    media = {k: v for k, v in PROCESSOR.items() if k != "num_frames_per_chunk"}
+    media.update(patch_limit_on_one_side=512, fixed_output_tokens=None,
+                 in_patch_limit_each_frame=PROCESSOR["in_patch_limit"],
+                 in_patch_limit_video=PROCESSOR["in_patch_limit"],
+                 temporal_merge_kernel_size=PROCESSOR["num_frames_per_chunk"])  # fmt: skip
     pre = dict(PROCESSOR, media_proc_cfg=media, image_processor_type="KimiK25VisionProcessor",
                auto_map={"AutoImageProcessor": "kimi_k25_vision_processing.KimiK25VisionProcessor"})  # fmt: skip
     (out / "preprocessor_config.json").write_text(json.dumps(pre, indent=2) + "\n")

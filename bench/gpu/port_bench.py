@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e  # the model, data and command runner the end-to-end uses
-from e2e import LOGS, OUT, PIPE, REPO, WORK, harness, keep_log, last_run, say, sets
+from e2e import LOGS, PIPE, REPO, WORK, harness, keep_log, last_run, say, sets
 
 
 def tally(out: str) -> str:
@@ -73,11 +73,7 @@ def main() -> int:
         "--without", nargs="*", default=["0014"], help="patch ids left out of the first smoke run"
     )
     args = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(LOGS, ignore_errors=True)
-    LOGS.mkdir(parents=True)
-    shutil.rmtree(WORK, ignore_errors=True)
-    WORK.mkdir(parents=True)
+    e2e.fresh_dirs()
     import importlib.metadata as md
 
     say(

@@ -81,7 +81,7 @@ else:
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import e2e  # noqa: E402 -- its paths come from the environment set just above
-from e2e import LOGS, OUT, WORK, Cmd, harness, left, pack, say  # noqa: E402
+from e2e import LOGS, WORK, Cmd, harness, left, pack, say  # noqa: E402
 
 STATE = Path(os.environ.get("SSH_STATE", "/root/ssh-state"))
 DEBS = Path(os.environ.get("SSH_DEBS", str(REPO / ".ssh-debs")))
@@ -376,9 +376,9 @@ def sha(data: bytes) -> str:
 
 def up() -> bool:
     host_env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    for k in (*PASS_ENV, "VLLM_USE_FLASHINFER_SAMPLER"):  # the payload carries no flashinfer
-        if os.environ.get(k):
-            host_env[k] = os.environ[k]
+    for k in (*PASS_ENV, "VLLM_USE_FLASHINFER_SAMPLER"):  # the last: e2e.ENV, no flashinfer
+        if e2e.ENV.get(k):
+            host_env[k] = e2e.ENV[k]
     env = {
         **os.environ,
         # one library from the debs even if the image has it, so that the check that an SSH
@@ -707,11 +707,7 @@ def ratios() -> None:
 
 
 def main() -> int:
-    OUT.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(LOGS, ignore_errors=True)
-    LOGS.mkdir(parents=True)
-    shutil.rmtree(WORK, ignore_errors=True)
-    WORK.mkdir(parents=True)
+    e2e.fresh_dirs()
     say(
         f"ssh_bench{' --dry' if OPTS.dry else ''} on {os.uname().nodename}: {e2e.PY}; repo {REPO}; state {STATE}"
     )
