@@ -109,8 +109,7 @@ def opened(
 
         def open_one(node: Node) -> Host:
             ctx = make_ctx(node.host)
-            target = ctx.open().__enter__()
-            stack.push(target.__exit__)
+            target = stack.enter_context(ctx.open())
             wd = workdir_for(target, ctx.workdir, absolute=True)
             assert wd is not None
             return Host(node, target, wd, ctx)
