@@ -196,7 +196,8 @@ def _review(launch: Launch, req: Request) -> dict[str, Review]:
 
     def review(h: Host) -> Review:
         return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
-                           req.require_smoke, req.smoke, req.require_verified)  # fmt: skip
+                           req.require_smoke, req.smoke, req.require_verified,
+                           h.workdir)  # fmt: skip
 
     reviews = _each(launch.hosts, _name, review, "review")
     for h in launch.hosts:

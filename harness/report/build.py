@@ -17,12 +17,12 @@ from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
 
 
-def _stale(target: Target) -> list[GpuHolder]:
+def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
     """Processes holding /dev/nvidia* that ``harness run`` would refuse to start next to."""
     from harness.runs.commands import stale_holders
 
     try:
-        return stale_holders(target)
+        return stale_holders(target, workdir)
     except HarnessError:
         return []  # a report still says what it can; the run's preflight will insist
 
@@ -33,13 +33,14 @@ def _step(
     pipeline: Path | None,
     overrides: dict[str, str],
     preflight: bool = True,
+    workdir: str | None = None,
 ) -> StepPlan | None:
     if step is None:
         return None
     from harness.runs.describe import describe
 
     try:
-        return describe(target, step, pipeline, overrides, preflight=preflight)
+        return describe(target, step, pipeline, overrides, preflight=preflight, workdir=workdir)
     except HarnessError as exc:
         return StepPlan(step, error=exc.message)
 
@@ -114,11 +115,14 @@ def build_review(
     check_smoke: bool = True,
     require_verified: bool = False,
     preflight: bool = True,
+    workdir: str | None = None,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
     ``preflight=False`` its other checks (``harness run`` makes them next, in its own words):
     otherwise a failing preflight check (the step's script, cwd or command missing, the
     workdir a file) is a blocker here too, so that "ready" means the launch will start.
+
+    ``workdir``: the launch's (``--workdir``), where the step's runs and paths are.
 
     A step with a smoke mode also says whether its last green smoke run still vouches for
     the environment (``require_smoke``: a blocker when it does not)."""
@@ -133,7 +137,7 @@ def build_review(
     from harness.reading.probe import gather_facts
     from harness.runs import smoke as smoke_mode
 
-    plan = _step(target, step, pipeline, overrides or {}, preflight)
+    plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
     # a step that declares the callers it exercises is reviewed for those alone (none: facts
     # and GPU holders only); without a step, or undeclared, every dist with a series is
     declared = None if plan is None else plan.checks
@@ -145,7 +149,7 @@ def build_review(
     # one facts probe answers for the report and for the series' `requires` alike
     wanted = series_dists + library.required_dists(series_dists)
     facts: TargetFacts = gather_facts(target, wanted)
-    holders = _stale(target) if stale else []
+    holders = _stale(target, workdir) if stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
     dist_reports = status(target, library, installed=known) if series_dists else []
     series = tuple(SeriesView.from_report(r) for r in dist_reports)

@@ -117,9 +117,10 @@ def stop_run(ctx: Context, run: str, *, grace: float | None = None) -> StopRepor
     return rep
 
 
-def stale_holders(target: Target) -> list[GpuHolder]:
-    """Stale GPU holders on ``target`` (what ``harness run`` would refuse to start next to)."""
-    workdir = workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=False)
+def stale_holders(target: Target, workdir: str | None = None) -> list[GpuHolder]:
+    """Stale GPU holders on ``target`` (what ``harness run`` would refuse to start next to);
+    ``workdir`` holds the runs that explain a holder (default: the host's, $HARNESS_WORKDIR)."""
+    workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=False)
     holders, runs = remote.gpu_holders(target, workdir, os.environ.get(GPU_GLOB_ENV))
     stale, _, _ = classify_holders(holders, runs)
     return list(stale)

@@ -170,14 +170,16 @@ def describe(
     overrides: dict[str, str],
     *,
     preflight: bool = False,
+    workdir: str | None = None,
 ) -> StepPlan:
     """The step as ``harness run`` would launch it on ``target``, no launch; with
-    ``preflight``, what the launch's preflight would say of it there."""
+    ``preflight``, what the launch's preflight would say of it there. ``workdir``: the one
+    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
-    workdir = workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
+    workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
     assert workdir is not None
     resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, ())
     record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
@@ -223,6 +225,7 @@ def preflight_of(
     return decide(
         remote.preflight(target, workdir, resolved, device_glob),
         target.label,
+        shipped=remote.shipped_scripts(workdir, resolved.argv),
         kill_stale=kill_stale,
         tensor_parallel=tensor_parallel(resolved.argv),
         visible=resolved.env.get("CUDA_VISIBLE_DEVICES"),

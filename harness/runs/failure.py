@@ -25,6 +25,8 @@ from harness.runs.models import FailureSummary, Frame
 
 #: ``(VllmWorker TP0 pid=123) `` / ``(EngineCore_DP0 pid=9) `` -- vLLM's per-process prefix.
 _PROC_PREFIX = re.compile(r"^\((?:[A-Za-z_][\w ]*?)\s+pid=\d+\)\s?")
+#: ``[rank0]: `` -- what torch.distributed puts before a child's traceback under torchrun.
+_RANK_PREFIX = re.compile(r"^\[rank\d+\]:\s?")
 #: ``ERROR 01-02 12:00:00 [file.py:12] `` / ``ERROR 2025-01-02 12:00:00,123 ...`` log prefixes.
 _LOG_PREFIX = re.compile(
     r"^(?:\[[^\]]*\]\s*)?(?:ERROR|CRITICAL|WARNING|INFO|DEBUG)\s+"
@@ -61,9 +63,10 @@ MAX_DETAILS = 8
 
 
 def clean_line(line: str) -> str:
-    """Strip vLLM's process prefix and a logging prefix from one line."""
+    """Strip vLLM's process prefix, torchrun's rank prefix and a logging prefix from one line."""
     line = line.rstrip("\r")
     line = _PROC_PREFIX.sub("", line, count=1)
+    line = _RANK_PREFIX.sub("", line, count=1)
     return _LOG_PREFIX.sub("", line, count=1)
 
 
@@ -266,6 +269,50 @@ def _unresolved_annotation(summary: FailureSummary, target: str | None) -> Failu
     )
 
 
+_WRAPPER_ATTR = re.compile(
+    r"'(?P<cls>\w*Config)' object has no attribute '(?P<attr>vocab_size|hidden_size|"
+    r"intermediate_size|num_attention_heads|num_key_value_heads|num_hidden_layers|hidden_act|"
+    r"max_position_embeddings|rms_norm_eps|initializer_range)'"
+)
+
+
+_REMOTE_CODE = re.compile(r"contains custom code which must be executed")
+
+
+def _wrapper_config(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+    """``'Kimi_K25Config' object has no attribute 'vocab_size'`` (transformers 5) or ``... contains
+    custom code which must be executed`` (4.x, no ``trust_remote_code``): a multimodal model's
+    config keeps the text model's sizes under ``text_config``, and the step read the top level
+    without its code (speculators 0.3.0's vocab and train scripts do)."""
+    kind = summary.exc_type.rsplit(".", 1)[-1]
+    m = _WRAPPER_ATTR.search(summary.message) if kind == "AttributeError" else None
+    if m is not None:
+        why = f"{m['cls']} has no top-level {m['attr']}: the model is likely a multimodal wrapper"
+    elif kind == "ValueError" and _REMOTE_CODE.search(summary.message):
+        why = "this step reads the model's config without its custom code; if the model is a "
+        why += "multimodal wrapper"
+    else:
+        return None
+    flag = f" -t {target}" if target else ""
+    return replace(
+        summary,
+        hint=f"{why} (its text model under text_config), give the step its text part -- the "
+        "shipped pipeline's text-view step writes it, checked -- and read that instead:",
+        commands=(
+            f"harness run text-view{flag}",
+            f"harness run STEP{flag} --set verifier={{text_view}}",
+        ),
+        caller=next(  # the frame that read the config: the last one outside transformers
+            (
+                f
+                for f in reversed(summary.frames)
+                if (module_of(f.file) or ("", ""))[1] != "transformers"
+            ),
+            None,
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class HintRule:
     """One kind of failure a hint is known for; ``apply`` returns None when it is not it."""
@@ -279,4 +326,5 @@ HINTS: tuple[HintRule, ...] = (
     HintRule("call no longer binds (pydantic)", _pydantic_call),
     HintRule("CUDA in a forked worker", _forked_cuda),
     HintRule("unresolvable annotation (pydantic)", _unresolved_annotation),
+    HintRule("a wrapper's config read at the top level", _wrapper_config),
 )

@@ -29,6 +29,7 @@ def gate_review(
     require_smoke: bool = False,
     smoke: SmokePlan | None = None,
     require_verified: bool = False,
+    workdir: str | None = None,
 ) -> Review:
     """The pre-run review (saved as ``review.json`` in the run directory, so a run can always
     say what it was started on). Stale GPU holders are the preflight's to refuse or end
@@ -47,6 +48,7 @@ def gate_review(
         check_smoke=smoke is None,  # a smoke run is the test itself
         require_verified=require_verified and smoke is None,
         preflight=False,  # made next by the launch itself, in its own words
+        workdir=workdir,
     )
 
 

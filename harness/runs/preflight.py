@@ -34,12 +34,14 @@ def decide(
     kill_stale: bool,
     tensor_parallel: int | None = None,
     visible: str | None = None,
+    shipped: frozenset[str] = frozenset(),
 ) -> Preflight:
     """Pure: the facts -> verdict lines, and the stale GPU holders (if any).
 
     ``tensor_parallel``: the step's ``--tensor-parallel-size``; more than the GPUs the step
     can see (all of the target's, or those ``CUDA_VISIBLE_DEVICES`` = ``visible`` names) is
-    refused here, before a model load finds out.
+    refused here, before a model load finds out. ``shipped``: scripts harness writes into
+    the run directory at launch (not there yet, not missing).
     """
     out = [
         Verdict(
@@ -49,7 +51,7 @@ def decide(
         )
     ]
     out.append(_workdir(facts))
-    out.append(_command(facts))
+    out.append(_command(facts, shipped))
     out.append(_gpus(facts))
     tp = _tensor_parallel(facts, tensor_parallel, visible)
     if tp is not None:
@@ -124,7 +126,7 @@ def _workdir(facts: PreflightFacts) -> Verdict:
     return Verdict("workdir", Level.OK, facts.workdir)
 
 
-def _command(facts: PreflightFacts) -> Verdict:
+def _command(facts: PreflightFacts, shipped: frozenset[str] = frozenset()) -> Verdict:
     if not facts.cwd_exists and facts.cwd != facts.workdir:
         return Verdict(
             "command",
@@ -139,6 +141,9 @@ def _command(facts: PreflightFacts) -> Verdict:
             f"{facts.argv0!r} not found (PATH of the step, cwd {facts.cwd})",
             "give a full path or fix PATH in the step's env / hosts.toml env",
         )
+    if facts.script in shipped:
+        own = f"{facts.resolved}; script {facts.script} is harness's own"
+        return Verdict("command", Level.OK, own)
     if facts.script is not None and not facts.script_exists:
         return Verdict(
             "command",

@@ -9,6 +9,7 @@ pure modules next to this one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 from harness import __version__
@@ -16,7 +17,7 @@ from harness.errors import NoSpace, RunError
 from harness.models import GpuInfo
 from harness.probe_runner import probes_dir, run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord, StopReport
-from harness.runs.steps import ResolvedStep
+from harness.runs.steps import VERIFIERS, ResolvedStep
 from harness.runs.timings import Timings
 from harness.targets import shell
 from harness.targets.base import Target
@@ -41,6 +42,27 @@ def verifier_sources() -> dict[str, str]:
 
 def runs_root(workdir: str) -> str:
     return workdir.rstrip("/") + "/.harness/runs"
+
+
+def shipped_scripts(workdir: str, argv: tuple[str, ...]) -> frozenset[str]:
+    """The paths in ``argv`` harness itself writes into the run directory at launch (its
+    checks' copy, ``{verifiers}/NAME.py``): a preflight before the launch cannot find them,
+    and need not."""
+    names = set(verifier_sources())
+    root = runs_root(workdir) + "/"
+    return frozenset(
+        a
+        for a in argv
+        if a.startswith(root)
+        and PurePosixPath(a).parent.name == VERIFIERS
+        and PurePosixPath(a).name in names
+    )
+
+
+def uses_verifiers(step: ResolvedStep, workdir: str) -> bool:
+    """The run directory needs harness's checks: the step declares a check, or its own
+    command runs one of them (the text-view step)."""
+    return bool(step.verify) or bool(shipped_scripts(workdir, step.argv))
 
 
 @dataclass(frozen=True)
@@ -233,7 +255,7 @@ def launch(
         "hook": hook,
         "verify": list(step.verify),
         "verify_timeout": step.verify_timeout,
-        "verifiers": verifier_sources() if step.verify else None,
+        "verifiers": verifier_sources() if uses_verifiers(step, workdir) else None,
     }
     try:
         data = _call(target, args, timeout=timings.handshake + timings.stop_grace + 60.0)

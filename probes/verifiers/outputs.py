@@ -4,7 +4,8 @@
 some tokens, and none negatively. ``outputs.py vocab --vocab DIR --draft-vocab-size N
 --token-freq F``: ``d2t.npy`` maps N draft ids, ``t2d.npy`` marks exactly N target ids, the two
 agree (draft id i is target id i + d2t[i], and t2d is true there), and the kept ids are the N
-most frequent ones (ties aside). One ``HARNESS_VERIFY {json}`` line; exit 0 or 1.
+most frequent ones (ties aside), and t2d spans the verifier's vocabulary (``--verifier``, a local
+folder's config.json). One ``HARNESS_VERIFY {json}`` line; exit 0 or 1.
 """
 
 import argparse
@@ -32,6 +33,17 @@ def prepare(args) -> tuple:
     return bad, f"token frequencies: {len(f)} ids, {sum(f.values()):.0f} tokens counted"
 
 
+def target_vocab(model: str) -> int | None:
+    """The verifier's vocabulary size from its config.json (a text view's, or a wrapper's
+    text_config); None for a hub id or a config without one."""
+    try:
+        cfg = json.loads((Path(model) / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    size = cfg.get("vocab_size") or (cfg.get("text_config") or {}).get("vocab_size")
+    return int(size) if size else None
+
+
 def vocab(args) -> tuple:
     import numpy as np
 
@@ -44,6 +56,9 @@ def vocab(args) -> tuple:
     kept = np.arange(len(d2t)) + d2t
     if len(d2t) != n:
         failed.append("d2t size")
+    size = target_vocab(args.verifier) if args.verifier else None
+    if size is not None and len(t2d) != size:
+        failed.append(f"t2d covers {len(t2d)} ids, the verifier's vocabulary {size}")
     if int(t2d.sum()) != n or not t2d[kept[(kept >= 0) & (kept < len(t2d))]].all():
         failed.append("t2d")
     f = freqs(args.token_freq) if args.token_freq and Path(args.token_freq).is_file() else {}
@@ -65,6 +80,7 @@ def main() -> int:
     ap.add_argument("--token-freq")
     ap.add_argument("--vocab")
     ap.add_argument("--draft-vocab-size", type=int)
+    ap.add_argument("--verifier", help="the folder vocab read the target vocabulary size from")
     args = ap.parse_args()
     failed, detail = (prepare if args.what == "prepare" else vocab)(args)
     line = {"checked": 1, "total": 1, "failed": failed, "unit": "outputs", "detail": detail}

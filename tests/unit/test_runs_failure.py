@@ -136,6 +136,9 @@ def test_only_the_last_frames_are_kept() -> None:
         ("ERROR 2025-01-07 14:22:33,123 boom", "boom"),
         ('  File "/a.py", line 1, in f', '  File "/a.py", line 1, in f'),
         ("plain\r", "plain"),
+        ('[rank0]:   File "/t.py", line 2, in main', '  File "/t.py", line 2, in main'),
+        ("[rank12]: ValueError: x", "ValueError: x"),
+        ("[rank] not a rank prefix", "[rank] not a rank prefix"),
     ],
 )
 def test_clean_line(line: str, want: str) -> None:
@@ -161,3 +164,50 @@ def test_summary_round_trips() -> None:
         s = summarize(text, "gpu")
         assert s is not None
         assert FailureSummary.from_dict(s.to_dict()) == s
+
+
+# the H200 run of 2026-12-01 (bench/results/gpu-kimi-h200.txt): vocab and train on the Kimi folder
+KIMI_VOCAB = f"""\
+Traceback (most recent call last):
+  File "/root/pack/speculators/scripts/build_vocab_mapping.py", line 131, in <module>
+    main()
+  File "/root/pack/speculators/scripts/build_vocab_mapping.py", line 101, in main
+    target_vocab_size = get_target_vocab_size(args)
+  File "/root/pack/speculators/scripts/build_vocab_mapping.py", line 89, in get_target_vocab_size
+    return config.vocab_size
+  File "{SP}/transformers/configuration_utils.py", line 312, in __getattribute__
+    return super().__getattribute__(key)
+AttributeError: 'Kimi_K25Config' object has no attribute 'vocab_size'
+"""
+KIMI_TRAIN_TF4 = f"""\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/root/pack/speculators/scripts/train.py", line 125, in main
+[rank0]:     transformer_layer_config = create_transformer_layer_config(
+[rank0]:   File "{SP}/transformers/models/auto/configuration_auto.py", line 1300, in from_pretrained
+[rank0]:     trust_remote_code = resolve_trust_remote_code(
+[rank0]: ValueError: The repository /root/vb/kimi contains custom code which must be executed to correctly load the model. You can inspect the repository content at /root/vb/kimi .
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "hinted"),
+    [
+        (KIMI_VOCAB, True),
+        (KIMI_TRAIN_TF4, True),
+        # the same exception types for other reasons: no such hint
+        (KIMI_VOCAB.replace("'vocab_size'", "'use_cache_v2'"), False),
+        (KIMI_VOCAB.replace("Kimi_K25Config' object", "Tokenizer' object"), False),
+        (KIMI_TRAIN_TF4.replace("contains custom code", "is not a folder"), False),
+    ],
+)
+def test_a_wrappers_config_read_at_the_top_level_points_at_the_text_view(
+    text: str, hinted: bool
+) -> None:
+    s = summarize(text, target="gpu")
+    assert s is not None
+    assert (s.commands[:1] == ("harness run text-view -t gpu",)) is hinted
+    if hinted:
+        assert s.hint is not None and "text_config" in s.hint
+        assert s.commands[1] == "harness run STEP -t gpu --set verifier={text_view}"
+        assert s.caller is not None
+        assert s.caller.file.rsplit("/", 1)[-1] in ("build_vocab_mapping.py", "train.py")

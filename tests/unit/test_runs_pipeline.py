@@ -220,7 +220,7 @@ def test_models_round_trip() -> None:
 
 def test_shipped_pipeline_uses_speculators_scripts_with_real_options() -> None:
     p = load_pipeline(REPO / "pipeline.toml")
-    assert list(p.steps) == ["prepare", "extract", "vocab", "train"]
+    assert list(p.steps) == ["prepare", "extract", "text-view", "vocab", "train"]
     extract = resolve_step(p, "extract", BUILT | {"step": "extract"}, {"tp": "8"})
     argv = list(extract.argv)
     assert argv[1] == "/w/speculators/scripts/data_generation_offline.py"
@@ -238,6 +238,32 @@ def test_shipped_pipeline_uses_speculators_scripts_with_real_options() -> None:
     train = resolve_step(p, "train", BUILT, {"gpus": "8"})
     assert train.argv[1:5] == ("-m", "torch.distributed.run", "--standalone", "--nproc_per_node=8")
     assert "/w/data/sharegpt/vocab/d2t.npy" in train.argv
+
+
+@pytest.mark.parametrize(
+    ("sets", "reads"),
+    [
+        ({}, "meta-llama/Llama-3.1-8B-Instruct"),  # a plain model: vocab and train read it
+        ({"model": "/m/kimi", "verifier": "{text_view}"}, "/w/text-view"),  # a wrapper: its view
+    ],
+)
+def test_vocab_and_train_read_the_verifier_param(sets: dict[str, str], reads: str) -> None:
+    p = load_pipeline(REPO / "pipeline.toml")
+    vocab = resolve_step(p, "vocab", BUILT | {"step": "vocab"}, sets)
+    assert vocab.argv[vocab.argv.index("--target-model-path") + 1] == reads
+    assert vocab.verify[vocab.verify.index("--verifier") + 1] == reads
+    train = resolve_step(p, "train", BUILT | {"step": "train"}, sets)
+    assert train.argv[train.argv.index("--verifier-name-or-path") + 1] == reads
+
+
+def test_text_view_step_writes_where_verifier_can_point() -> None:
+    p = load_pipeline(REPO / "pipeline.toml")
+    view = resolve_step(p, "text-view", BUILT | {"step": "text-view"}, {"model": "/m/kimi"})
+    assert view.argv[2:] == ("make", "--model", "/m/kimi", "--out", "/w/text-view")
+    assert view.verify[2:] == ("check", "--model", "/m/kimi", "--out", "/w/text-view")
+    # checked with training's transformers (train_pythonpath), as train will read it
+    tf4 = resolve_step(p, "text-view", BUILT | {"step": "text-view"}, {"train_pythonpath": "/t4"})
+    assert tf4.env["PYTHONPATH"] == "/t4"
     prepare = resolve_step(p, "prepare", BUILT | {"step": "prepare"})
     compile(prepare.argv[2], "<prepare>", "exec")  # the inline program is valid Python
     assert prepare.argv[3:] == (

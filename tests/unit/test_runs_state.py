@@ -187,6 +187,42 @@ def test_preflight_verdicts(
     assert [h.pid for h in pf.stale] == ([42] if kill and "holders" in over else [])
 
 
+VIEW = "/w/.harness/runs/r1/verifiers/text_view.py"
+
+
+@pytest.mark.parametrize(
+    ("script", "shipped", "level"),
+    [
+        (VIEW, {VIEW}, "ok"),
+        ("/w/x.py", {VIEW}, "fail"),  # another script, missing
+        (VIEW, set(), "fail"),  # not harness's: missing
+    ],
+)
+def test_a_script_harness_writes_at_launch_is_not_missing(
+    script: str, shipped: set[str], level: str
+) -> None:
+    pf = decide(facts(script=script, script_exists=False), "gpu", kill_stale=False,
+                shipped=frozenset(shipped))  # fmt: skip
+    assert {v.check: v.level for v in pf.verdicts}["command"] == level
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (("py", "/w/.harness/runs/r1/verifiers/text_view.py", "make"), 1),
+        (("py", "/w/.harness/runs/r1/verifiers/nosuch.py"), 0),  # not one of harness's checks
+        (("py", "/elsewhere/verifiers/text_view.py"), 0),  # outside the run directories
+        (("py", "/w/speculators/scripts/train.py"), 0),
+    ],
+)
+def test_shipped_scripts_are_harness_checks_in_the_run_directory(
+    argv: tuple[str, ...], want: int
+) -> None:
+    from harness.runs.remote import shipped_scripts
+
+    assert len(shipped_scripts("/w", argv)) == want
+
+
 TWO = (GpuInfo(0, "NVIDIA H200", 143771, 0, 143771), GpuInfo(1, "NVIDIA H200", 143771, 0, 143771))
 TP = [
     # (gpus, tensor-parallel size, CUDA_VISIBLE_DEVICES, level of "tensor-parallel", message)
