@@ -498,13 +498,13 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
     """On the tiny Kimi-K2.5, through harness on the ``local`` target with the shipped
     pipeline.toml and the whole series: phase ``extract`` = build, prepare, extract (verified
     against transformers' DeepSeek-V3 forward: every sample, every captured layer), extract
-    ``--smoke`` (verified by the alone-vs-batch check); phase ``train`` = vocab, train on that
-    extraction; ``all`` = both. Call it on the GPU machine after ``bash bench/gpu/stage.sh
+    ``--smoke`` (verified by the alone-vs-batch check); phase ``train`` = text-view, vocab,
+    train on that extraction; ``all`` = both. Call it on the GPU machine after ``bash bench/gpu/stage.sh
     --install`` with the series applied (``harness apply-patches -t local``; verify_bench's
     phases leave it applied), one phase per device call:
 
-        python3 bench/gpu/kimi.py --e2e extract    # ~3-4 min: two vLLM starts + the checks
-        python3 bench/gpu/kimi.py --e2e train      # ~2-3 min
+        python3 bench/gpu/kimi.py --e2e extract    # ~5 min: two vLLM starts + the checks
+        python3 bench/gpu/kimi.py --e2e train      # ~4 min
         # results: $OUT/verify-results.txt (appended to /root/vb/results.txt), logs in
         # $OUT/verify-logs.tar.gz
 
@@ -514,16 +514,17 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
 
     Reuses verify_bench's helpers (``case`` for the two extracts, its ``sets``: seq_length 2048,
     batch 8, 64 samples, verify_samples=0, verify_layers=all); the model and data under
-    ``/root/vb`` (``kimi``, ``kimi-chat.jsonl``). vocab and train run on the Kimi folder first
-    (the seed's setting) and, if that fails, on its text part ``kimi/text`` (the same weights
-    as a plain DeepSeek-V3), so the training step is exercised either way. On the Kimi folder
-    they are expected to fail with speculators 0.3.0 + today's series: ``build_vocab_mapping.py``
-    reads ``AutoConfig.from_pretrained(model).vocab_size`` without trust_remote_code
-    (transformers 5.17's own ``Kimi_K25Config`` has no ``vocab_size``), ``scripts/train.py``
-    reads the verifier's top-level ``hidden_size``/``intermediate_size``/... the same way (and
-    under transformers 4.57 ``kimi_k25`` is unknown without trust_remote_code), and
-    ``Eagle3``'s ``_setup_embeddings_and_lm_heads`` loads ``model.embed_tokens.weight`` /
-    ``lm_head.weight`` by name, which Kimi keeps under ``language_model.``.
+    ``/root/vb`` (``kimi``, ``kimi-chat.jsonl``). Phase ``train``: vocab straight on the Kimi
+    folder first, which must fail in speculators 0.3.0's ``build_vocab_mapping.py``
+    (``AutoConfig.from_pretrained(model).vocab_size`` without trust_remote_code: transformers
+    5.17's own ``Kimi_K25Config`` has none) with harness's failure summary pointing at the text
+    view; then the pipeline's ``text-view`` step (the text model's config and embeddings,
+    checked under training's transformers 4.57), and vocab and train with ``--set
+    verifier={text_view}``, each verified. (``scripts/train.py`` reads the verifier's top-level
+    ``hidden_size``/... without remote code too, and ``Eagle3`` loads
+    ``model.embed_tokens.weight`` / ``lm_head.weight`` by name, which Kimi keeps under
+    ``language_model.``: the view serves all three. scripts/ is not in speculators' wheel, so
+    the series cannot patch them.)
     """
     import os
     import time

@@ -301,7 +301,7 @@ def _conclude(
         out.print(f"  clean up with: harness stop {info.id}{ctx.flag}")
     else:
         out.print(f"[red]✗ {info.id} {esc(label)}[/] after {took}")
-        summary = failure_summary(copy, ctx.target_name)
+        summary = failure_summary(copy, ctx.target_name, info.record.step)
         if summary is not None and info.state == "failed":
             screen.failure(out, summary, _installed_signature(target, summary))
         elif info.status is not None and info.status.error:
@@ -340,8 +340,10 @@ def _installed_signature(target: Target | None, summary: FailureSummary) -> str 
     return f"now: {short}{sym.signature}  {sym.file}:{sym.line}{ver}"
 
 
-def failure_summary(copy: LocalCopy, target_name: str) -> FailureSummary | None:
+def failure_summary(
+    copy: LocalCopy, target_name: str, step: str | None = None
+) -> FailureSummary | None:
     size = copy.size
     start = max(0, size - SUMMARY_TAIL)
     text = copy.read(start, size - start).decode("utf-8", "replace")
-    return summarize(text, target_name)
+    return summarize(text, target_name, step)

@@ -70,12 +70,15 @@ def clean_line(line: str) -> str:
     return _LOG_PREFIX.sub("", line, count=1)
 
 
-def summarize(text: str, target: str | None = None) -> FailureSummary | None:
+def summarize(
+    text: str, target: str | None = None, step: str | None = None
+) -> FailureSummary | None:
     """The last exception in ``text`` (a log tail), or ``None`` if it holds no traceback.
 
     Args:
         text: the end of the log, decoded.
         target: the ``-t`` value to put into suggested commands.
+        step: the failed step, to name in a suggested rerun.
     """
     lines = [clean_line(x) for x in text.splitlines()]
     blocks = _tracebacks(lines)
@@ -87,14 +90,14 @@ def summarize(text: str, target: str | None = None) -> FailureSummary | None:
         earlier = [b for b in blocks[:-1] if not _WRAPPERS.search(b.message)]
         root = earlier[-1] if earlier else None
     if root is not None:
-        return replace(final, root_cause=explain(root, target))
-    return explain(final, target)
+        return replace(final, root_cause=explain(root, target, step))
+    return explain(final, target, step)
 
 
-def explain(summary: FailureSummary, target: str | None) -> FailureSummary:
+def explain(summary: FailureSummary, target: str | None, step: str | None = None) -> FailureSummary:
     """``summary`` with the hint of the first rule in :data:`HINTS` that knows it."""
     for rule in HINTS:
-        found = rule.apply(summary, target)
+        found = rule.apply(summary, target, step)
         if found is not None:
             return found
     return summary
@@ -200,7 +203,9 @@ def _mismatch(
     )
 
 
-def _bad_call(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+def _bad_call(
+    summary: FailureSummary, target: str | None, step: str | None = None
+) -> FailureSummary | None:
     if summary.exc_type.rsplit(".", 1)[-1] != "TypeError":
         return None
     for pattern, what in (
@@ -215,7 +220,9 @@ def _bad_call(summary: FailureSummary, target: str | None) -> FailureSummary | N
     return None
 
 
-def _pydantic_call(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+def _pydantic_call(
+    summary: FailureSummary, target: str | None, step: str | None = None
+) -> FailureSummary | None:
     """``ValidationError: 1 validation error for SchedulerConfig`` / ``is_encoder_decoder`` /
     ``Field required [type=missing, ...]``: a pydantic-validated constructor that no longer
     binds the call (vLLM's config classes are pydantic dataclasses)."""
@@ -238,7 +245,9 @@ def _pydantic_call(summary: FailureSummary, target: str | None) -> FailureSummar
     return _mismatch(summary, target, m["callee"], what)
 
 
-def _forked_cuda(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+def _forked_cuda(
+    summary: FailureSummary, target: str | None, step: str | None = None
+) -> FailureSummary | None:
     if "Cannot re-initialize CUDA in forked subprocess" not in summary.message:
         return None
     return replace(
@@ -249,7 +258,9 @@ def _forked_cuda(summary: FailureSummary, target: str | None) -> FailureSummary 
     )
 
 
-def _unresolved_annotation(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+def _unresolved_annotation(
+    summary: FailureSummary, target: str | None, step: str | None = None
+) -> FailureSummary | None:
     """pydantic cannot resolve a type named in another package's annotations: the caller's
     model inherits from a class of a newer major version than it was written for."""
     if summary.exc_type.rsplit(".", 1)[-1] != "PydanticUndefinedAnnotation":
@@ -279,7 +290,9 @@ _WRAPPER_ATTR = re.compile(
 _REMOTE_CODE = re.compile(r"contains custom code which must be executed")
 
 
-def _wrapper_config(summary: FailureSummary, target: str | None) -> FailureSummary | None:
+def _wrapper_config(
+    summary: FailureSummary, target: str | None, step: str | None = None
+) -> FailureSummary | None:
     """``'Kimi_K25Config' object has no attribute 'vocab_size'`` (transformers 5) or ``... contains
     custom code which must be executed`` (4.x, no ``trust_remote_code``): a multimodal model's
     config keeps the text model's sizes under ``text_config``, and the step read the top level
@@ -300,7 +313,7 @@ def _wrapper_config(summary: FailureSummary, target: str | None) -> FailureSumma
         "shipped pipeline's text-view step writes it, checked -- and read that instead:",
         commands=(
             f"harness run text-view{flag}",
-            f"harness run STEP{flag} --set verifier={{text_view}}",
+            f"harness run {step or 'STEP'}{flag} --set verifier={{text_view}}",
         ),
         caller=next(  # the frame that read the config: the last one outside transformers
             (
@@ -318,7 +331,7 @@ class HintRule:
     """One kind of failure a hint is known for; ``apply`` returns None when it is not it."""
 
     name: str
-    apply: Callable[[FailureSummary, str | None], FailureSummary | None]
+    apply: Callable[[FailureSummary, str | None, str | None], FailureSummary | None]
 
 
 HINTS: tuple[HintRule, ...] = (

@@ -138,3 +138,18 @@ def test_forked_workers_get_the_spawn_hint_under_the_wrapper() -> None:
     assert cause.exc_type == "RuntimeError"
     assert cause.message.startswith("Cannot re-initialize CUDA in forked subprocess")
     assert cause.hint is not None and 'VLLM_WORKER_MULTIPROC_METHOD = "spawn"' in cause.hint
+
+
+def test_vocab_on_a_kimi_folder_points_at_its_text_view() -> None:
+    """speculators' build_vocab_mapping.py on a Kimi-K2.5 checkpoint (H200, vLLM 0.26.0,
+    transformers 5.17, 2026-12-01): the config has no top-level vocab_size."""
+    text = (LOGS.parent / "h200-vllm-0.26.0-kimi" / "vocab-no-view.log").read_text()
+    s = summarize(text, target="gpu", step="vocab")
+    assert s is not None and s.exc_type == "AttributeError"
+    assert s.caller is not None and s.caller.file.endswith("scripts/build_vocab_mapping.py")
+    assert s.caller.line == 89
+    assert s.commands == (
+        "harness run text-view -t gpu",
+        "harness run vocab -t gpu --set verifier={text_view}",
+    )
+    assert s.hint is not None and "Kimi_K25Config has no top-level vocab_size" in s.hint
