@@ -16,8 +16,15 @@ sys part is mostly creating the layout's ~2,000 files, the same in either mode; 
 :mod:`harness.targets.unpack`) and, for lazy runs, harness's own breakdown
 (``HARNESS_PYPI_TRACE``: index lookup, tail + central directory, sources fetched and unpacked).
 
+``--link MB/s`` measures both modes on a modelled link instead of this machine's own: the
+real wheel (downloaded once, untimed) served by the tests' loopback index
+(``tests/support/index.py``: a real HTTP server with byte ranges, as PyPI's CDN) at that many
+MB/s shared by every connection, with ``--rtt`` ms of round trip per request and two more per
+new connection; pip then uses that index only (no pip config), and the bytes are counted at the
+server. A datacenter box pulls PyPI at ~200 MB/s; a laptop over a 100 Mbit/s line at ~12.
+
 Usage: python bench/pypi_bench.py [--pin vllm==0.20.2] [--module vllm.v1.core.kv_cache_utils]
-       [--runs 1] [--tmp DIR]
+       [--runs 1] [--tmp DIR] [--link MB/s [--rtt MS]]
 Prints each run, the medians and the ratios whole / lazy (goals: >= 10x fewer bytes, >= 4x
 faster). ``--tmp`` puts the empty caches on another file system (default: the system's temp).
 Each run's cache is removed at the end, not before the next run: there, the ~2,000 inodes just
@@ -28,6 +35,7 @@ next run's file creation, a cost a user's cold run does not pay.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -37,7 +45,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,14 +105,16 @@ def _wheel_bytes(cache: Path) -> tuple[int, int]:
     return size, size
 
 
-def one(mode: str, pin: str, module: str, work: Path) -> dict[str, float]:
+def one(mode: str, pin: str, module: str, work: Path, link: Any = None) -> dict[str, float]:
+    """One cold probe; ``link``: the loopback index modelling a link (else the real index)."""
     cache, pipcache = work / f"cache-{mode}", work / f"pip-{mode}"
     for p in (cache, pipcache):
         shutil.rmtree(p, ignore_errors=True)
-    env = {**os.environ, "HARNESS_CACHE": str(cache), "PIP_CACHE_DIR": str(pipcache)}
+    base = os.environ if link is None else link.pip_env(work)
+    env = {**base, "HARNESS_CACHE": str(cache), "PIP_CACHE_DIR": str(pipcache)}
     env["HARNESS_PYPI_LAZY"] = "1" if mode == "lazy" else "0"
     env["HARNESS_PYPI_TRACE"] = "1"
-    rx = _rx_bytes()
+    rx = _rx_bytes() if link is None else link.bytes_sent
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with _Rate() as rate:
@@ -111,16 +123,17 @@ def one(mode: str, pin: str, module: str, work: Path) -> dict[str, float]:
             capture_output=True, text=True, env=env, cwd=REPO, check=False,
         )  # fmt: skip
     wall = time.perf_counter() - t0
-    rx = _rx_bytes() - rx
+    rx = (_rx_bytes() if link is None else link.bytes_sent) - rx
+    busy = rate.mb_s if link is None else link.rate / 1e6
     end = resource.getrusage(resource.RUSAGE_CHILDREN)
     if cp.returncode != 0:
         raise SystemExit(f"{mode}: harness probe failed ({cp.returncode}):\n{cp.stderr}")
     fetched, size = _wheel_bytes(cache)
-    out = {"wall": wall, "fetched": fetched, "size": size, "rx": rx, "mb_s": rate.mb_s}
+    out = {"wall": wall, "fetched": fetched, "size": size, "rx": rx, "mb_s": busy}
     user, sys_ = end.ru_utime - cpu.ru_utime, end.ru_stime - cpu.ru_stime
     print(
         f"  {mode:5} {wall:6.2f} s  wheel bytes {fetched / 1e6:8.2f} MB of {size / 1e6:.1f} MB"
-        f"  on the wire {rx / 1e6:8.2f} MB at {rate.mb_s:5.1f} MB/s"
+        f"  on the wire {rx / 1e6:8.2f} MB at {busy:5.1f} MB/s"
         f"  cpu user {user:.2f} s sys {sys_:.2f} s",
         flush=True,
     )
@@ -131,19 +144,44 @@ def one(mode: str, pin: str, module: str, work: Path) -> dict[str, float]:
     return out
 
 
+@contextlib.contextmanager
+def _link(args: argparse.Namespace, tmp: Path) -> Iterator[Any]:
+    """The loopback index modelling ``--link`` (None without it), serving the pin's wheel."""
+    if args.link is None:
+        yield None
+        return
+    sys.path.insert(0, str(REPO))
+    from tests.support.index import serve
+
+    wheels = tmp / "served"
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                    "--only-binary=:all:", "-d", str(wheels), args.pin], check=True)  # fmt: skip
+    with serve(wheels) as idx:
+        idx.ranges, idx.rate, idx.latency = True, args.link * 1e6, args.rtt / 1000
+        for whl in wheels.glob("*.whl"):
+            idx.digest(whl)  # once, before the clock runs (PyPI has it precomputed)
+        yield idx
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pin", default="vllm==0.20.2")
     ap.add_argument("--module", default="vllm.v1.core.kv_cache_utils")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--tmp", type=Path, default=None, help="where the empty caches go")
+    ap.add_argument("--link", type=float, default=None, help="MB/s of a modelled link")
+    ap.add_argument("--rtt", type=float, default=20.0, help="its round trip, ms (with --link)")
     args = ap.parse_args()
-    print(f"cold `harness probe {args.module} -t pypi:{args.pin}`, {args.runs} run(s) each")
+    where = "" if args.link is None else f" over a {args.link:g} MB/s link, {args.rtt:g} ms RTT"
+    print(f"cold `harness probe {args.module} -t pypi:{args.pin}`{where}, {args.runs} run(s) each")
     got: dict[str, list[dict[str, float]]] = {"lazy": [], "whole": []}
-    with tempfile.TemporaryDirectory(prefix="pypi-bench-", dir=args.tmp) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="pypi-bench-", dir=args.tmp) as tmp,
+        _link(args, Path(tmp)) as link,
+    ):
         for i in range(args.runs):
             for mode in ("lazy", "whole"):
-                got[mode].append(one(mode, args.pin, args.module, Path(tmp) / str(i)))
+                got[mode].append(one(mode, args.pin, args.module, Path(tmp) / str(i), link))
     med = {
         m: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for m, runs in got.items()
     }

@@ -123,13 +123,17 @@ def _wait(
 
 
 def _partial_size(workdir: Path) -> int:
-    """Bytes of the wheel being written (pip writes it under $TMPDIR, then copies it)."""
+    """Bytes of the wheel being written (pip writes it under $TMPDIR, then copies it). pip
+    makes and removes its temporary folders meanwhile: ``os.walk`` passes over one that
+    vanishes mid-walk (``Path.rglob`` raised FileNotFoundError there)."""
     biggest = 0
-    for p in workdir.rglob("*.whl"):
-        try:
-            biggest = max(biggest, p.stat().st_size)
-        except OSError:
-            continue
+    for root, _dirs, files in os.walk(workdir):
+        for name in files:
+            if name.endswith(".whl"):
+                try:
+                    biggest = max(biggest, os.stat(os.path.join(root, name)).st_size)
+                except OSError:
+                    continue
     return biggest
 
 

@@ -9,6 +9,11 @@ By default it answers every file request with the whole file, as a server or pro
 byte ranges does (``Range`` is ignored, like ``http.server``'s own); ``index.ranges = True``
 makes it serve single ranges (``bytes=A-B``, ``bytes=A-``, ``bytes=-N``) with 206, an ETag
 and ``If-Range``, as PyPI's CDN does. :func:`serve` runs one over any folder of wheels.
+
+A link can be modelled (``bench/pypi_bench.py --link``): ``rate`` is one link's bytes per
+second, shared by every connection (a client that opens four gets a quarter each, as on a
+real line), and ``latency`` is its round-trip time: one per request, two more when a
+connection opens (TCP, and TLS 1.3 as PyPI's CDN speaks it).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import threading
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -66,11 +71,38 @@ def build_wheel(folder: Path, version: str) -> Path:
 class Index:
     root: Path
     url: str
-    rate: float | None = None  # bytes per second for wheel downloads; None: full speed
+    rate: float | None = None  # the link's bytes per second for wheel bytes; None: full speed
     requests: int = 0
     ranges: bool = False  # serve Range requests (206); False: always the whole file (200)
     bytes_sent: int = 0  # wheel bytes written to clients
     range_requests: int = 0  # file requests answered with 206
+    latency: float = 0.0  # seconds of round trip: one per request, two per new connection
+    _free: float = 0.0  # when the link is next free to send (see pace)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _digests: dict[tuple[str, int, int], str] = field(default_factory=dict)
+
+    def pace(self, n: int) -> None:
+        """Hold ``n`` bytes back until the shared link has sent what was queued before them."""
+        if not self.rate:
+            return
+        with self._lock:
+            start = max(time.monotonic(), self._free)
+            self._free = start + n / self.rate
+            wait = self._free - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+
+    def digest(self, path: Path) -> str:
+        """sha256 of a served file, computed once per version of it (a wheel may be 500 MB)."""
+        st = path.stat()
+        key = (str(path), st.st_mtime_ns, st.st_size)
+        if key not in self._digests:
+            h = hashlib.sha256()
+            with path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            self._digests[key] = h.hexdigest()
+        return self._digests[key]
 
     def pip_env(self, tmp: Path) -> dict[str, str]:
         """pip against this index only: no config files, no find-links, a private cache."""
@@ -93,8 +125,15 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # quiet
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            if index.latency:
+                time.sleep(2 * index.latency)  # the connection's handshakes
+
         def do_GET(self) -> None:
             index.requests += 1
+            if index.latency:
+                time.sleep(index.latency)
             path = self.path.split("?", 1)[0].split("#", 1)[0]
             if path.startswith("/simple/") and self._wheels(path.rstrip("/")[8:]):
                 self._page(self._wheels(path.rstrip("/")[8:]))
@@ -114,7 +153,7 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
         def _page(self, wheels: list[Path]) -> None:
             links = []
             for whl in wheels:
-                digest = hashlib.sha256(whl.read_bytes()).hexdigest()
+                digest = index.digest(whl)
                 href = html.escape(f"/files/{whl.name}#sha256={digest}")
                 links.append(f'<a href="{href}">{html.escape(whl.name)}</a><br/>')
             body = ("<!DOCTYPE html><html><body>" + "".join(links) + "</body></html>").encode()
@@ -128,27 +167,33 @@ def _handler(index: Index) -> type[BaseHTTPRequestHandler]:
             if not path.is_file():
                 self.send_error(404)
                 return
-            data = path.read_bytes()
-            etag = f'"{hashlib.sha256(data).hexdigest()[:16]}"'
-            span = self._range(len(data), etag) if index.ranges else None
+            size = path.stat().st_size
+            etag = f'"{index.digest(path)[:16]}"'
+            span = self._range(size, etag) if index.ranges else None
             self.send_response(200 if span is None else 206)
             self.send_header("Content-Type", "application/octet-stream")
             if index.ranges:
                 self.send_header("Accept-Ranges", "bytes")
                 self.send_header("ETag", etag)
+            start, end = (0, size - 1) if span is None else span
             if span is not None:
                 index.range_requests += 1
-                self.send_header("Content-Range", f"bytes {span[0]}-{span[1]}/{len(data)}")
-                data = data[span[0] : span[1] + 1]
-            self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+            self.send_header("Content-Length", str(end - start + 1))
             self.end_headers()
             step = 64 * 1024
             try:
-                for i in range(0, len(data), step):
-                    self.wfile.write(data[i : i + step])
-                    index.bytes_sent += len(data[i : i + step])
-                    if index.rate:
-                        time.sleep(step / index.rate)
+                with path.open("rb") as f:
+                    f.seek(start)
+                    left = end - start + 1
+                    while left > 0:
+                        chunk = f.read(min(step, left))
+                        if not chunk:
+                            break
+                        index.pace(len(chunk))
+                        self.wfile.write(chunk)
+                        index.bytes_sent += len(chunk)
+                        left -= len(chunk)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client went away (Ctrl-C): fine
 
