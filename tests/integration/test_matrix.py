@@ -209,23 +209,30 @@ def test_progress_on_a_terminal_is_one_line_and_no_download_bars(
 @pytest.mark.wheels
 def test_the_seed_pair_across_real_vllm_versions(cli_env: dict[str, str]) -> None:
     """speculators 0.3.0 was written for vLLM 0.11.0: clean there; 3 errors on 0.16.0 and 4 on
-    0.20.2 and 0.26.0 as installed, 0 with the series (0001-0010 and 0013 apply on all three,
-    0011 from 0.20, 0014 on 0.26, 0012 nowhere without transformers 5)."""
+    0.17.0 (Request lost eos_token_id), 0.20.2 and 0.26.0 as installed, 0 with the series
+    (0001-0010 and 0013 apply on all four, 0011 from 0.17, 0014 on 0.26, 0012 nowhere without
+    transformers 5)."""
     from tests.support.cli import run_cli
 
     repo = Path(__file__).resolve().parents[2]
     args = ("matrix", "speculators==0.3.0", "--against", "vllm", "--versions",
-            "0.11.0,0.16.0,0.20.2,0.26.0", "--json")  # fmt: skip
+            "0.11.0,0.16.0,0.17.0,0.20.2,0.26.0", "--json")  # fmt: skip
     r = run_cli(*args, env=cli_env)
     assert r.code == 1, r.err
     rows = {x["version"]: x for x in json.loads(r.out)["versions"]}
     assert {v: rows[v]["errors"] for v in rows} == {
-        "0.11.0": 0, "0.16.0": 3, "0.20.2": 4, "0.26.0": 4}  # fmt: skip
+        "0.11.0": 0, "0.16.0": 3, "0.17.0": 4, "0.20.2": 4, "0.26.0": 4}  # fmt: skip
     r = run_cli(*args, "--with-patches", "--patches", str(repo / "patches"), env=cli_env)
     assert r.code == 0, r.err
     rows = {x["version"]: x for x in json.loads(r.out)["versions"]}
     assert {v: rows[v]["errors"] for v in rows} == {
-        "0.11.0": 0, "0.16.0": 0, "0.20.2": 0, "0.26.0": 0}  # fmt: skip
+        "0.11.0": 0, "0.16.0": 0, "0.17.0": 0, "0.20.2": 0, "0.26.0": 0}  # fmt: skip
     # the series records GPU runs on 0.20.2 and 0.26.0 (bench/results/gpu-*-h200.txt)
     assert {v: rows[v]["gpu_verified"] for v in rows} == {
-        "0.11.0": False, "0.16.0": False, "0.20.2": True, "0.26.0": True}  # fmt: skip
+        "0.11.0": False, "0.16.0": False, "0.17.0": False, "0.20.2": True,
+        "0.26.0": True}  # fmt: skip
+    # 0011 applies from 0.17 (where eos_token_id went), not on 0.16
+    eos = "0011-request-without-eos-token-id"
+    assert {v: eos in rows[v]["patches"].get("apply", []) for v in rows} == {
+        "0.11.0": False, "0.16.0": False, "0.17.0": True, "0.20.2": True,
+        "0.26.0": True}  # fmt: skip

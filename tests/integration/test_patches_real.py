@@ -333,7 +333,7 @@ def test_series_is_skipped_where_its_requires_do_not_hold(cli_env: dict[str, str
     (report,) = json.loads(r.out)
     assert [(p["id"], p["state"], p["detail"]) for p in report["plan"]["patches"]] == [
         *[(pid, "skipped", "vllm 0.11.0 is not >=0.16,<0.27") for pid in PATCH_IDS[:-1]],
-        (SKIPPED_IDS[0], "skipped", "vllm 0.11.0 is not >=0.20,<0.27"),
+        (SKIPPED_IDS[0], "skipped", "vllm 0.11.0 is not >=0.17,<0.27"),
         (SKIPPED_IDS[1], "skipped", "transformers is not installed (needs >=5)"),
         (PATCH_IDS[-1], "skipped", "vllm 0.11.0 is not >=0.16,<0.27"),
         (SKIPPED_IDS[2], "skipped", "vllm 0.11.0 is not >=0.21,<0.27"),
