@@ -310,7 +310,8 @@ def _wrapper_config(
     return replace(
         summary,
         hint=f"{why} (its text model under text_config), give the step its text part -- the "
-        "shipped pipeline's text-view step writes it, checked -- and read that instead:",
+        "shipped pipeline's text-view step writes it, checked -- and read that instead (each "
+        "with this run's --set model=...):",
         commands=(
             f"harness run text-view{flag}",
             f"harness run {step or 'STEP'}{flag} --set verifier={{text_view}}",
