@@ -507,6 +507,8 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
         python3 bench/gpu/kimi.py --e2e train      # ~4 min
         # results: $OUT/verify-results.txt (appended to /root/vb/results.txt), logs in
         # $OUT/verify-logs.tar.gz
+        # over SSH, as the seed drives it: VB_TARGET=gpu with HARNESS_HOSTS=STATE/hosts.toml
+        # from `HOST_WORKDIR=/root/vb bash bench/gpu/ssh/up.sh DEBS STATE`
 
     First it checks the imports vLLM's Kimi path needs beyond the dense-Llama payload
     (``NEEDS``; wheels in ``$KIMI_WHEELS``, default /root/pack/kimi-wheels, are installed with
@@ -544,7 +546,7 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
         for m in missing:
             vb.say(f"kimi: MISSING {m}")
         return 3
-    pipe = ["-t", "local", "--pipeline", str(vb.REPO / "pipeline.toml"),
+    pipe = ["-t", vb.TARGET, "--pipeline", str(vb.REPO / "pipeline.toml"),
             "--patches", str(vb.REPO / "patches")]  # fmt: skip
     if phase in ("extract", "all"):
         t0 = time.perf_counter()

@@ -47,6 +47,11 @@ WORK, REPO, PACK, OUT = e2e.WORK, e2e.REPO, e2e.PACK, e2e.OUT
 RESULTS = WORK / "results.txt"
 WITHOUT = WORK / "patches-without-0013"
 BUDGET = float(os.environ.get("VB_BUDGET_S", "560"))
+#: the target the runs are launched on: ``local``, or a hosts.toml host on this machine (the
+#: SSH bench's ``gpu``, whose workdir is WORK: ``newest`` reads the same runs with -t local)
+TARGET = os.environ.get("VB_TARGET", "local")
+if TARGET != "local":  # the kept connection, as a user meets it (e2e turns it off for local)
+    e2e.ENV["HARNESS_SSH_PERSIST"] = "600"
 T0 = time.monotonic()
 
 
@@ -169,7 +174,7 @@ def case(label: str, model: str, data: str, batch: int, expect: str, samples: in
         say(f"{label}: NOT RUN (phase budget)")
         return
     name = label.replace(" ", "-")
-    args = ["run", "extract", "-t", "local", "--pipeline", str(REPO / "pipeline.toml"),
+    args = ["run", "extract", "-t", TARGET, "--pipeline", str(REPO / "pipeline.toml"),
             "--patches", str(patches), *sets(model, data, name, batch, samples)]  # fmt: skip
     if smoke:
         args += ["--smoke", "--smoke-samples", str(samples)]
@@ -264,7 +269,7 @@ def phase_c() -> None:
         if left() < 60:
             say(f"{step}: NOT RUN (phase budget)")
             continue
-        r = harness("run", step, "-t", "local", "--pipeline", str(REPO / "pipeline.toml"),
+        r = harness("run", step, "-t", TARGET, "--pipeline", str(REPO / "pipeline.toml"),
                     "--patches", str(REPO / "patches"), *sets("llama", "long", "e2e", 8, 64),
                     name=f"e2e {step}", timeout=max(60, left() - 20))  # fmt: skip
         e2e.keep_log(step, f"e2e-{step}")
