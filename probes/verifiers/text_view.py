@@ -93,16 +93,15 @@ def pick(names: dict[str, str], leaf: str, required: bool) -> str | None:
     raise Refused(f"cannot tell the text model's {leaf} among the checkpoint's tensors ({what})")
 
 
-def sources(model: Path) -> dict[str, str | None]:
-    names = weight_names(model)
+def sources(names: dict[str, str]) -> dict[str, str | None]:
+    """The view's tensor name -> the checkpoint's (None: no output head, tied)."""
     return {EMBED: pick(names, "embed_tokens.weight", True), HEAD: pick(names, HEAD, False)}
 
 
-def load(model: Path, name: str):
+def load(model: Path, names: dict[str, str], name: str):
     from safetensors import safe_open
 
-    shard = weight_names(model)[name]
-    with safe_open(str(model / shard), framework="pt") as f:
+    with safe_open(str(model / names[name]), framework="pt") as f:
         return f.get_tensor(name)
 
 
@@ -123,7 +122,8 @@ def provenance(model: Path, text: dict, picked: dict) -> dict:
 
 def make(model: Path, out: Path) -> str:
     text = text_config(model)
-    picked = sources(model)
+    names = weight_names(model)  # read once: an index file, or a whole file's header
+    picked = sources(names)
     want = provenance(model, text, picked)
     stamp = out / "text_view.json"
     if stamp.is_file():
@@ -135,9 +135,9 @@ def make(model: Path, out: Path) -> str:
             return f"{out}: up to date (from {model})"
     from safetensors.torch import save_file
 
-    tensors = {EMBED: load(model, picked[EMBED])}
+    tensors = {EMBED: load(model, names, picked[EMBED])}
     if picked[HEAD] is not None:
-        tensors[HEAD] = load(model, picked[HEAD])
+        tensors[HEAD] = load(model, names, picked[HEAD])
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -167,7 +167,8 @@ def check(model: Path, out: Path) -> tuple[list[str], str]:
 
     failed: list[str] = []
     text = text_config(model)
-    picked = sources(model)
+    names = weight_names(model)  # read once: an index file, or a whole file's header
+    picked = sources(names)
     try:
         if json.loads((out / "config.json").read_text()) != text:
             failed.append("config.json is not the checkpoint's text_config")
@@ -186,7 +187,7 @@ def check(model: Path, out: Path) -> tuple[list[str], str]:
     if set(have) != set(want):
         failed.append("tensor names")
     for name, src in want.items():
-        if name in have and digest(have[name]) != digest(load(model, src)):
+        if name in have and digest(have[name]) != digest(load(model, names, src)):
             failed.append(f"{name} differs from {src}")
     emb = have.get(EMBED)
     if emb is not None and tuple(emb.shape) != (cfg.vocab_size, cfg.hidden_size):
