@@ -33,11 +33,16 @@ def program_sources() -> dict[str, str]:
     return {name: (probes_dir() / name).read_text(encoding="utf-8") for name in PROGRAM}
 
 
+def verifier_names() -> list[str]:
+    """harness's output checks (``probes/verifiers/*.py``), by file name."""
+    return sorted(f.name for f in (probes_dir() / "verifiers").glob("*.py"))
+
+
 def verifier_sources() -> dict[str, str]:
-    """harness's output checks (``probes/verifiers/``), written into a run directory whose
-    step declares a ``verify``: ``{verifiers}`` names that copy."""
+    """harness's output checks, written into a run directory whose step uses them
+    (:func:`uses_verifiers`): ``{verifiers}`` names that copy."""
     folder = probes_dir() / "verifiers"
-    return {f.name: f.read_text(encoding="utf-8") for f in sorted(folder.glob("*.py"))}
+    return {name: (folder / name).read_text(encoding="utf-8") for name in verifier_names()}
 
 
 def runs_root(workdir: str) -> str:
@@ -48,7 +53,7 @@ def shipped_scripts(workdir: str, argv: tuple[str, ...]) -> frozenset[str]:
     """The paths in ``argv`` harness itself writes into the run directory at launch (its
     checks' copy, ``{verifiers}/NAME.py``): a preflight before the launch cannot find them,
     and need not."""
-    names = set(verifier_sources())
+    names = set(verifier_names())
     root = runs_root(workdir) + "/"
     return frozenset(
         a
