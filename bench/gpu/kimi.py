@@ -571,17 +571,6 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
         on_kimi = vb.sets("kimi", "kimi-chat", "kimi-extract", 8, 64)
         view = ["--set", f"text_view={W / 'kimi-text-view'}"]
 
-        def verified(step: str, label: str, r: Any) -> bool:
-            got = vb.newest(step) or {}
-            ok = (got.get("state") == "succeeded"
-                  and (got.get("verification") or {}).get("outcome") == "passed")  # fmt: skip
-            vb.say(
-                f"  {'OK' if ok else 'BAD'} {label}: {got.get('label')} -- harness exit {r.code}"
-            )
-            if not ok:
-                vb.say("    " + " | ".join((r.err or r.out).strip().splitlines()[-3:])[-400:])
-            return ok
-
         # 1. vocab read straight from the Kimi folder fails in speculators' script; harness's
         #    failure summary must send the user to the text view
         r = vb.harness("run", "vocab", *pipe, *on_kimi, name="kimi vocab on the Kimi folder",
@@ -595,7 +584,7 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
         r = vb.harness("run", "text-view", *pipe, *on_kimi, *view, name="kimi text-view",
                        timeout=180)  # fmt: skip
         vb.e2e.keep_log("text-view", "kimi-text-view")
-        if verified("text-view", "kimi text-view", r):
+        if vb.verified("text-view", "kimi text-view", r, tail=True):
             for step in ("vocab", "train"):
                 if vb.left() < 60:
                     vb.say(f"kimi {step}: NOT RUN (budget)")
@@ -604,7 +593,7 @@ def run_e2e(phase: str = "all", work: str | Path | None = None, budget_s: float 
                                name=f"kimi {step} on its text view",
                                timeout=max(60, vb.left() - 20))  # fmt: skip
                 vb.e2e.keep_log(step, f"kimi-{step}-view")
-                if not verified(step, f"kimi {step} on its text view", r):
+                if not vb.verified(step, f"kimi {step} on its text view", r, tail=True):
                     break
             ckpts = sorted((W / "checkpoints" / "eagle3").glob("*/config.json"))
             if ckpts:

@@ -85,15 +85,7 @@ def main() -> int:
     harness("revert-patches", *PIPE[2:], name="revert-patches (start pristine)", quiet=True)
     r = harness("check", "speculators", "--against", "vllm", *PIPE[2:], name="check (unpatched)")
     say(f"  {tally(r.out)}")
-    r = harness(
-        "check",
-        "speculators",
-        "--against",
-        "vllm",
-        "--with-patches",
-        *PIPE[2:],
-        name="check --with-patches",
-    )
+    r = harness(*e2e.CHECK_PATCHED, *PIPE[2:], name="check --with-patches")
     say(f"  {tally(r.out)}")
 
     without = series_without(args.without) if args.without else REPO / "patches"

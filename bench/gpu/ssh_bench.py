@@ -464,15 +464,7 @@ def cheap_commands() -> None:
         name="apply-patches -t gpu (for the runs)",
         quiet=True,
     )
-    both(
-        "check",
-        "speculators",
-        "--against",
-        "vllm",
-        "--with-patches",
-        *pipe()[2:],
-        name="check --with-patches",
-    )
+    both(*e2e.CHECK_PATCHED, *pipe()[2:], name="check --with-patches")
     r = both("report", "extract", *sets(), *pipe(), name="report extract")
     for t, c in r.items():
         say(

@@ -148,6 +148,20 @@ def newest(step: str) -> dict[str, Any] | None:
     return max(runs, key=lambda x: x["record"]["created_at"] or 0) if runs else None
 
 
+def verified(step: str, label: str, r: e2e.Cmd, tail: bool = False) -> bool:
+    """Says whether the newest ``step`` run succeeded and its output passed its check (with
+    ``tail``, the end of harness's output when not)."""
+    got = newest(step) or {}
+    ok = (
+        got.get("state") == "succeeded"
+        and (got.get("verification") or {}).get("outcome") == "passed"
+    )
+    say(f"  {'OK' if ok else 'BAD'} {label}: {got.get('label')} -- harness exit {r.code}")
+    if tail and not ok:
+        say("    " + " | ".join((r.err or r.out).strip().splitlines()[-3:])[-400:])
+    return ok
+
+
 def lengths(case: str, smoke: dict[str, Any] | None = None) -> str:
     """Token counts of what the case extracted, and how many batches went over the budget."""
     import torch
@@ -273,12 +287,7 @@ def phase_c() -> None:
                     "--patches", str(REPO / "patches"), *sets("llama", "long", "e2e", 8, 64),
                     name=f"e2e {step}", timeout=max(60, left() - 20))  # fmt: skip
         e2e.keep_log(step, f"e2e-{step}")
-        info = newest(step) or {}
-        ok = (
-            info.get("state") == "succeeded"
-            and (info.get("verification") or {}).get("outcome") == "passed"
-        )
-        say(f"  {'OK' if ok else 'BAD'} e2e {step}: {info.get('label')} -- harness exit {r.code}")
+        verified(step, f"e2e {step}", r)
 
 
 def main() -> int:
