@@ -96,19 +96,20 @@ def lengths(paths: list, torch) -> dict:
 WRAPPER_PREFIXES = ("language_model.",)
 
 
-def checkpoint_names(model: str) -> list:
-    """Tensor names of a local checkpoint (its index, else its safetensors files' headers)."""
+def checkpoint_files(model: str) -> dict:
+    """Tensor name -> the safetensors file holding it, of a local checkpoint (its index, else
+    its safetensors files' headers); empty when it has neither. text_view.py reads it too."""
     folder = Path(model)
     index = folder / "model.safetensors.index.json"
     if index.is_file():
-        return list(json.loads(index.read_text()).get("weight_map") or {})
-    names = []
+        return dict(json.loads(index.read_text()).get("weight_map") or {})
+    files = {}
     for f in sorted(folder.glob("*.safetensors")):
         from safetensors import safe_open
 
         with safe_open(str(f), framework="pt") as h:
-            names += list(h.keys())
-    return names
+            files.update(dict.fromkeys(h.keys(), f.name))
+    return files
 
 
 def decoder_prefix(model: str, cfg) -> str:
@@ -120,7 +121,7 @@ def decoder_prefix(model: str, cfg) -> str:
     """
     if getattr(cfg, "text_config", None) is None or not Path(model).is_dir():
         return ""
-    names = checkpoint_names(model)
+    names = checkpoint_files(model)
     for prefix in WRAPPER_PREFIXES:
         if any(n.startswith(prefix + "model.layers.") for n in names):
             return prefix

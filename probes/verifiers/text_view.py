@@ -66,17 +66,14 @@ def text_config(model: Path) -> dict:
 
 
 def weight_names(model: Path) -> dict[str, str]:
-    """Every tensor name of the checkpoint -> the safetensors file holding it."""
-    index = model / "model.safetensors.index.json"
-    if index.is_file():
-        return dict(json.loads(index.read_text())["weight_map"])
-    single = model / "model.safetensors"
-    if not single.is_file():
-        raise Refused(f"{model}: neither model.safetensors.index.json nor model.safetensors")
-    from safetensors import safe_open
+    """Every tensor name of the checkpoint -> the safetensors file holding it (read as the
+    extraction's check reads them: hidden_states.py, beside this file in the run directory)."""
+    from hidden_states import checkpoint_files
 
-    with safe_open(str(single), framework="pt") as f:
-        return {k: "model.safetensors" for k in f.keys()}  # noqa: SIM118 -- not a dict
+    names = checkpoint_files(str(model))
+    if not names:
+        raise Refused(f"{model}: no model.safetensors.index.json and no *.safetensors")
+    return names
 
 
 def pick(names: dict[str, str], leaf: str, required: bool) -> str | None:
