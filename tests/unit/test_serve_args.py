@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.checker import Checker
-from harness.analysis.findings import Category, Severity
+from harness.analysis.findings import Category, CheckReport, Finding, Severity
 from harness.analysis.scan import CallerInfo, Scan
 from harness.analysis.serve import (
     ConfigFields,
@@ -24,8 +24,13 @@ from harness.analysis.serve import (
     probe_args,
 )
 from harness.analysis.uses import Site
+from harness.errors import ConfigError
+from harness.models import GpuInfo, TargetFacts
 from harness.reading.serve import Locator, serve_call, words_of
+from harness.report.model import BLOCKER, INFO, WARNING, Gate, Reason, judge
 from harness.runs.describe import StepPlan
+from harness.runs.needs import Need
+from harness.runs.pipeline import parse_pipeline
 from probes import serveargs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "serve"
@@ -225,3 +230,67 @@ def test_the_vocabulary_read_from_a_vllm_shaped_source() -> None:
         "kv_connector", "kv_role", "kv_connector_extra_config"
     }  # fmt: skip
     assert vocab.unread == ("vllm.entrypoints.cli.serve",)
+
+
+# -- the review: the serve check gates; the known range is said in one line -----------------
+
+FACTS = TargetFacts("box", {}, (), {}, (GpuInfo(0, "H200", 143771, 0, 143771),), None)
+
+
+def _serve_report(*findings: Finding, notes: tuple[str, ...] = ()) -> CheckReport:
+    return CheckReport("box", "step serve", None, {"vllm": "0.26.0"}, {}, findings, notes=notes)
+
+
+def _serve_finding(severity: str) -> Finding:
+    return Finding(severity, Category.SERVE_ARGUMENT, "pipeline.toml", 9, '"--x",',
+                   "vllm serve --x", "no flag --x", "Did you mean --y?")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("serve", "want"),
+    [
+        (None, []),
+        (_serve_report(), []),
+        (_serve_report(_serve_finding("error")),
+         [Reason(BLOCKER, "pipeline.toml:9: no flag --x", "Did you mean --y?")]),
+        (_serve_report(_serve_finding("warning")),
+         [Reason(WARNING, "pipeline.toml:9: no flag --x", "Did you mean --y?")]),
+        (_serve_report(notes=("not checked: vllm is not installed",)),
+         [Reason(WARNING, "not checked: vllm is not installed")]),
+    ],
+)  # fmt: skip
+def test_the_review_gates_on_the_serve_check(serve: CheckReport | None, want: list[Reason]) -> None:
+    assert judge(FACTS, (), (), None, None, None, serve) == want
+
+
+@pytest.mark.parametrize(
+    ("found", "severity", "words"),
+    [
+        ("0.26.0", INFO, "step serve: vllm 0.26.0, in the range"),
+        ("0.21.0", WARNING, "step serve: vllm 0.21.0, outside the range"),
+        (None, WARNING, "step serve: vllm: not installed, outside the range"),
+    ],
+)
+def test_the_review_says_whether_the_step_is_in_its_known_range(
+    found: str | None, severity: Gate, words: str
+) -> None:
+    at = "pipeline.toml:12: steps.serve.known_good"
+    step = StepPlan("serve", ("vllm", "serve"), known_good=(Need("vllm", ">=0.22", found),),
+                    known_good_at=at)  # fmt: skip
+    (reason,) = judge(FACTS, (), (), None, None, step)
+    assert reason.severity == severity and reason.text.startswith(words)
+    assert reason.text.endswith(f"known to work in (vllm>=0.22, {at})")
+    assert StepPlan.from_dict(step.to_dict()) == step
+
+
+def test_known_good_is_read_like_requires() -> None:
+    text = '[steps.serve]\ncommand = ["vllm", "serve"]\nknown_good = { vLLM = ">=0.22,<=0.26" }\n'
+    step = parse_pipeline(text).steps["serve"]
+    assert step.known_good == {"vllm": ">=0.22,<=0.26"}
+    assert (
+        "known_good"
+        not in parse_pipeline(text.replace("known_good", "help = ''\n#")).steps["serve"].to_dict()
+    )  # a step without one keeps its entry digest (verified runs still vouch)
+    bad = r"pipeline.toml:3: steps.serve.known_good.vLLM: .0.22\+. is not a version"
+    with pytest.raises(ConfigError, match=bad):
+        parse_pipeline(text.replace(">=0.22,<=0.26", "0.22+"))
