@@ -214,7 +214,14 @@ class ServeVocab:
         flags: set[str] = set(ALWAYS)
         lines: dict[str, tuple[str, int]] = {}
         unread: list[str] = []
-        classes = d.get("classes") or {}
+        classes = d.get("classes") or {}  # a flag's line: its add_argument, else its class
+        for module, got in (d.get("options") or {}).items():
+            if not got.get("found"):
+                unread.append(module)
+                continue
+            for flag, line in (got.get("flags") or {}).items():
+                flags.add(flag)
+                lines.setdefault(flag, (got.get("file") or "", int(line)))
         for ref in FLAG_CLASSES:
             got = classes.get(ref) or {}
             if not got.get("found"):
@@ -224,13 +231,6 @@ class ServeVocab:
                 flag = "--" + name.replace("_", "-")
                 flags.add(flag)
                 lines.setdefault(flag, (got.get("file") or "", int(got.get("line") or 0)))
-        for module, got in (d.get("options") or {}).items():
-            if not got.get("found"):
-                unread.append(module)
-                continue
-            for flag, line in (got.get("flags") or {}).items():
-                flags.add(flag)
-                lines.setdefault(flag, (got.get("file") or "", int(line)))
         configs = {}
         for flag, ref in CONFIGS.items():
             got = classes.get(ref) or {}
