@@ -222,6 +222,7 @@ def _with_serve(report: CheckReport, serve: CheckReport) -> CheckReport:
         findings=report.findings + serve.findings,
         notes=report.notes + serve.notes,
         callees={**report.callees, **serve.callees},
+        stats={**report.stats, "flags": serve.stats["flags"], "keys": serve.stats["keys"]},
     )
 
 

@@ -232,11 +232,12 @@ def check_report(report: CheckReport) -> Lines:
     for note in report.notes:
         lines.add(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
     s = report.stats
-    what = (
-        f"{s.get('flags')} flags, {s.get('keys')} config keys"
-        if "flags" in s and "files" not in s
-        else f"{s.get('files')} files, {s.get('calls')} calls, {s.get('imports')} imports"
-    )
+    parts = []
+    if "files" in s or "flags" not in s:
+        parts.append(f"{s.get('files')} files, {s.get('calls')} calls, {s.get('imports')} imports")
+    if "flags" in s:  # check --step: the vllm serve arguments (alone, or with a caller's)
+        parts.append(f"{s.get('flags')} flags, {s.get('keys')} config keys")
+    what = ", ".join(parts)
     summary = (
         f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
         f"{report.count('info')} info — {what} checked in {s.get('seconds')}s"

@@ -4,7 +4,7 @@ Fixture pipelines whose serve step starts vLLM with the extraction method the wa
 0.9.0's ``launch_vllm.py`` does (``--speculative_config``/``--kv_transfer_config`` JSON), read
 against ``pypi:vllm==0.26.0`` and ``pypi:vllm==0.20.2`` (the lazy target fetches only the
 ``.py`` members). ``speculative_token_tree`` is a field of ``SpeculativeConfig`` in 0.20.2 and
-gone in 0.22.0 and later: the same command is right on one release and refused on the other.
+gone from 0.21.0: the same command is right on one release and refused on the other.
 """
 
 from __future__ import annotations
@@ -146,3 +146,22 @@ def test_the_review_gates_on_the_serve_arguments_and_says_the_known_range(
     (outside,) = [x for x in reasons if "known to work in" in x["text"]]
     assert outside["severity"] == "warning"
     assert outside["text"].startswith("step serve: vllm 0.20.2, outside the range")
+
+
+def test_a_caller_and_its_serve_step_are_one_report(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The two environments' coupling in one command: hs-connectors' imports of vLLM and the
+    server's arguments, against the same vLLM."""
+    path = _pipeline(tmp_path, GOOD.replace('"--enforce-eager"', '"--enforce-eagre"'))
+    r = run_cli("check", "hs-connectors", "--against", "vllm", "--step", "serve", "--pipeline",
+                str(path), "-t", "pypi:hs-connectors==0.9.0,vllm==0.26.0", "--json",
+                env=cli_env, timeout=300)  # fmt: skip
+    assert r.code == 1, r.err
+    report = json.loads(r.out)
+    assert [(f["category"], f["keywords"]) for f in report["findings"]] == [
+        ("serve-argument", ["--enforce-eagre"])
+    ]
+    assert report["caller"] == "hs-connectors" and report["callees"]["vllm"] == "0.26.0"
+    assert (report["stats"]["flags"], report["stats"]["keys"]) == (12, 6)
+    assert report["stats"]["files"] > 0
