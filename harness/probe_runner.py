@@ -44,6 +44,8 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     # harness check --fix: where symbols live now, module listings, what bodies read
     "locate": (*_LOOKUP, "api", "locate"),
     "compiles": ("compiles",),
+    # harness check --step: the flags and config fields a step's `vllm serve` may use
+    "serveargs": (*_LOOKUP, "serveargs"),
     "patchops": ("_finder", "_durable", "_patch_read", "patchops"),
     # harness run: preflight, launch, list, stop (launch copies the run program, not these)
     "runs": ("_finder", "facts", "_rundir", "_proctree", "runs"),

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding
-from harness.analysis.rules import api_drift, calls, drift, imports, names, overrides
+from harness.analysis.rules import api_drift, calls, drift, imports, names, overrides, serve
 from harness.analysis.rules.base import Context, Earlier, Produced, Rule
 from harness.analysis.scan import Lookup, Scan
+from harness.analysis.serve import ServeFacts
 
 #: Every rule; run in this order, which :func:`ordered` checks against each ``after``.
 RULES: tuple[Rule, ...] = (
@@ -24,6 +25,7 @@ RULES: tuple[Rule, ...] = (
     names.RULE,
     overrides.RULE,
     drift.RULE,
+    serve.RULE,
 )
 
 
@@ -68,8 +70,9 @@ class Checker:
         callee_versions: Mapping[str, str | None],
         baseline: Mapping[str, Lookup] | None = None,
         baseline_fits: Mapping[str, Fits] | None = None,
+        serve: ServeFacts | None = None,
     ) -> None:
-        self.context = Context(scan, callee_versions, baseline, baseline_fits)
+        self.context = Context(scan, callee_versions, baseline, baseline_fits, serve)
 
     def run(self) -> list[Finding]:
         produced = run_rules(self.context)

@@ -65,6 +65,7 @@ class Category(Word):
     UNBOUND_NAME = ("unbound-name",)
     UNVERIFIABLE = ("unverifiable",)
     DEPRECATED = ("deprecated",)
+    SERVE_ARGUMENT = ("serve-argument",)  # a flag or JSON key vllm serve does not take
 
     def fix_for(self, names: tuple[str, ...], func: str) -> str:
         """The fix sentence for a call that does not bind to ``func``."""

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from harness.cli.common import console, print_json, show, target_for
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.errors import UsageError
+
+if TYPE_CHECKING:
+    from harness.analysis.findings import CheckReport
+    from harness.targets.base import Target
 
 
 def probe(
@@ -45,7 +49,10 @@ def probe(
 
 
 def check(
-    caller: Annotated[str, typer.Argument(help="the caller dist, e.g. speculators")],
+    caller: Annotated[
+        str | None,
+        typer.Argument(help="the caller dist, e.g. speculators (optional with --step)"),
+    ] = None,
     against: Annotated[
         list[str] | None,
         typer.Option(
@@ -110,12 +117,37 @@ def check(
             "minor series, e.g. 'vllm>=0.33,<0.35' (repeatable)",
         ),
     ] = None,
+    step: Annotated[
+        str | None,
+        typer.Option(
+            "--step",
+            help="a pipeline step that starts `vllm serve`: check its flags and the keys of "
+            "its --speculative-config/--kv-transfer-config against the target's vLLM",
+        ),
+    ] = None,
+    pipeline: Annotated[
+        Path | None, typer.Option("--pipeline", dir_okay=False, help="with --step")
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="with --step: NAME=VALUE, as `harness run` takes it"),
+    ] = None,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
-    """Find every call from CALLER that no longer binds to what is installed -- in one pass."""
+    """Find every call from CALLER that no longer binds to what is installed -- in one pass;
+    with --step, what the step passes to `vllm serve` too."""
     from harness.reading.check import check as do_check
 
+    if caller is None and step is None:
+        raise UsageError("name a CALLER, or a pipeline --step", "e.g. harness check speculators")
+    if step is None and (pipeline is not None or sets):
+        raise UsageError("--pipeline and --set go with --step", "add --step STEP")
+    if step is not None and (fix or with_patches):
+        raise UsageError("--step checks a command as it stands", "drop --fix/--with-patches")
+    if caller is None:
+        _check_step(step or "", pipeline, sets or [], target, as_json, accept_new_host_key)
+        return
     if not fix and (dry_run or requires or name != "check-fix"):
         raise UsageError("--dry-run, --name and --requires go with --fix", "add --fix")
     if fix and no_baseline:
@@ -152,6 +184,58 @@ def check(
             with_patches=patches_root(patches) if with_patches else None,
             baseline_from=baseline_from,
         )
+        if step is not None:
+            report = _with_serve(report, _serve_report(t, step, pipeline, sets or []))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        from harness.views.reading import check_report
+
+        show(console(), check_report(report))
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def _serve_report(t: Target, step: str, pipeline: Path | None, sets: list[str]) -> CheckReport:
+    """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
+    starts no vLLM server)."""
+    from harness.reading.serve import check_serve, pipeline_text
+    from harness.runs.describe import describe
+    from harness.runs.resolve import parse_sets
+
+    plan = describe(t, step, pipeline, parse_sets(sets))
+    report = check_serve(t, plan, pipeline_text(plan))
+    if report is None:
+        raise UsageError(
+            f"step {step} does not start a vLLM server: its command is {' '.join(plan.command)}",
+            "--step checks a step whose command runs `vllm serve` (or python -m "
+            "vllm.entrypoints.openai.api_server)",
+        )
+    return report
+
+
+def _with_serve(report: CheckReport, serve: CheckReport) -> CheckReport:
+    from dataclasses import replace
+
+    return replace(
+        report,
+        findings=report.findings + serve.findings,
+        notes=report.notes + serve.notes,
+        callees={**report.callees, **serve.callees},
+        stats={**report.stats, "flags": serve.stats["flags"], "keys": serve.stats["keys"]},
+    )
+
+
+def _check_step(
+    step: str,
+    pipeline: Path | None,
+    sets: list[str],
+    target: str | None,
+    as_json: bool,
+    accept_new_host_key: bool,
+) -> None:
+    with target_for(target, accept_new_host_key) as t:
+        report = _serve_report(t, step, pipeline, sets)
     if as_json:
         print_json(report.to_dict())
     else:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.findings import CheckReport
 from harness.errors import HarnessError
 from harness.models import TargetFacts
 from harness.report.model import Review, judge
@@ -43,6 +44,20 @@ def _step(
         return describe(target, step, pipeline, overrides, preflight=preflight, workdir=workdir)
     except HarnessError as exc:
         return StepPlan(step, error=exc.message)
+
+
+def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
+    """The step's ``vllm serve`` arguments against the target's vLLM (None: the step starts no
+    server); one the check could not read says why in a note (a warning of the review)."""
+    if plan is None or plan.error is not None:
+        return None
+    from harness.reading.serve import check_serve, pipeline_text
+
+    try:
+        return check_serve(target, plan, pipeline_text(plan))
+    except HarnessError as exc:
+        why = f"step {plan.name}'s vllm serve arguments were not checked: {exc.message}"
+        return CheckReport(target.label, f"step {plan.name}", None, {}, {}, (), notes=(why,))
 
 
 def _runs_of(target: Target, step: StepPlan) -> tuple[RunInfo, ...]:
@@ -184,7 +199,8 @@ def build_review(
             now = {**now, "entry": plan.entry}
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
-    reasons = judge(facts, holders, series, live, after, plan)
+    serve = _serve(target, plan)
+    reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(
         target.label,
         time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -195,4 +211,5 @@ def build_review(
         after,
         plan,
         tuple(reasons),
+        serve,
     )

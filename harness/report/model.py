@@ -71,6 +71,9 @@ class Review:
     check_with_patches: CheckReport | None  # ... as it will be after apply-patches
     step: StepPlan | None  # resolved command, env, needs
     reasons: tuple[Reason, ...] = field(default_factory=tuple)
+    #: the step's ``vllm serve`` flags and config keys against the target's vLLM (None: the
+    #: step starts no vLLM server)
+    serve: CheckReport | None = None
 
     @property
     def ready(self) -> bool:
@@ -98,6 +101,7 @@ class Review:
             if self.check_with_patches is None
             else self.check_with_patches.to_dict(),
             "step": None if self.step is None else self.step.to_dict(),
+            "serve": None if self.serve is None else self.serve.to_dict(),
         }
 
     @classmethod
@@ -118,6 +122,7 @@ class Review:
             check_with_patches=report(d.get("check_with_patches")),
             step=None if step is None else StepPlan.from_dict(step),
             reasons=tuple(Reason.from_dict(r) for r in d.get("reasons") or ()),
+            serve=report(d.get("serve")),
         )
 
 
@@ -132,9 +137,14 @@ def judge(
     check: CheckReport | None,
     check_with_patches: CheckReport | None,
     step: StepPlan | None,
+    serve: CheckReport | None = None,
 ) -> list[Reason]:
     """Every reason for the verdict, most serious first."""
     out: list[Reason] = []
+    for f in serve.findings if serve is not None else ():  # the model would never load
+        sev = BLOCKER if f.severity == Severity.ERROR else WARNING
+        out.append(Reason(sev, f"{f.file}:{f.line}: {f.message}", f.fix))
+    out += [Reason(WARNING, note) for note in (serve.notes if serve is not None else ())]
     for dist in patches:
         if dist.note and dist.patches is None and dist.installed:
             out.append(Reason(WARNING, f"patches: {dist.note}"))
@@ -240,6 +250,16 @@ def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
                           f"harness logs {step.last_failed.split()[0]}"))  # fmt: skip
     out += _vouch(step.verified, f"step {step.name}", "verified", "verified run",
                   f"harness run {step.name} (its output is checked: {step.verify})")  # fmt: skip
+    for need in step.known_good:  # evidence, not a gate: one line each, inside or not
+        have = f"{need.dist} {need.found}" if need.found else f"{need.dist}: not installed"
+        where = f"{need.dist}{need.spec}, {step.known_good_at}"
+        if need.ok:
+            out.append(Reason(INFO, f"step {step.name}: {have}, in the range its "
+                                    f"environment is known to work in ({where})"))  # fmt: skip
+        else:
+            out.append(Reason(WARNING, f"step {step.name}: {have}, outside the range its "
+                                       f"environment is known to work in ({where})",
+                              "harness matrix CALLER==V --against " + need.dist))  # fmt: skip
     for need in step.requires:
         if not need.ok:
             have = need.found or "not installed"

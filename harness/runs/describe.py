@@ -109,6 +109,10 @@ class StepPlan:
     #: the launch preflight's verdicts on this target (workdir, command, script, cwd,
     #: tensor-parallel, GPUs in use) -- not its stale-GPU check: the review reports those
     preflight: tuple[Verdict, ...] = ()
+    #: ``known_good``: each range the step's environment is known to work in, against the
+    #: version its imports see; ``known_good_at``: where the pipeline declares them
+    known_good: tuple[Need, ...] = ()
+    known_good_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -133,6 +137,9 @@ class StepPlan:
             out["verified"] = self.verified.to_dict()
         if self.preflight:
             out["preflight"] = [v.to_dict() for v in self.preflight]
+        if self.known_good:
+            out["known_good"] = [n.to_dict() for n in self.known_good]
+            out["known_good_at"] = self.known_good_at
         return out
 
     @classmethod
@@ -160,6 +167,10 @@ class StepPlan:
             verified=None if verified is None else SmokeTested.from_dict(verified),
             last_failed=d.get("last_failed"),
             preflight=tuple(Verdict.from_dict(v) for v in d.get("preflight") or ()),
+            known_good=tuple(
+                Need(n["dist"], n["spec"], n.get("found")) for n in d.get("known_good") or ()
+            ),
+            known_good_at=d.get("known_good_at"),
         )
 
 
@@ -185,12 +196,15 @@ def describe(
     record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
     declared = pipeline.steps[step]
     rows: list[Need] = []
+    good: list[Need] = []
     pip = None
-    if declared.requires:
+    if declared.requires or declared.known_good:  # one probe for both
         paths = step_paths(resolved.env, resolved.cwd)
-        seen = gather_facts(target, list(declared.requires), prepend=paths, gpus=False).dists
+        dists = sorted({*declared.requires, *declared.known_good})
+        seen = gather_facts(target, dists, prepend=paths, gpus=False).dists
         found = {str(canonicalize_name(k)): v for k, v in seen.items()}
         rows = needs(declared.requires, found)
+        good = needs(declared.known_good, found)
         unmet = [n for n in rows if not n.ok]
         pip = pip_line(target.python_argv()[0], unmet, paths) if unmet else None
     return StepPlan(
@@ -210,6 +224,8 @@ def describe(
         verify=record.verify,
         entry=pipeline.entry_digest(step),
         preflight=_preflight(target, workdir, resolved) if preflight else (),
+        known_good=tuple(good),
+        known_good_at=pipeline.where("steps", step, "known_good") if good else None,
     )
 
 

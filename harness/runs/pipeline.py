@@ -51,7 +51,7 @@ else:  # pragma: no cover - exercised only on 3.10
 _TOP_KEYS = ("params", "steps")
 _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
-    "spread", "nproc", "port", "verify",
+    "spread", "nproc", "port", "verify", "known_good",
 )  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
 _VERIFY_KEYS = ("command", "smoke", "timeout")
@@ -266,6 +266,7 @@ class _Checker:
             params=self.params(table.get("params", {}), (*here, "params")),
             help=help_text,
             requires=self.requires(table.get("requires", {}), (*here, "requires")),
+            known_good=self.requires(table.get("known_good", {}), (*here, "known_good")),
             checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
             smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
             verify=self.verify(table["verify"], (*here, "verify")) if "verify" in table else None,

@@ -104,6 +104,9 @@ class Step:
     nproc: str = "1"  # torchrun's --nproc-per-node (placeholders allowed: "{gpus}")
     port: int | None = None  # rendezvous (torchrun, default 29500) / Ray GCS (default 6379)
     verify: VerifySpec | None = None
+    #: dist -> the versions this step's environment is known to work with (``harness matrix``,
+    #: runs): the review says whether the environment is in them; no gate
+    known_good: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +124,7 @@ class Step:
             "nproc": self.nproc,
             "port": self.port,
             "verify": None if self.verify is None else self.verify.to_dict(),
+            **({"known_good": dict(self.known_good)} if self.known_good else {}),
         }
 
     @classmethod
@@ -143,6 +147,7 @@ class Step:
             nproc=str(d.get("nproc") or "1"),
             port=d.get("port"),
             verify=VerifySpec.from_dict(d["verify"]) if d.get("verify") else None,
+            known_good=dict(d.get("known_good") or {}),
         )
 
 

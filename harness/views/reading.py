@@ -222,18 +222,25 @@ def check_report(report: CheckReport) -> Lines:
             )
             if f.source:
                 lines.add(f"      [dim]│[/] {escape(f.source)}", soft_wrap=True)
+            where = f"{f.callee_file}:{f.callee_line}" if f.callee_file else ""
             if f.signature:
-                where = f"{f.callee_file}:{f.callee_line}" if f.callee_file else ""
                 sig = fold_signature(f.signature, f.source or "", f.message)  # --json: whole
                 lines.add(f"      [dim]now:[/] {escape(sig)}  [cyan]{where}[/]", soft_wrap=True)
+            elif where:
+                lines.add(f"      [dim]defined at[/] [cyan]{escape(where)}[/]", soft_wrap=True)
             lines.add(f"      [green]fix:[/] {escape(f.fix)}", soft_wrap=True)
     for note in report.notes:
         lines.add(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
     s = report.stats
+    parts = []
+    if "files" in s or "flags" not in s:
+        parts.append(f"{s.get('files')} files, {s.get('calls')} calls, {s.get('imports')} imports")
+    if "flags" in s:  # check --step: the vllm serve arguments (alone, or with a caller's)
+        parts.append(f"{s.get('flags')} flags, {s.get('keys')} config keys")
+    what = ", ".join(parts)
     summary = (
         f"{report.count('error')} error(s), {report.count('warning')} warning(s), "
-        f"{report.count('info')} info — {s.get('files')} files, {s.get('calls')} calls, "
-        f"{s.get('imports')} imports checked in {s.get('seconds')}s"
+        f"{report.count('info')} info — {what} checked in {s.get('seconds')}s"
         + (" (cached)" if s.get("cached") else "")
     )
     style = "bold red" if report.errors else "bold green"

@@ -76,6 +76,7 @@ def markdown(r: Review) -> str:
     for title, check in (
         ("Check (live environment)", r.check),
         ("Check (after the patches)", r.check_with_patches),
+        ("Check (vllm serve arguments)", r.serve),
     ):
         if check is None:
             continue
@@ -191,6 +192,7 @@ def html_page(r: Review) -> str:
     for title, check in (
         ("Check (live environment)", r.check),
         ("Check (after the patches)", r.check_with_patches),
+        ("Check (vllm serve arguments)", r.serve),
     ):
         if check is None:
             continue

@@ -12,9 +12,11 @@ from harness.analysis.checker import RULES, merged, ordered, run_rules
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Context, Earlier, FailedImports, Produced, Rule
 from harness.analysis.rules.calls import CALL_CATEGORIES
-from harness.analysis.scan import Scan, fits_from, lookups_from
+from harness.analysis.scan import CallerInfo, Scan, fits_from, lookups_from
+from harness.analysis.serve import ServeFacts, ServeVocab, find_serve, probe_args
+from harness.analysis.uses import Site
 from harness.reading.check import baseline_args
-from probes import callsites
+from probes import callsites, serveargs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -49,10 +51,22 @@ def _drift_context() -> Context:
     )
 
 
+def _serve_context() -> Context:
+    """A step's ``vllm serve`` command against the vLLM-shaped fixture (``check --step``)."""
+    vocab = ServeVocab.from_dict(
+        serveargs.run({**probe_args(), "paths": [str(FIXTURES / "serve")]}, print)
+    )
+    argv = ["vllm", "serve", "m", "--tensor-parallel-sise", "2", "--speculative-config",
+            '{"method": "extract_hidden_states", "num_speculative_token": 1}']  # fmt: skip
+    call = find_serve(argv, lambda i, _text: Site("pipeline.toml", i + 1))
+    assert call is not None
+    return Context(Scan(CallerInfo("step serve", None), {}), {}, serve=ServeFacts(call, vocab))
+
+
 @pytest.fixture(scope="module")
 def produced() -> list[dict[str, Produced]]:
-    """Each rule's output on each of the two fixtures."""
-    return [run_rules(_site_context()), run_rules(_drift_context())]
+    """Each rule's output on each of the fixtures."""
+    return [run_rules(_site_context()), run_rules(_drift_context()), run_rules(_serve_context())]
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,9 @@ from harness.patching.gates import misspelled
 from harness.probe_runner import MARK, PROBE_MODULES, probes_dir, run_probe
 from harness.reading.compare import diff
 from harness.reading.probe import gather_facts, probe
+from harness.reading.serve import read_vocab, serve_call
 from harness.runs import preflight, remote, state, stream, verification
+from harness.runs.describe import StepPlan
 from harness.targets.local import LocalTarget
 from probes import _follow, _proctree, _rundir, runs, supervisor
 from tests.support.tinydist import FolderTarget, install
@@ -207,6 +209,20 @@ def test_compiles_envelope(site: FolderTarget) -> None:
     assert list(errors) == ["bad.py"]
     assert errors["bad.py"].startswith("bad.py:1: ")
     assert errors["bad.py"].endswith(f"(Python {platform.python_version()})")
+
+
+def test_serveargs_envelope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    target = FolderTarget(SITE.parent / "serve", "serve")
+    plan = StepPlan("serve", command=("vllm", "serve", "m"), cwd=str(tmp_path))
+    call = serve_call(plan, "")
+    assert call is not None
+    vocab, _cached = read_vocab(target, call, plan)
+    assert (vocab.dist, vocab.version) == ("vllm", "0.99.0")
+    assert {"--tensor-parallel-size", "-tp", "--port", "--chat-template", "-asc"} <= vocab.flags
+    spec = vocab.configs["--speculative-config"]
+    assert spec.fields == {"method", "num_speculative_tokens", "draft_model_config"}
+    assert spec.file == "vllm/config/speculative.py" and spec.line and not spec.open
 
 
 def test_the_contract_covers_every_probe() -> None:

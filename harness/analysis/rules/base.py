@@ -16,6 +16,7 @@ from harness.analysis.apidiff import Change
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.scan import Callee, Lookup, Scan
+from harness.analysis.serve import ServeFacts
 from harness.analysis.uses import Site
 from harness.models import Symbol
 
@@ -28,6 +29,8 @@ class Context:
     versions: Mapping[str, str | None]
     baseline: Mapping[str, Lookup] | None = None
     baseline_fits: Mapping[str, Fits] | None = None
+    #: a step's ``vllm serve`` command and what the chosen vLLM accepts (``check --step``)
+    serve: ServeFacts | None = None
 
     @property
     def symbols(self) -> Mapping[str, Lookup]:
