@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding
-from harness.analysis.rules import api_drift, calls, drift, imports, names, overrides
+from harness.analysis.rules import api_drift, calls, drift, imports, names, overrides, shifts
 from harness.analysis.rules.base import Context, Earlier, Produced, Rule
 from harness.analysis.scan import Lookup, Scan
 
@@ -21,6 +21,7 @@ from harness.analysis.scan import Lookup, Scan
 RULES: tuple[Rule, ...] = (
     imports.RULE,
     calls.RULE,
+    shifts.RULE,
     names.RULE,
     overrides.RULE,
     drift.RULE,

@@ -58,6 +58,7 @@ class Category(Word):
         "duplicate-argument",
         "{names} is given both by position and by name; keep one.",
     )
+    ARGUMENT_SHIFTED = ("argument-shifted",)
     MISSING_ATTRIBUTE = ("missing-attribute",)
     OVERRIDE_INCOMPATIBLE = ("override-incompatible",)
     DRIFT = ("drift",)
@@ -95,6 +96,7 @@ class Finding:
     keywords: tuple[str, ...] = ()  # a call problem's parameters/keywords, as CPython names them
     imported: str | None = None  # the name a failed ``from module import name`` asks for
     attribute: str | None = None  # the attribute found missing (or unverifiable)
+    argument: int | None = None  # argument-shifted: the first positional (0-based) that slid
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -118,6 +120,7 @@ class Finding:
             "keywords": list(self.keywords),
             "imported": self.imported,
             "attribute": self.attribute,
+            "argument": self.argument,
         }
 
     @classmethod
@@ -141,6 +144,7 @@ class Finding:
             keywords=tuple(d.get("keywords") or ()),
             imported=d.get("imported"),
             attribute=d.get("attribute"),
+            argument=d.get("argument"),
         )
 
 

@@ -65,6 +65,7 @@ class Context:
         keywords: tuple[str, ...] = (),
         imported: str | None = None,
         attribute: str | None = None,
+        argument: int | None = None,
     ) -> Finding:
         """A finding at ``site``, pointing at the callee ``sym`` where there is one."""
         s = sym.symbol if isinstance(sym, Callee) else sym
@@ -88,6 +89,7 @@ class Context:
             keywords=keywords,
             imported=imported,
             attribute=attribute,
+            argument=argument,
         )
 
 
