@@ -38,9 +38,7 @@ class Slide:
     now: str
 
 
-def slides(
-    old: tuple[Parameter, ...], new: tuple[Parameter, ...], positional: int
-) -> list[Slide]:
+def slides(old: tuple[Parameter, ...], new: tuple[Parameter, ...], positional: int) -> list[Slide]:
     """Pure: the first ``positional`` arguments whose parameter changed under them."""
     old_pos = [p for p in old if p.kind in _POSITIONAL]
     new_pos = [p for p in new if p.kind in _POSITIONAL]
