@@ -14,12 +14,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 import libcst as cst
 from libcst.metadata import GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
 
-from harness.fixing.model import Edit, ImportEdit, KeywordEdit, Refusal
+from harness.fixing.cst_lists import without
+from harness.fixing.model import ArgumentsEdit, Edit, ImportEdit, KeywordEdit, Refusal
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ def _same_value(code: str, expected: str) -> bool:
 class _Plan:
     imports: dict[cst.ImportFrom, list[ImportEdit]] = field(default_factory=dict)
     calls: dict[cst.Call, list[KeywordEdit]] = field(default_factory=dict)
+    args: dict[cst.Call, ArgumentsEdit] = field(default_factory=dict)
     renames: dict[cst.CSTNode, str] = field(default_factory=dict)  # Name/SimpleString -> new
     aliased: set[tuple[cst.ImportFrom, str]] = field(default_factory=set)  # `New as Old`
     refused: list[Refusal] = field(default_factory=list)
@@ -85,6 +86,8 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
     for e in edits:
         if isinstance(e, ImportEdit):
             _plan_import(e, imports.get(e.line, []), plan)
+        elif isinstance(e, ArgumentsEdit):
+            _plan_args(e, calls.get(e.line, []), module, plan)
         else:
             _plan_call(e, calls.get(e.line, []), module, plan)
     if any(e.new_name != e.name for es in plan.imports.values() for e in es):
@@ -136,6 +139,35 @@ def _plan_call(e: KeywordEdit, nodes: list[cst.Call], module: cst.Module, plan: 
             )
             return
     plan.calls.setdefault(call, []).append(e)
+
+
+def _plan_args(e: ArgumentsEdit, nodes: list[cst.Call], module: cst.Module, plan: _Plan) -> None:
+    """The one call of ``e.func`` there with exactly that many positionals, none starred."""
+    count = e.first + len(e.names)
+    hits = [
+        n
+        for n in nodes
+        if dotted(n.func).split(".")[-1] == e.func
+        and not any(a.star for a in n.args)
+        and sum(a.keyword is None for a in n.args) == count
+    ]
+    if len(hits) != 1:
+        what = "no call" if not hits else f"{len(hits)} calls"
+        plan.refused.append(
+            Refusal(e, f"{what} of {e.func} at line {e.line} with {count} positional arguments")
+        )
+        return
+    passed = {a.keyword.value for a in hits[0].args if a.keyword is not None}
+    for i, (name, only) in enumerate(zip(e.names, e.only_if, strict=True)):
+        value = module.code_for_node(hits[0].args[e.first + i].value).strip()
+        if name in passed:
+            plan.refused.append(Refusal(e, f"the call at line {e.line} passes '{name}' already"))
+            return
+        if name is None and only is not None and not _same_value(value, only):
+            why = f"argument {e.first + i + 1} is {value}, not the old default {only}"
+            plan.refused.append(Refusal(e, f"{why}: dropping it would change the call"))
+            return
+    plan.args[hits[0]] = e
 
 
 def _plan_uses(wrapper: MetadataWrapper, plan: _Plan) -> None:
@@ -287,6 +319,9 @@ class _Apply(cst.CSTTransformer):
         return updated.with_changes(value=f"{updated.prefix}{q}{new}{q}")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        named = self.plan.args.get(original)
+        if named is not None:  # from argument `first` on: by name, or dropped
+            return _by_name(updated, named)
         es = self.plan.calls.get(original)
         if not es:
             return updated
@@ -305,46 +340,14 @@ class _Apply(cst.CSTTransformer):
         return updated.with_changes(args=without(args, drop))
 
 
-Listed = TypeVar("Listed", cst.Arg, cst.ImportAlias)
-
-
-def _breaks(comma: cst.Comma | cst.MaybeSentinel) -> bool:
-    return isinstance(comma, cst.Comma) and "\n" in cst.Module(body=[]).code_for_node(comma)
-
-
-def without(items: list[Listed], drop: set[int]) -> list[Listed]:
-    """``items`` less the ``drop`` positions, commas and line breaks kept where they were.
-
-    A comma carries the whitespace after it, so removing an item can glue two lines: the
-    one before inherits the removed item's line break when it had none, and the new last
-    item ends the list as the old last one did (trailing comma or not).
-    """
-    out: list[Listed] = []
-    for i, item in enumerate(items):
-        if i not in drop:
-            out.append(item)
-        elif out and not _breaks(out[-1].comma) and _breaks(item.comma):
-            out[-1] = out[-1].with_changes(comma=item.comma)
-    if out and len(out) < len(items) and out[-1] is not items[-1]:
-        out[-1] = out[-1].with_changes(comma=_ending(out[-1].comma, items[-1].comma))
-    return out
-
-
-def _ending(own: cst.Comma | cst.MaybeSentinel, last: cst.Comma | cst.MaybeSentinel) -> Any:
-    """The comma the new last item ends with: the old last one's, keeping the item's own
-    trailing comment (``a,  # why``) where both sit at the end of a line."""
-    if (
-        isinstance(own, cst.Comma)
-        and isinstance(last, cst.Comma)
-        and isinstance(own.whitespace_after, cst.ParenthesizedWhitespace)
-        and isinstance(last.whitespace_after, cst.ParenthesizedWhitespace)
-    ):
-        return own.with_changes(
-            whitespace_after=own.whitespace_after.with_changes(
-                last_line=last.whitespace_after.last_line
-            )
-        )
-    return last
+def _by_name(call: cst.Call, e: ArgumentsEdit) -> cst.Call:
+    eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    names = dict(enumerate(e.names, e.first))
+    args = [
+        a.with_changes(keyword=cst.Name(names[i]), equal=eq) if names.get(i) else a
+        for i, a in enumerate(call.args)
+    ]
+    return call.with_changes(args=without(args, {i for i, n in names.items() if n is None}))
 
 
 def _rename_group(

@@ -81,7 +81,20 @@ class KeywordEdit:
     only_if: str | None = None
 
 
-Edit = ImportEdit | KeywordEdit
+@dataclass(frozen=True)
+class ArgumentsEdit:
+    """The call of FUNC that starts at LINE with FIRST + len(NAMES) positional arguments:
+    from argument FIRST on, each is passed by name (``names[i]``) or dropped (None) --
+    ``only_if[i]``: drop it only when its source is this text (the old default)."""
+
+    line: int
+    func: str
+    first: int
+    names: tuple[str | None, ...]
+    only_if: tuple[str | None, ...]
+
+
+Edit = ImportEdit | KeywordEdit | ArgumentsEdit
 
 
 @dataclass(frozen=True)

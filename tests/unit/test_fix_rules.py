@@ -484,6 +484,7 @@ def test_rules_are_asked_in_order_and_the_rest_needs_a_person() -> None:
         "renamed-symbol",
         "renamed-keyword",
         "dropped-keyword",
+        "shifted-argument",
     ]
     need = Finding(
         ERROR,
