@@ -97,6 +97,7 @@ class Finding:
     imported: str | None = None  # the name a failed ``from module import name`` asks for
     attribute: str | None = None  # the attribute found missing (or unverifiable)
     argument: int | None = None  # argument-shifted: the first positional (0-based) that slid
+    import_line: int | None = None  # unbound-name: the line of the guarded import that failed
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -121,6 +122,7 @@ class Finding:
             "imported": self.imported,
             "attribute": self.attribute,
             "argument": self.argument,
+            "import_line": self.import_line,
         }
 
     @classmethod
@@ -145,6 +147,7 @@ class Finding:
             imported=d.get("imported"),
             attribute=d.get("attribute"),
             argument=d.get("argument"),
+            import_line=d.get("import_line"),
         )
 
 

@@ -48,9 +48,11 @@ def why_line(fixes: Sequence[Fix], old: str, new: str) -> str:
             if key not in moves:
                 moves[key] = []
                 parts.append("")  # its place in the order; filled below
-            moves[key].append(e.name)
+            if e.name not in moves[key]:  # several uses of one guarded import: named once
+                moves[key].append(e.name)
             continue
-        parts.append(short(f))
+        if short(f) not in parts:
+            parts.append(short(f))
     filled = iter(
         f"{w}:{n} import {', '.join(names)} from {m}" for (w, n, m), names in moves.items()
     )

@@ -19,10 +19,21 @@ class Rule:
     decide: Callable[[Finding, Facts], Decision | None]
 
 
+#: The errors a failed ``from module import name`` makes: the import itself, or the uses of
+#: a name a guarded one left unbound (their edit is at the import's line).
+IMPORT_BREAKS = frozenset({Category.IMPORT_MISSING, Category.UNBOUND_NAME})
+
+
+def import_line(f: Finding) -> int:
+    """The line of the import statement an import break's edit changes."""
+    return f.import_line if f.import_line is not None else f.line
+
+
 def imported_name(f: Finding) -> tuple[str, str] | None:
-    """(module, name) of a ``from module import name`` that fails, else None."""
+    """(module, name) of a ``from module import name`` that fails -- unguarded, or guarded
+    with a name used where nothing binds it (``unbound-name``) -- else None."""
     name = f.imported
-    if f.category != Category.IMPORT_MISSING or not name or "." in name:
+    if f.category not in IMPORT_BREAKS or not name or "." in name:
         return None
     return f.symbol.partition(":")[0], name
 
