@@ -97,7 +97,9 @@ class Finding:
     imported: str | None = None  # the name a failed ``from module import name`` asks for
     attribute: str | None = None  # the attribute found missing (or unverifiable)
     argument: int | None = None  # argument-shifted: the first positional (0-based) that slid
-    import_line: int | None = None  # unbound-name: the line of the guarded import that failed
+    # where the subject comes from, when not at `line`: the guarded import of an unbound name,
+    # the line that puts a rejected key into a dict spread with **
+    origin_line: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -122,7 +124,7 @@ class Finding:
             "imported": self.imported,
             "attribute": self.attribute,
             "argument": self.argument,
-            "import_line": self.import_line,
+            "origin_line": self.origin_line,
         }
 
     @classmethod
@@ -147,7 +149,7 @@ class Finding:
             imported=d.get("imported"),
             attribute=d.get("attribute"),
             argument=d.get("argument"),
-            import_line=d.get("import_line"),
+            origin_line=d.get("origin_line"),
         )
 
 

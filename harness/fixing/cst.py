@@ -14,11 +14,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
 
-from harness.fixing.cst_lists import without
+from harness.fixing.cst_lists import all_strings, walk, without
 from harness.fixing.model import ArgumentsEdit, Edit, ImportEdit, KeywordEdit, Refusal
 
 
@@ -57,6 +58,7 @@ class _Plan:
     imports: dict[cst.ImportFrom, list[ImportEdit]] = field(default_factory=dict)
     calls: dict[cst.Call, list[KeywordEdit]] = field(default_factory=dict)
     args: dict[cst.Call, ArgumentsEdit] = field(default_factory=dict)
+    keys: set[cst.DictElement] = field(default_factory=set)  # dict entries to drop
     renames: dict[cst.CSTNode, str] = field(default_factory=dict)  # Name/SimpleString -> new
     aliased: set[tuple[cst.ImportFrom, str]] = field(default_factory=set)  # `New as Old`
     refused: list[Refusal] = field(default_factory=list)
@@ -78,16 +80,23 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
     plan = _Plan()
     imports: dict[int, list[cst.ImportFrom]] = {}
     calls: dict[int, list[cst.Call]] = {}
+    keys: dict[int, list[cst.SimpleString]] = {}  # dict keys and d["k"] subscripts
     for node, where in pos.items():
         if isinstance(node, cst.ImportFrom) and not node.relative:
             imports.setdefault(where.start.line, []).append(node)
         elif isinstance(node, cst.Call):
             calls.setdefault(where.start.line, []).append(node)
+        elif isinstance(node, (cst.DictElement, cst.SubscriptElement)):
+            key = _key_of(node)
+            if isinstance(key, cst.SimpleString):
+                keys.setdefault(pos[key].start.line, []).append(node)  # type: ignore[arg-type]
     for e in edits:
         if isinstance(e, ImportEdit):
             _plan_import(e, imports.get(e.line, []), plan)
         elif isinstance(e, ArgumentsEdit):
             _plan_args(e, calls.get(e.line, []), module, plan)
+        elif e.in_dict and not any(_passes(c, e.keyword) for c in calls.get(e.line, [])):
+            _plan_key(e, keys.get(e.line, []), module, plan)  # type: ignore[arg-type]
         else:
             _plan_call(e, calls.get(e.line, []), module, plan)
     if any(e.new_name != e.name for es in plan.imports.values() for e in es):
@@ -170,13 +179,40 @@ def _plan_args(e: ArgumentsEdit, nodes: list[cst.Call], module: cst.Module, plan
     plan.args[hits[0]] = e
 
 
+def _key_of(node: cst.DictElement | cst.SubscriptElement) -> Any:
+    return node.key if isinstance(node, cst.DictElement) else getattr(node.slice, "value", None)
+
+
+def _passes(call: cst.Call, keyword: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == keyword for a in call.args)
+
+
+def _plan_key(e: KeywordEdit, nodes: list[Any], module: cst.Module, plan: _Plan) -> None:
+    """``{"k": v}`` (renamed or dropped) or ``d["k"] = v`` (renamed) at the key's line."""
+    hits = [n for n in nodes if getattr(_key_of(n), "evaluated_value", "") == e.keyword]
+    if len(hits) != 1 or (e.new is None and not isinstance(hits[0], cst.DictElement)):
+        what = "no key" if not hits else f"{len(hits)} keys" if len(hits) > 1 else "only d[key] ="
+        plan.refused.append(Refusal(e, f"{what} '{e.keyword}' to drop at line {e.line}"))
+        return
+    node = hits[0]
+    if isinstance(node, cst.DictElement) and e.new is None:
+        value = module.code_for_node(node.value)
+        if e.only_if is not None and not _same_value(value, e.only_if):
+            why = f"the dict gets {e.keyword}={value.strip()}, not the old default {e.only_if}"
+            plan.refused.append(Refusal(e, why))
+            return
+        plan.keys.add(node)
+        return
+    plan.renames[_key_of(node)] = e.new  # type: ignore[assignment]
+
+
 def _plan_uses(wrapper: MetadataWrapper, plan: _Plan) -> None:
     """Rename the uses of a renamed import -- or, where that is not certain, import it as the
     old name (``from m import New as Old``), which leaves every use as it is."""
     scopes = wrapper.resolve(ScopeProvider)
     glob = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
-    names_in_file = {n.value for n in _walk(wrapper.module) if isinstance(n, cst.Name)}
-    exported = _all_strings(wrapper.module)
+    names_in_file = {n.value for n in walk(wrapper.module) if isinstance(n, cst.Name)}
+    exported = all_strings(wrapper.module)
     for node, es in plan.imports.items():
         for e in es:
             if e.new_name == e.name:
@@ -210,31 +246,6 @@ def _references(
         if not (plain or annotation):
             return None
         out.append(n)
-    return out
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.children)
-    return out
-
-
-def _all_strings(module: cst.Module) -> set[str]:
-    """Names listed in ``__all__``: renaming those would change the caller's own API."""
-    out: set[str] = set()
-    for n in _walk(module):
-        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-            if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
-                out |= {
-                    s.evaluated_value
-                    for s in _walk(n)
-                    if isinstance(s, cst.SimpleString) and isinstance(s.evaluated_value, str)
-                }
     return out
 
 
@@ -317,6 +328,14 @@ class _Apply(cst.CSTTransformer):
             return updated
         q = updated.quote
         return updated.with_changes(value=f"{updated.prefix}{q}{new}{q}")
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
+        drop = {i for i, el in enumerate(original.elements) if el in self.plan.keys}
+        return (
+            updated.with_changes(elements=without(list(updated.elements), drop))
+            if drop
+            else updated
+        )
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         named = self.plan.args.get(original)

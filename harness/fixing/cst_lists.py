@@ -1,5 +1,6 @@
-"""Remove items from a LibCST list (call arguments, imported names) keeping its layout:
-commas, line breaks and a trailing comment stay where a person would leave them."""
+"""LibCST helpers: remove items from a list (call arguments, imported names, dict entries)
+keeping its layout -- commas, line breaks and a trailing comment stay where a person would
+leave them -- and walk a tree."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any, TypeVar
 
 import libcst as cst
 
-Listed = TypeVar("Listed", cst.Arg, cst.ImportAlias)
+Listed = TypeVar("Listed", cst.Arg, cst.ImportAlias, cst.BaseDictElement)
 
 
 def _breaks(comma: cst.Comma | cst.MaybeSentinel) -> bool:
@@ -49,3 +50,28 @@ def _ending(own: cst.Comma | cst.MaybeSentinel, last: cst.Comma | cst.MaybeSenti
             )
         )
     return last
+
+
+def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def all_strings(module: cst.Module) -> set[str]:
+    """Names listed in ``__all__``: renaming those would change the caller's own API."""
+    out: set[str] = set()
+    for n in walk(module):
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
+                out |= {
+                    s.evaluated_value
+                    for s in walk(n)
+                    if isinstance(s, cst.SimpleString) and isinstance(s.evaluated_value, str)
+                }
+    return out

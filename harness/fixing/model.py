@@ -79,6 +79,9 @@ class KeywordEdit:
     keyword: str
     new: str | None
     only_if: str | None = None
+    #: the keyword is a key a dict spread with ``**`` gets at LINE: ``{"k": v}``,
+    #: ``dict(k=v)``, ``d.update(k=v)`` or ``d["k"] = v`` (renamed only) is edited there
+    in_dict: bool = False
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ EXPECTED = {
     .replace("load_config as lc", "read_config as lc"),
     "drop": original("drop")
     .replace('get("u", verbose=True)', 'get("u")')
+    .replace('opts = {"verbose": True}', "opts = {}")
     .replace("Pool(4, legacy=None)", "Pool(4)"),
 }
 FIXED = {

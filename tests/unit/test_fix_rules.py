@@ -165,7 +165,7 @@ def test_a_guarded_import_left_unbound_moves_at_the_import_line() -> None:
         "name 'parse' is not defined",
         "",
         imported="parse",
-        import_line=12,
+        origin_line=12,
     )
     got = decide(use, moved([sym("lib.text", "parse", [p("text"), p("strict", "False")])]))
     assert isinstance(got, Fix) and got.kind == "moved-import"

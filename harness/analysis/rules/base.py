@@ -66,7 +66,7 @@ class Context:
         imported: str | None = None,
         attribute: str | None = None,
         argument: int | None = None,
-        import_line: int | None = None,
+        origin_line: int | None = None,
     ) -> Finding:
         """A finding at ``site``, pointing at the callee ``sym`` where there is one."""
         s = sym.symbol if isinstance(sym, Callee) else sym
@@ -91,7 +91,7 @@ class Context:
             imported=imported,
             attribute=attribute,
             argument=argument,
-            import_line=import_line,
+            origin_line=origin_line,
         )
 
 

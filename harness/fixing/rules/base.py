@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.analysis.findings import Category, Finding
-from harness.fixing.model import Decision, Facts, Manual, location_of, signature_of
+from harness.fixing.model import Decision, Facts, KeywordEdit, Manual, location_of, signature_of
 from harness.models import Symbol
 
 
@@ -26,7 +26,7 @@ IMPORT_BREAKS = frozenset({Category.IMPORT_MISSING, Category.UNBOUND_NAME})
 
 def import_line(f: Finding) -> int:
     """The line of the import statement an import break's edit changes."""
-    return f.import_line if f.import_line is not None else f.line
+    return f.origin_line if f.origin_line is not None else f.line
 
 
 def imported_name(f: Finding) -> tuple[str, str] | None:
@@ -43,6 +43,16 @@ def unexpected_keyword(f: Finding) -> str | None:
     if f.category != Category.UNEXPECTED_KWARG or not f.keywords:
         return None
     return f.keywords[0]
+
+
+def keyword_edit(
+    f: Finding, keyword: str, new: str | None, only_if: str | None = None
+) -> KeywordEdit:
+    """The edit of a call's keyword -- where the call gets it from a dict spread with ``**``,
+    of that dict's key, at the line that puts it there."""
+    if f.origin_line is not None:
+        return KeywordEdit(f.origin_line, keyword, new, only_if, in_dict=True)
+    return KeywordEdit(f.line, keyword, new, only_if)
 
 
 def manual(f: Finding, reason: str, sym: Symbol | None) -> Manual:
