@@ -13,7 +13,16 @@ from collections.abc import Mapping, Sequence
 
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding
-from harness.analysis.rules import api_drift, calls, drift, imports, names, overrides, serve
+from harness.analysis.rules import (
+    api_drift,
+    calls,
+    drift,
+    imports,
+    names,
+    overrides,
+    serve,
+    shifts,
+)
 from harness.analysis.rules.base import Context, Earlier, Produced, Rule
 from harness.analysis.scan import Lookup, Scan
 from harness.analysis.serve import ServeFacts
@@ -22,6 +31,7 @@ from harness.analysis.serve import ServeFacts
 RULES: tuple[Rule, ...] = (
     imports.RULE,
     calls.RULE,
+    shifts.RULE,
     names.RULE,
     overrides.RULE,
     drift.RULE,

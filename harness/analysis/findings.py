@@ -58,6 +58,7 @@ class Category(Word):
         "duplicate-argument",
         "{names} is given both by position and by name; keep one.",
     )
+    ARGUMENT_SHIFTED = ("argument-shifted",)
     MISSING_ATTRIBUTE = ("missing-attribute",)
     OVERRIDE_INCOMPATIBLE = ("override-incompatible",)
     DRIFT = ("drift",)
@@ -96,6 +97,10 @@ class Finding:
     keywords: tuple[str, ...] = ()  # a call problem's parameters/keywords, as CPython names them
     imported: str | None = None  # the name a failed ``from module import name`` asks for
     attribute: str | None = None  # the attribute found missing (or unverifiable)
+    argument: int | None = None  # argument-shifted: the first positional (0-based) that slid
+    # where the subject comes from, when not at `line`: the guarded import of an unbound name,
+    # the line that puts a rejected key into a dict spread with **
+    origin_line: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -119,6 +124,8 @@ class Finding:
             "keywords": list(self.keywords),
             "imported": self.imported,
             "attribute": self.attribute,
+            "argument": self.argument,
+            "origin_line": self.origin_line,
         }
 
     @classmethod
@@ -142,6 +149,8 @@ class Finding:
             keywords=tuple(d.get("keywords") or ()),
             imported=d.get("imported"),
             attribute=d.get("attribute"),
+            argument=d.get("argument"),
+            origin_line=d.get("origin_line"),
         )
 
 

@@ -161,6 +161,7 @@ class SpreadKey:
 
     key: str
     when: str | None = None
+    line: int | None = None  # the line that puts it in the dict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,7 +213,7 @@ class CallUse(Site):
             ),
             spread=None
             if spread is None
-            else tuple(SpreadKey(k["key"], k.get("when") or None) for k in spread),
+            else tuple(SpreadKey(k["key"], k.get("when") or None, k.get("line")) for k in spread),
             on_instance=bool(d.get("on_instance")),
             arg_values=tuple(values.get("args") or ()),
             kwarg_values=dict(values.get("kwargs") or {}),

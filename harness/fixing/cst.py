@@ -14,12 +14,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
 
-from harness.fixing.model import Edit, ImportEdit, KeywordEdit, Refusal
+from harness.fixing.cst_lists import all_strings, walk, without
+from harness.fixing.model import ArgumentsEdit, Edit, ImportEdit, KeywordEdit, Refusal
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ def _same_value(code: str, expected: str) -> bool:
 class _Plan:
     imports: dict[cst.ImportFrom, list[ImportEdit]] = field(default_factory=dict)
     calls: dict[cst.Call, list[KeywordEdit]] = field(default_factory=dict)
+    args: dict[cst.Call, ArgumentsEdit] = field(default_factory=dict)
+    keys: set[cst.DictElement] = field(default_factory=set)  # dict entries to drop
     renames: dict[cst.CSTNode, str] = field(default_factory=dict)  # Name/SimpleString -> new
     aliased: set[tuple[cst.ImportFrom, str]] = field(default_factory=set)  # `New as Old`
     refused: list[Refusal] = field(default_factory=list)
@@ -77,14 +80,23 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
     plan = _Plan()
     imports: dict[int, list[cst.ImportFrom]] = {}
     calls: dict[int, list[cst.Call]] = {}
+    keys: dict[int, list[cst.SimpleString]] = {}  # dict keys and d["k"] subscripts
     for node, where in pos.items():
         if isinstance(node, cst.ImportFrom) and not node.relative:
             imports.setdefault(where.start.line, []).append(node)
         elif isinstance(node, cst.Call):
             calls.setdefault(where.start.line, []).append(node)
+        elif isinstance(node, (cst.DictElement, cst.SubscriptElement)):
+            key = _key_of(node)
+            if isinstance(key, cst.SimpleString):
+                keys.setdefault(pos[key].start.line, []).append(node)  # type: ignore[arg-type]
     for e in edits:
         if isinstance(e, ImportEdit):
             _plan_import(e, imports.get(e.line, []), plan)
+        elif isinstance(e, ArgumentsEdit):
+            _plan_args(e, calls.get(e.line, []), module, plan)
+        elif e.in_dict and not any(_passes(c, e.keyword) for c in calls.get(e.line, [])):
+            _plan_key(e, keys.get(e.line, []), module, plan)  # type: ignore[arg-type]
         else:
             _plan_call(e, calls.get(e.line, []), module, plan)
     if any(e.new_name != e.name for es in plan.imports.values() for e in es):
@@ -138,13 +150,69 @@ def _plan_call(e: KeywordEdit, nodes: list[cst.Call], module: cst.Module, plan: 
     plan.calls.setdefault(call, []).append(e)
 
 
+def _plan_args(e: ArgumentsEdit, nodes: list[cst.Call], module: cst.Module, plan: _Plan) -> None:
+    """The one call of ``e.func`` there with exactly that many positionals, none starred."""
+    count = e.first + len(e.names)
+    hits = [
+        n
+        for n in nodes
+        if dotted(n.func).split(".")[-1] == e.func
+        and not any(a.star for a in n.args)
+        and sum(a.keyword is None for a in n.args) == count
+    ]
+    if len(hits) != 1:
+        what = "no call" if not hits else f"{len(hits)} calls"
+        plan.refused.append(
+            Refusal(e, f"{what} of {e.func} at line {e.line} with {count} positional arguments")
+        )
+        return
+    passed = {a.keyword.value for a in hits[0].args if a.keyword is not None}
+    for i, (name, only) in enumerate(zip(e.names, e.only_if, strict=True)):
+        value = module.code_for_node(hits[0].args[e.first + i].value).strip()
+        if name in passed:
+            plan.refused.append(Refusal(e, f"the call at line {e.line} passes '{name}' already"))
+            return
+        if name is None and only is not None and not _same_value(value, only):
+            why = f"argument {e.first + i + 1} is {value}, not the old default {only}"
+            plan.refused.append(Refusal(e, f"{why}: dropping it would change the call"))
+            return
+    plan.args[hits[0]] = e
+
+
+def _key_of(node: cst.DictElement | cst.SubscriptElement) -> Any:
+    return node.key if isinstance(node, cst.DictElement) else getattr(node.slice, "value", None)
+
+
+def _passes(call: cst.Call, keyword: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == keyword for a in call.args)
+
+
+def _plan_key(e: KeywordEdit, nodes: list[Any], module: cst.Module, plan: _Plan) -> None:
+    """``{"k": v}`` (renamed or dropped) or ``d["k"] = v`` (renamed) at the key's line."""
+    hits = [n for n in nodes if getattr(_key_of(n), "evaluated_value", "") == e.keyword]
+    if len(hits) != 1 or (e.new is None and not isinstance(hits[0], cst.DictElement)):
+        what = "no key" if not hits else f"{len(hits)} keys" if len(hits) > 1 else "only d[key] ="
+        plan.refused.append(Refusal(e, f"{what} '{e.keyword}' to drop at line {e.line}"))
+        return
+    node = hits[0]
+    if isinstance(node, cst.DictElement) and e.new is None:
+        value = module.code_for_node(node.value)
+        if e.only_if is not None and not _same_value(value, e.only_if):
+            why = f"the dict gets {e.keyword}={value.strip()}, not the old default {e.only_if}"
+            plan.refused.append(Refusal(e, why))
+            return
+        plan.keys.add(node)
+        return
+    plan.renames[_key_of(node)] = e.new  # type: ignore[assignment]
+
+
 def _plan_uses(wrapper: MetadataWrapper, plan: _Plan) -> None:
     """Rename the uses of a renamed import -- or, where that is not certain, import it as the
     old name (``from m import New as Old``), which leaves every use as it is."""
     scopes = wrapper.resolve(ScopeProvider)
     glob = next((s for s in scopes.values() if isinstance(s, GlobalScope)), None)
-    names_in_file = {n.value for n in _walk(wrapper.module) if isinstance(n, cst.Name)}
-    exported = _all_strings(wrapper.module)
+    names_in_file = {n.value for n in walk(wrapper.module) if isinstance(n, cst.Name)}
+    exported = all_strings(wrapper.module)
     for node, es in plan.imports.items():
         for e in es:
             if e.new_name == e.name:
@@ -178,31 +246,6 @@ def _references(
         if not (plain or annotation):
             return None
         out.append(n)
-    return out
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.children)
-    return out
-
-
-def _all_strings(module: cst.Module) -> set[str]:
-    """Names listed in ``__all__``: renaming those would change the caller's own API."""
-    out: set[str] = set()
-    for n in _walk(module):
-        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-            if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
-                out |= {
-                    s.evaluated_value
-                    for s in _walk(n)
-                    if isinstance(s, cst.SimpleString) and isinstance(s.evaluated_value, str)
-                }
     return out
 
 
@@ -286,7 +329,18 @@ class _Apply(cst.CSTTransformer):
         q = updated.quote
         return updated.with_changes(value=f"{updated.prefix}{q}{new}{q}")
 
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.Dict:
+        drop = {i for i, el in enumerate(original.elements) if el in self.plan.keys}
+        return (
+            updated.with_changes(elements=without(list(updated.elements), drop))
+            if drop
+            else updated
+        )
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        named = self.plan.args.get(original)
+        if named is not None:  # from argument `first` on: by name, or dropped
+            return _by_name(updated, named)
         es = self.plan.calls.get(original)
         if not es:
             return updated
@@ -305,46 +359,14 @@ class _Apply(cst.CSTTransformer):
         return updated.with_changes(args=without(args, drop))
 
 
-Listed = TypeVar("Listed", cst.Arg, cst.ImportAlias)
-
-
-def _breaks(comma: cst.Comma | cst.MaybeSentinel) -> bool:
-    return isinstance(comma, cst.Comma) and "\n" in cst.Module(body=[]).code_for_node(comma)
-
-
-def without(items: list[Listed], drop: set[int]) -> list[Listed]:
-    """``items`` less the ``drop`` positions, commas and line breaks kept where they were.
-
-    A comma carries the whitespace after it, so removing an item can glue two lines: the
-    one before inherits the removed item's line break when it had none, and the new last
-    item ends the list as the old last one did (trailing comma or not).
-    """
-    out: list[Listed] = []
-    for i, item in enumerate(items):
-        if i not in drop:
-            out.append(item)
-        elif out and not _breaks(out[-1].comma) and _breaks(item.comma):
-            out[-1] = out[-1].with_changes(comma=item.comma)
-    if out and len(out) < len(items) and out[-1] is not items[-1]:
-        out[-1] = out[-1].with_changes(comma=_ending(out[-1].comma, items[-1].comma))
-    return out
-
-
-def _ending(own: cst.Comma | cst.MaybeSentinel, last: cst.Comma | cst.MaybeSentinel) -> Any:
-    """The comma the new last item ends with: the old last one's, keeping the item's own
-    trailing comment (``a,  # why``) where both sit at the end of a line."""
-    if (
-        isinstance(own, cst.Comma)
-        and isinstance(last, cst.Comma)
-        and isinstance(own.whitespace_after, cst.ParenthesizedWhitespace)
-        and isinstance(last.whitespace_after, cst.ParenthesizedWhitespace)
-    ):
-        return own.with_changes(
-            whitespace_after=own.whitespace_after.with_changes(
-                last_line=last.whitespace_after.last_line
-            )
-        )
-    return last
+def _by_name(call: cst.Call, e: ArgumentsEdit) -> cst.Call:
+    eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    names = dict(enumerate(e.names, e.first))
+    args = [
+        a.with_changes(keyword=cst.Name(names[i]), equal=eq) if names.get(i) else a
+        for i, a in enumerate(call.args)
+    ]
+    return call.with_changes(args=without(args, {i for i, n in names.items() if n is None}))
 
 
 def _rename_group(

@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 
 from packaging.version import InvalidVersion, Version
 
-from harness.fixing.model import Fix, ImportEdit, KeywordEdit, Manual
+from harness.fixing.model import ArgumentsEdit, Fix, ImportEdit, KeywordEdit, Manual
 
 
 def short(fix: Fix) -> str:
@@ -21,8 +21,16 @@ def short(fix: Fix) -> str:
         if e.new_name != e.name:
             return f"{where} {e.name} renamed {e.new_name} ({e.new_module})"
         return f"{where} import {e.name} from {e.new_module}"
-    assert isinstance(e, KeywordEdit)
     func = fix.finding.symbol.partition(":")[2] or fix.finding.symbol
+    if isinstance(e, ArgumentsEdit):
+        named = [n for n in e.names if n]
+        gone = [k for k, n in zip(fix.finding.keywords, e.names, strict=False) if n is None]
+        return f"{where} {func}()" + "".join(
+            [f" naming {', '.join(named)}" if named else "", f" without {', '.join(gone)}"]
+            if gone
+            else [f" naming {', '.join(named)}"]
+        )
+    assert isinstance(e, KeywordEdit)
     if e.new is not None:
         return f"{where} {func}({e.keyword}= -> {e.new}=)"
     return f"{where} {func}() without {e.keyword}"
@@ -40,9 +48,11 @@ def why_line(fixes: Sequence[Fix], old: str, new: str) -> str:
             if key not in moves:
                 moves[key] = []
                 parts.append("")  # its place in the order; filled below
-            moves[key].append(e.name)
+            if e.name not in moves[key]:  # several uses of one guarded import: named once
+                moves[key].append(e.name)
             continue
-        parts.append(short(f))
+        if short(f) not in parts:
+            parts.append(short(f))
     filled = iter(
         f"{w}:{n} import {', '.join(names)} from {m}" for (w, n, m), names in moves.items()
     )

@@ -44,7 +44,14 @@ class Wanted:
 
 #: The categories a rule can fix; the others need no facts (their manual entry is the
 #: finding's own signature and location).
-FIXABLE = frozenset({Category.IMPORT_MISSING, Category.UNEXPECTED_KWARG})
+FIXABLE = frozenset(
+    {
+        Category.IMPORT_MISSING,
+        Category.UNBOUND_NAME,
+        Category.UNEXPECTED_KWARG,
+        Category.ARGUMENT_SHIFTED,
+    }
+)
 
 
 def wanted(findings: Iterable[Finding]) -> Wanted:

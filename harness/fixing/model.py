@@ -79,9 +79,25 @@ class KeywordEdit:
     keyword: str
     new: str | None
     only_if: str | None = None
+    #: the keyword is a key a dict spread with ``**`` gets at LINE: ``{"k": v}``,
+    #: ``dict(k=v)``, ``d.update(k=v)`` or ``d["k"] = v`` (renamed only) is edited there
+    in_dict: bool = False
 
 
-Edit = ImportEdit | KeywordEdit
+@dataclass(frozen=True)
+class ArgumentsEdit:
+    """The call of FUNC that starts at LINE with FIRST + len(NAMES) positional arguments:
+    from argument FIRST on, each is passed by name (``names[i]``) or dropped (None) --
+    ``only_if[i]``: drop it only when its source is this text (the old default)."""
+
+    line: int
+    func: str
+    first: int
+    names: tuple[str | None, ...]
+    only_if: tuple[str | None, ...]
+
+
+Edit = ImportEdit | KeywordEdit | ArgumentsEdit
 
 
 @dataclass(frozen=True)

@@ -149,11 +149,14 @@ def test_speculators_on_its_baseline_reports_no_drift(cli_env: dict[str, str]) -
 
 
 @pytest.mark.parametrize("transformers", ["4.57.6", "5.17.0"])
-def test_speculators_on_transformers_has_no_false_errors(
+def test_speculators_on_transformers_has_no_false_errors_and_finds_the_slide(
     cli_env: dict[str, str], transformers: str
 ) -> None:
     """Configs take any keyword (PretrainedConfig's setattr loop; transformers 5's @strict
-    dataclasses under a dataclass_transform base), tokenizers are called through __call__."""
+    dataclasses under a dataclass_transform base), tokenizers are called through __call__.
+    Against 5.17.0 (written for 4.57.6): ``apply_rotary_pos_emb(q, k, cos, sin, position_ids)``
+    (eagle3_legacy_model.py:106) fits ``(q, k, cos, sin, unsqueeze_dim=1)`` by count, and the
+    position ids land in ``unsqueeze_dim`` -- ``cos.unsqueeze(tensor)`` raises TypeError."""
     data = check(
         cli_env,
         "speculators",
@@ -163,8 +166,41 @@ def test_speculators_on_transformers_has_no_false_errors(
         "--baseline",
         "transformers==4.57.6",
     )
-    assert errors(data) == set()
+    legacy = "speculators/convert/eagle/eagle3_legacy_model.py"
+    rope = "transformers.models.llama.modeling_llama:apply_rotary_pos_emb"
+    shifted = {(legacy, 106, "argument-shifted", rope)} if transformers != "4.57.6" else set()
+    assert errors(data) == shifted
     assert data["stats"]["calls"] >= 50
+    if shifted:
+        (f,) = at(data, legacy, 106)
+        assert "argument 5 was 'position_ids' in transformers 4.57.6" in f["message"]
+        assert "it lands in 'unsqueeze_dim'" in f["message"]
+        assert (f["keywords"], f["argument"]) == (["position_ids"], 4)
+
+
+def test_speculators_fix_drops_the_argument_that_slid(cli_env: dict[str, str]) -> None:
+    """transformers 4.57.6's ``apply_rotary_pos_emb`` never read ``position_ids`` ("Deprecated
+    and unused", modeling_llama.py:116): dropping it is what the call meant all along."""
+    data = check(
+        cli_env,
+        "speculators",
+        "speculators==0.3.0,transformers==5.17.0",
+        "--against",
+        "transformers",
+        "--baseline",
+        "transformers==4.57.6",
+        "--fix",
+        "--dry-run",
+    )
+    assert [(f["kind"], f["line"]) for f in data["fixed"]] == [("shifted-argument", 106)]
+    assert "transformers 4.57.6 never read it" in data["fixed"][0]["summary"]
+    assert data["manual"] == []
+    removed = [
+        ln for ln in data["diff"].splitlines() if ln.startswith("-") and "position_ids" in ln
+    ]
+    added = [ln for ln in data["diff"].splitlines() if ln.startswith("+") and "cos, sin" in ln]
+    assert removed == ["-                query_states, key_states, cos, sin, position_ids"]
+    assert added == ["+                query_states, key_states, cos, sin"]
 
 
 def test_llmcompressor_on_compressed_tensors(cli_env: dict[str, str]) -> None:

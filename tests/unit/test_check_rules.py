@@ -186,3 +186,13 @@ def test_a_name_from_a_package_the_target_lacks_is_unverifiable(findings: list[F
     assert f.message.endswith(
         "(calleepkg.bridge imports it from absentpkg, which is not installed here)"
     )
+
+
+def test_a_rejected_key_of_a_spread_dict_says_the_line_that_puts_it_there(
+    findings: list[Finding],
+) -> None:
+    """``Engine(**self.model_args)`` with the dict built in ``__init__``: the key is rejected
+    where Engine hands it on, and ``--fix`` edits it where the dict gets it."""
+    (f,) = [f for f in findings if (f.file, f.line) == ("callerpkg/kwargs.py", 118)]
+    assert f.keywords == ("swap_space",) and f.origin_line == 113
+    assert "Args" in f.message

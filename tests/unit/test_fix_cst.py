@@ -126,7 +126,42 @@ KEYWORDS = [
 ]
 
 
-@pytest.mark.parametrize(("why", "before", "edits", "after"), MOVE + RENAME + KEYWORDS)
+DICT_KEYS = [
+    (
+        "a key of a dict spread with **: dropped where the dict gets it",
+        'opts = {"name": "n", "verbose": True}\nget(**opts)\n',
+        [KeywordEdit(1, "verbose", None, in_dict=True)],
+        'opts = {"name": "n"}\nget(**opts)\n',
+    ),
+    (
+        "renamed in a literal, in dict(...) and in d[...] = v",
+        'a = {"verbose": 1}\nb = dict(verbose=2)\nc["verbose"] = 3\n',
+        [
+            KeywordEdit(1, "verbose", "log", in_dict=True),
+            KeywordEdit(2, "verbose", "log", in_dict=True),
+            KeywordEdit(3, "verbose", "log", in_dict=True),
+        ],
+        'a = {"log": 1}\nb = dict(log=2)\nc["log"] = 3\n',
+    ),
+    (
+        "the old default, on its own line",
+        'x = {\n    "a": 1,\n    "gone": None,\n}\n',
+        [KeywordEdit(3, "gone", None, only_if="None", in_dict=True)],
+        'x = {\n    "a": 1,\n}\n',
+    ),
+]
+
+
+def test_a_dict_key_drop_that_is_not_certain_is_refused() -> None:
+    for before, edit in [
+        ('c["gone"] = 3\n', KeywordEdit(1, "gone", None, in_dict=True)),
+        ('x = {"gone": 2}\n', KeywordEdit(1, "gone", None, only_if="None", in_dict=True)),
+    ]:
+        got = apply_edits(before, [edit])
+        assert got.text == before and len(got.refused) == 1
+
+
+@pytest.mark.parametrize(("why", "before", "edits", "after"), MOVE + RENAME + KEYWORDS + DICT_KEYS)
 def test_edits_change_only_what_they_name(
     why: str, before: str, edits: list[Edit], after: str
 ) -> None:

@@ -152,6 +152,26 @@ def test_moved_import(defined: list[Symbol], expect: object) -> None:
         assert isinstance(got, Manual) and str(expect) in got.reason, got
 
 
+def test_a_guarded_import_left_unbound_moves_at_the_import_line() -> None:
+    """``try: from lib.util import parse / except ImportError: pass`` then ``parse(x)``: the
+    error is at the use (unbound-name); the edit is the import's, at its own line."""
+    use = Finding(
+        ERROR,
+        "unbound-name",
+        "app/uses.py",
+        40,
+        "parse(x)",
+        "lib.util:parse",
+        "name 'parse' is not defined",
+        "",
+        imported="parse",
+        origin_line=12,
+    )
+    got = decide(use, moved([sym("lib.text", "parse", [p("text"), p("strict", "False")])]))
+    assert isinstance(got, Fix) and got.kind == "moved-import"
+    assert got.edit == ImportEdit(12, "lib.util", "parse", "lib.text", "parse")
+
+
 def test_moved_import_needs_the_old_version_and_an_import() -> None:
     facts = moved([sym("lib.text", "parse", [p("text")])], old=None)
     assert moved_import.decide(imp("lib.util", "parse"), facts) is None
@@ -484,6 +504,7 @@ def test_rules_are_asked_in_order_and_the_rest_needs_a_person() -> None:
         "renamed-symbol",
         "renamed-keyword",
         "dropped-keyword",
+        "shifted-argument",
     ]
     need = Finding(
         ERROR,

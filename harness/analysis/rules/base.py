@@ -68,6 +68,8 @@ class Context:
         keywords: tuple[str, ...] = (),
         imported: str | None = None,
         attribute: str | None = None,
+        argument: int | None = None,
+        origin_line: int | None = None,
     ) -> Finding:
         """A finding at ``site``, pointing at the callee ``sym`` where there is one."""
         s = sym.symbol if isinstance(sym, Callee) else sym
@@ -91,6 +93,8 @@ class Context:
             keywords=keywords,
             imported=imported,
             attribute=attribute,
+            argument=argument,
+            origin_line=origin_line,
         )
 
 

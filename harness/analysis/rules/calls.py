@@ -96,6 +96,9 @@ def binding(ctx: Context) -> list[Finding]:
                     p.category.fix_for(p.names, name),
                     sym,
                     keywords=p.names,
+                    origin_line=forwards.key_line(use, p.names)
+                    if p.category == Category.UNEXPECTED_KWARG
+                    else None,
                 )
             )
     return out

@@ -38,5 +38,5 @@ RULE = Rule(
     "since-baseline",
     frozenset({Category.DRIFT}),
     check,
-    after=("imports", "calls", "names", "overrides"),
+    after=("imports", "calls", "shifts", "names", "overrides"),
 )

@@ -17,6 +17,7 @@ from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Par
 if TYPE_CHECKING:
     from harness.analysis.facts import Forwards
     from harness.analysis.rules.base import Context
+    from harness.analysis.uses import CallUse
 
 
 def _named(params: tuple[Parameter, ...]) -> set[str]:
@@ -49,6 +50,14 @@ def rejected(fw: Forwards, extras: list[str], hops: tuple[str, ...] = ()) -> dic
     for here in per_site[1:]:
         common &= set(here)
     return {k: per_site[0][k] for k in keys if k in common}
+
+
+def key_line(use: CallUse, names: tuple[str, ...]) -> int | None:
+    """The line that puts the one rejected key into the dict spread with ``**`` (None: the
+    call passes it by name, or it is not one key)."""
+    if len(names) != 1 or names[0] in use.keywords:
+        return None
+    return next((k.line for k in use.spread or () if k.key == names[0]), None)
 
 
 def forwarded(ctx: Context) -> list[Finding]:
@@ -86,6 +95,7 @@ def forwarded(ctx: Context) -> list[Finding]:
                 f"Drop or rename {k}: the function {name} hands it to does not take it now.",
                 sym,
                 keywords=(k,),
+                origin_line=key_line(use, (k,)),
             )
             out.append(f)
     return out

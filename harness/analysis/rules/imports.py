@@ -104,6 +104,7 @@ def _unbound(ctx: Context, use: ImportUse, what: str, where: str) -> list[Findin
             f"Bind a fallback in the except branch (e.g. {site.name} = None) and guard "
             f"this use, or import {use.name} from where {where} defines it now.",
             imported=use.name,
+            origin_line=use.line,
         )
         for site in use.unbound_uses
     ]

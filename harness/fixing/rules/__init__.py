@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from harness.analysis.findings import Category, Finding
 from harness.fixing.model import Decision, Facts
-from harness.fixing.rules import dropped_keyword, moved_import, renamed_keyword, renamed_symbol
+from harness.fixing.rules import (
+    dropped_keyword,
+    moved_import,
+    renamed_keyword,
+    renamed_symbol,
+    shifted_argument,
+)
 from harness.fixing.rules.base import Rule, imported_name, manual
 from harness.models import Symbol
 
@@ -18,6 +24,7 @@ RULES: tuple[Rule, ...] = (
     renamed_symbol.RULE,
     renamed_keyword.RULE,
     dropped_keyword.RULE,
+    shifted_argument.RULE,
 )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.analysis.findings import Category, Finding
-from harness.fixing.model import Decision, Facts, Manual, location_of, signature_of
+from harness.fixing.model import Decision, Facts, KeywordEdit, Manual, location_of, signature_of
 from harness.models import Symbol
 
 
@@ -19,10 +19,21 @@ class Rule:
     decide: Callable[[Finding, Facts], Decision | None]
 
 
+#: The errors a failed ``from module import name`` makes: the import itself, or the uses of
+#: a name a guarded one left unbound (their edit is at the import's line).
+IMPORT_BREAKS = frozenset({Category.IMPORT_MISSING, Category.UNBOUND_NAME})
+
+
+def import_line(f: Finding) -> int:
+    """The line of the import statement an import break's edit changes."""
+    return f.origin_line if f.origin_line is not None else f.line
+
+
 def imported_name(f: Finding) -> tuple[str, str] | None:
-    """(module, name) of a ``from module import name`` that fails, else None."""
+    """(module, name) of a ``from module import name`` that fails -- unguarded, or guarded
+    with a name used where nothing binds it (``unbound-name``) -- else None."""
     name = f.imported
-    if f.category != Category.IMPORT_MISSING or not name or "." in name:
+    if f.category not in IMPORT_BREAKS or not name or "." in name:
         return None
     return f.symbol.partition(":")[0], name
 
@@ -32,6 +43,16 @@ def unexpected_keyword(f: Finding) -> str | None:
     if f.category != Category.UNEXPECTED_KWARG or not f.keywords:
         return None
     return f.keywords[0]
+
+
+def keyword_edit(
+    f: Finding, keyword: str, new: str | None, only_if: str | None = None
+) -> KeywordEdit:
+    """The edit of a call's keyword -- where the call gets it from a dict spread with ``**``,
+    of that dict's key, at the line that puts it there."""
+    if f.origin_line is not None:
+        return KeywordEdit(f.origin_line, keyword, new, only_if, in_dict=True)
+    return KeywordEdit(f.line, keyword, new, only_if)
 
 
 def manual(f: Finding, reason: str, sym: Symbol | None) -> Manual:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from harness.analysis.apidiff import ChangeKind, compare_symbols
 from harness.analysis.findings import Finding
-from harness.fixing.model import Decision, Facts, Fix, KeywordEdit, own_parameters, parameter
-from harness.fixing.rules.base import Rule, manual, unexpected_keyword
+from harness.fixing.model import Decision, Facts, Fix, own_parameters, parameter
+from harness.fixing.rules.base import Rule, keyword_edit, manual, unexpected_keyword
 from harness.models import VAR_KEYWORD
 
 
@@ -39,7 +39,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
         return Fix(
             f,
             RULE.kind,
-            KeywordEdit(f.line, kw, None),
+            keyword_edit(f, kw, None),
             f"{new.qualname}(): drop '{kw}' (removed in {facts.new.label}; "
             f"{facts.old.label} never read it, {where})",
             new.dist,
@@ -50,7 +50,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
         return Fix(
             f,
             RULE.kind,
-            KeywordEdit(f.line, kw, None, only_if=was.default),
+            keyword_edit(f, kw, None, only_if=was.default),
             f"{new.qualname}(): drop '{kw}={was.default}' (removed in {facts.new.label}; "
             f"the call passes {facts.old.label}'s default, {where})",
             new.dist,

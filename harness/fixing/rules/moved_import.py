@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.analysis.findings import Finding
 from harness.fixing.model import Decision, Facts, Fix, ImportEdit, location_of
-from harness.fixing.rules.base import Rule, imported_name, manual
+from harness.fixing.rules.base import Rule, import_line, imported_name, manual
 from harness.fixing.shapes import incompatibility
 
 
@@ -48,7 +48,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
     return Fix(
         f,
         RULE.kind,
-        ImportEdit(f.line, module, name, new.module, name),
+        ImportEdit(import_line(f), module, name, new.module, name),
         f"{name}: {module} -> {new.module} (defined at {new.file}:{new.line} in "
         f"{facts.new.label}; the same {new.kind}, compatible signature)",
         new.dist,

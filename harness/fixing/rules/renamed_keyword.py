@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from harness.analysis.apidiff import ChangeKind, compare_symbols, normalize_annotation
 from harness.analysis.findings import Finding
-from harness.fixing.model import Decision, Facts, Fix, KeywordEdit, parameter
-from harness.fixing.rules.base import Rule, manual, unexpected_keyword
+from harness.fixing.model import Decision, Facts, Fix, parameter
+from harness.fixing.rules.base import Rule, keyword_edit, manual, unexpected_keyword
 from harness.fixing.shapes import flipped, related, same_default
 from harness.models import Parameter
 
@@ -39,7 +39,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
     return Fix(
         f,
         RULE.kind,
-        KeywordEdit(f.line, kw, to),
+        keyword_edit(f, kw, to),
         f"{new.qualname}(): '{kw}' -> '{to}' (renamed in {facts.new.label}, "
         f"{new.file}:{new.line}; same position, kind and default)",
         new.dist,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from harness.analysis.findings import Finding
 from harness.fixing.model import Decision, Facts, Fix, ImportEdit, own_parameters
-from harness.fixing.rules.base import Rule, imported_name, manual
+from harness.fixing.rules.base import Rule, import_line, imported_name, manual
 from harness.fixing.shapes import distinctive, related, same_shape
 
 
@@ -87,7 +87,7 @@ def decide(f: Finding, facts: Facts) -> Decision | None:
     return Fix(
         f,
         RULE.kind,
-        ImportEdit(f.line, module, name, new_module, new_name),
+        ImportEdit(import_line(f), module, name, new_module, new_name),
         f"{name} -> {new_name} ({new_module}; {new.file}:{new.line} in {facts.new.label}: "
         f"the only new {new.kind} of {home} with {name}'s shape)",
         new.dist,
