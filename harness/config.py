@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.errors import ConfigError
 
@@ -26,23 +26,55 @@ _TOP_KEYS = ("default", "hosts", "groups")
 KIND_KEY = "kind"
 
 
+class HostEntry(Protocol):
+    """One ``[hosts.NAME]`` entry, as its target kind parsed it (``kind = "ssh"`` by default:
+    :class:`harness.targets.ssh.entry.HostConfig`; ``"exec"``:
+    :class:`harness.targets.wrapped.ExecEntry`): what harness reads of any entry."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def address(self) -> str:
+        """Where the other hosts of a spread step reach this one."""
+
+    @property
+    def python(self) -> str: ...
+    @property
+    def workdir(self) -> str | None: ...
+    @property
+    def source(self) -> str | None:
+        """``hosts.toml:LINE`` where the table starts."""
+
+    def reach(self) -> str:
+        """How the host is reached, one line (``harness hosts``' table)."""
+
+    def listing(self) -> dict[str, Any]:
+        """What ``harness hosts --json`` shows of the entry."""
+
+    def link(self, check: TableChecker, host: Linker) -> HostEntry:
+        """The entry with the other hosts it names resolved (``host(name, key_path)``);
+        an entry that names none returns itself."""
+
+
+#: Another entry of the same file by name, linked first; errors name ``key_path``'s line.
+Linker = Callable[[str, tuple[str, ...]], HostEntry]
+
+
 @dataclass(frozen=True)
 class HostsConfig:
-    """Every host from one hosts.toml; empty when no file exists, which is not an error.
-
-    Each entry is the model its target kind parsed it into (``kind = "ssh"`` by default:
-    :class:`harness.targets.ssh.entry.HostConfig`); every entry has ``name`` and ``kind``.
-    """
+    """Every host from one hosts.toml; empty when no file exists, which is not an error."""
 
     path: Path | None  # None when no file was found (that is fine)
     default: str | None = None
-    hosts: Mapping[str, Any] = field(default_factory=dict)
+    hosts: Mapping[str, HostEntry] = field(default_factory=dict)
     #: ``[groups] nodes = ["gpu1", "gpu2"]``: a name for several hosts, usable as ``-t nodes``
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 #: Parses one ``[hosts.NAME]`` table of its kind: (checker, name, table without ``kind``).
-EntryParser = Callable[["TableChecker", str, dict[str, Any]], Any]
+EntryParser = Callable[["TableChecker", str, dict[str, Any]], HostEntry]
 
 
 def find_hosts_file(
@@ -229,9 +261,10 @@ def _build(
     check.unknown_keys(data, (), _TOP_KEYS)
     hosts_table = data.get("hosts", {})
     check.typed(hosts_table, dict, ("hosts",), '[hosts.gpu] with address = "gpu-box"')
-    hosts = {
+    parsed = {
         name: _entry(check, name, value, parsers, reserved) for name, value in hosts_table.items()
     }
+    hosts = _link(check, parsed)
     groups = _build_groups(check, data.get("groups", {}), hosts, reserved)
     default = data.get("default")
     if default is not None:
@@ -244,8 +277,37 @@ def _build(
     return HostsConfig(path=path, default=default, hosts=hosts, groups=groups)
 
 
+def _link(check: TableChecker, parsed: Mapping[str, HostEntry]) -> dict[str, HostEntry]:
+    """Every entry with the hosts it names (``via = "gpu"``) resolved, in file order; a name
+    that is no host, or hosts that name each other in a circle, are errors at that key."""
+    linked: dict[str, HostEntry] = {}
+    chain: list[str] = []
+
+    def host(name: str, key_path: tuple[str, ...]) -> HostEntry:
+        if name not in parsed:
+            close = difflib.get_close_matches(name, list(parsed), n=1)
+            guess = f"did you mean {close[0]!r}? " if close else ""
+            raise check.fail(
+                key_path,
+                f"no host named {name!r}",
+                guess + "defined hosts: " + (", ".join(parsed) or "none"),
+            )
+        if name in chain:
+            circle = " -> ".join([*chain[chain.index(name) :], name])
+            raise check.fail(
+                key_path, f"hosts name each other in a circle: {circle}", "end it at an SSH host"
+            )
+        if name not in linked:
+            chain.append(name)
+            linked[name] = parsed[name].link(check, host)
+            chain.pop()
+        return linked[name]
+
+    return {name: host(name, ("hosts", name)) for name in parsed}
+
+
 def _build_groups(
-    check: TableChecker, table: object, hosts: Mapping[str, Any], reserved: Sequence[str]
+    check: TableChecker, table: object, hosts: Mapping[str, HostEntry], reserved: Sequence[str]
 ) -> dict[str, tuple[str, ...]]:
     """``[groups]``: each a non-empty list of defined hosts, named unlike any host."""
     check.typed(table, dict, ("groups",), 'nodes = ["gpu1", "gpu2"]')
@@ -285,7 +347,7 @@ def _entry(
     table: object,
     parsers: Mapping[str, EntryParser],
     reserved: Sequence[str],
-) -> Any:
+) -> HostEntry:
     """One ``[hosts.NAME]`` table: its name checked here, the rest by its kind's parser."""
     here = ("hosts", name)
     if not _HOST_NAME.fullmatch(name) or name in reserved:

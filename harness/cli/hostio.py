@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TextIO, TypeVar
 
 T = TypeVar("T")
 
@@ -25,14 +25,14 @@ _local = threading.local()
 class _Routed(io.TextIOBase):
     """Stands in for ``sys.stdout``/``sys.stderr``: the calling thread's sink, else the real one."""
 
-    def __init__(self, which: str, real: IO[str]) -> None:
+    def __init__(self, which: str, real: TextIO) -> None:
         self._which, self._real = which, real
 
-    def _target(self) -> IO[str]:
+    def _target(self) -> TextIO:
         sinks = getattr(_local, "sinks", None)
         return sinks[self._which] if sinks is not None else self._real
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         return self._target().write(s)
 
     def flush(self) -> None:
@@ -46,7 +46,7 @@ class _Routed(io.TextIOBase):
 
     @property
     def buffer(self) -> Any:
-        return self._target().buffer  # type: ignore[attr-defined]
+        return self._target().buffer
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -57,8 +57,8 @@ class _Routed(io.TextIOBase):
 def routed() -> Iterator[None]:
     """While inside, ``sys.stdout``/``sys.stderr`` follow the calling thread's sinks."""
     real_out, real_err = sys.stdout, sys.stderr
-    sys.stdout = _Routed("out", real_out)  # type: ignore[assignment]
-    sys.stderr = _Routed("err", real_err)  # type: ignore[assignment]
+    sys.stdout = _Routed("out", real_out)
+    sys.stderr = _Routed("err", real_err)
     try:
         yield
     finally:
@@ -66,7 +66,7 @@ def routed() -> Iterator[None]:
 
 
 def _text(raw: IO[bytes]) -> io.TextIOWrapper:
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", write_through=True)  # type: ignore[arg-type]
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", write_through=True)
 
 
 class Captured:

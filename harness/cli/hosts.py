@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from harness.cli.common import console, hosts_config, print_json, report_error, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.errors import HarnessError, UsageError
+
+if TYPE_CHECKING:
+    from harness.config import HostsConfig
 
 
 def hosts(
@@ -123,7 +126,7 @@ def _check_group(
         raise typer.Exit(1)
 
 
-def _disconnect(cfg: Any, target: str | None) -> None:
+def _disconnect(cfg: HostsConfig, target: str | None) -> None:
     """Stop kept connections (the mux servers), every one or the named host's."""
     from harness.targets import mux
 
@@ -136,7 +139,16 @@ def _disconnect(cfg: Any, target: str | None) -> None:
             f"--disconnect -t {target}: not a host in {cfg.path or 'hosts.toml'}",
             "kept connections exist for SSH hosts only; leave out -t to close them all",
         )
-    path = mux.socket_path(cfg.hosts[target], None)
+    from harness.targets.ssh.entry import HostConfig
+    from harness.targets.wrapped import ExecEntry
+
+    entry = cfg.hosts[target]
+    while isinstance(entry, ExecEntry) and entry.inner is not None:
+        entry = entry.inner  # a wrapped target's connection is its SSH host's
+    if not isinstance(entry, HostConfig):
+        console().print(f"{target} is reached without a kept connection: nothing to close")
+        return
+    path = mux.socket_path(entry, None)
     n = mux.stop_one(path) if path else 0
     console().print(f"closed {n} kept connection(s) to {target}")
 

@@ -190,7 +190,7 @@ def run_step(
         return 0
     hosts_cfg = hosts_config()
     group = group_of(target)
-    names = group or (target,)
+    names: tuple[str, ...] = group if group is not None else (target or "",)  # "": the default
     spread = spread_for(pipeline, step, names)  # several hosts: as the step's `spread` says
     overrides = parse_sets(sets)
     if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
@@ -203,7 +203,7 @@ def run_step(
         require_verified, plan,
     )  # fmt: skip
 
-    def address(name: str | None) -> str:
+    def address(name: str) -> str:
         return hosts_cfg.hosts[name].address if group else ""
 
     with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:

@@ -1,13 +1,16 @@
-"""The nodes of a run: each host's rank and address, what harness worked out for it, and the
-launch under way (shared by the launch, the spreads' hooks and the Ray cluster one may own)."""
+"""The nodes of a run: each host's rank and address, what harness worked out for it, the
+launch under way, and the hooks of a :class:`Spread` (its kinds: :mod:`harness.group.spread`)
+-- shared by the launch, the spreads and the Ray cluster one may own."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.runs.steps import ResolvedStep
+from harness.runs.context import Context
+from harness.runs.steps import ResolvedStep, Step
+from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.group.events import RunEvent
@@ -25,9 +28,9 @@ class Host:
     """One node's open target and what harness worked out for it."""
 
     node: Node
-    target: Any
+    target: Target
     workdir: str
-    ctx: Any
+    ctx: Context
     resolved: ResolvedStep | None = None
     review: dict[str, Any] | None = None
 
@@ -38,7 +41,7 @@ class Launch:
 
     run_id: str
     step: str
-    spread: Any  # harness.group.spread.Spread (which imports this module)
+    spread: Spread
     hosts: list[Host]
     port: int | None
     pipeline: str
@@ -56,3 +59,39 @@ class Launch:
 
     def tag(self, h: Host) -> str | None:
         return h.node.host if self.several else None
+
+
+class Spread:
+    """One host: the step as written. The other kinds override what differs."""
+
+    name: str | None = None
+    #: the hosts must agree on their stack (one job over all of them)
+    same_stack = False
+
+    def port(self, spec: Step) -> int | None:
+        return spec.port
+
+    def builtins(self, nodes: Sequence[Node], node: Node) -> dict[str, str] | None:
+        """This node's built-ins; ``None``: alone, node 0 of 1 and its own ``{head}``."""
+        return None
+
+    def prepare(
+        self, h: Host, resolved: ResolvedStep, nodes: Sequence[Node], spec: Step, port: int,
+        run_id: str,
+    ) -> ResolvedStep:  # fmt: skip
+        """The step as this node runs it (per node, before the review)."""
+        return resolved
+
+    def before(self, hosts: Sequence[Host], launch: Launch) -> None:
+        """Start what the step runs on, before it launches; each run it starts goes into
+        ``launch.cluster`` at once (so a failure half-way stops what did start)."""
+
+    def step_hosts(self, hosts: Sequence[Host]) -> list[Host]:
+        """The hosts that run the step itself (and are followed)."""
+        return list(hosts)
+
+    def step_env(self, resolved: ResolvedStep, nodes: Sequence[Node], port: int) -> ResolvedStep:
+        return resolved
+
+    def after(self, hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
+        """Stop what :meth:`before` started (after the step, or when the launch failed)."""

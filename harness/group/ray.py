@@ -86,8 +86,8 @@ def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
         )  # fmt: skip
         remote.launch(
             h.target, cid, h.workdir, resolved, pipeline=launch.pipeline, timings=h.ctx.timings,
-            group={**group, "rank": h.node.rank, "role": "ray-head" if h.node.rank == 0
-                   else "ray-node"},
+            extras=remote.RunExtras(group={**group, "rank": h.node.rank,
+                                           "role": "ray-head" if h.node.rank == 0 else "ray-node"}),
         )  # fmt: skip
         launch.cluster.append(cid)
         if h.node.rank == 0:  # the workers join the head: it must listen first

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from harness.group.nodes import Host, Launch, Node
+from harness.group.nodes import Host, Launch, Node, Spread
 from harness.runs.steps import ResolvedStep, Step
 
 TORCHRUN_PORT = 29500
@@ -93,42 +93,6 @@ def socket_env(iface: str | None, env: dict[str, str]) -> dict[str, str]:
 def substitute(text: str, params: Mapping[str, str]) -> str:
     """Pure: ``{name}`` in ``text`` from ``params`` (unknown names left as written)."""
     return re.sub(r"\{(\w+)\}", lambda m: str(params.get(m[1], m[0])), text)
-
-
-class Spread:
-    """One host: the step as written. The other kinds override what differs."""
-
-    name: str | None = None
-    #: the hosts must agree on their stack (one job over all of them)
-    same_stack = False
-
-    def port(self, spec: Step) -> int | None:
-        return spec.port
-
-    def builtins(self, nodes: Sequence[Node], node: Node) -> dict[str, str] | None:
-        """This node's built-ins; ``None``: alone, node 0 of 1 and its own ``{head}``."""
-        return None
-
-    def prepare(
-        self, h: Host, resolved: ResolvedStep, nodes: Sequence[Node], spec: Step, port: int,
-        run_id: str,
-    ) -> ResolvedStep:  # fmt: skip
-        """The step as this node runs it (per node, before the review)."""
-        return resolved
-
-    def before(self, hosts: Sequence[Host], launch: Launch) -> None:
-        """Start what the step runs on, before it launches; each run it starts goes into
-        ``launch.cluster`` at once (so a failure half-way stops what did start)."""
-
-    def step_hosts(self, hosts: Sequence[Host]) -> list[Host]:
-        """The hosts that run the step itself (and are followed)."""
-        return list(hosts)
-
-    def step_env(self, resolved: ResolvedStep, nodes: Sequence[Node], port: int) -> ResolvedStep:
-        return resolved
-
-    def after(self, hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
-        """Stop what :meth:`before` started (after the step, or when the launch failed)."""
 
 
 class Shard(Spread):

@@ -273,15 +273,18 @@ def _launch(
     review = reviews[h.node.host]
     resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
     smoke = req.smoke
-    launched = remote.launch(
-        h.target, launch.run_id, h.workdir, resolved, pipeline=pipeline.path,
-        timings=h.ctx.timings, kill_first=stale, review=h.review,
+    extras = remote.RunExtras(
+        review=h.review,
         smoke=None if smoke is None
         else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
         hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
         fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
         group=None if launch.group is None
         else {**launch.group, "rank": h.node.rank, "role": "step"},
+    )  # fmt: skip
+    launched = remote.launch(
+        h.target, launch.run_id, h.workdir, resolved, pipeline=pipeline.path,
+        timings=h.ctx.timings, kill_first=stale, extras=extras,
     )  # fmt: skip
     killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
     launch.on_event(Launched(launched.run, killed, left, launch.tag(h)))

@@ -217,6 +217,20 @@ def masked_record(
 
 
 @dataclass(frozen=True)
+class RunExtras:
+    """What a run directory gets besides the step: the review it launched on
+    (``review.json``), its smoke plan and the hook that cuts the model (``run.json`` ``smoke``,
+    ``sitecustomize.py``), its place among several hosts (``group``) and the fingerprint of
+    what it ran on (for ``--require-smoke``). Each is ``None`` when the launch has none."""
+
+    review: dict[str, Any] | None = None
+    smoke: dict[str, Any] | None = None
+    hook: dict[str, str] | None = None
+    group: dict[str, Any] | None = None
+    fingerprint: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class Launched:
     run: RunInfo
     killed: tuple[int, ...] = ()
@@ -232,18 +246,15 @@ def launch(
     pipeline: str | None,
     timings: Timings,
     kill_first: tuple[GpuHolder, ...] = (),
-    review: dict[str, Any] | None = None,
-    smoke: dict[str, Any] | None = None,
-    hook: dict[str, str] | None = None,
-    group: dict[str, Any] | None = None,
-    fingerprint: dict[str, Any] | None = None,
+    extras: RunExtras = RunExtras(),
 ) -> Launched:
     """Create the run directory and start the supervisor detached; return once it answered.
 
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
     pipe: only the masked copy is written to disk.
     """
-    record = masked_record(run_id, step, target, workdir, pipeline, smoke, group, fingerprint)
+    record = masked_record(run_id, step, target, workdir, pipeline, extras.smoke, extras.group,
+                           extras.fingerprint)  # fmt: skip
     args = {
         "op": "launch",
         "workdir": workdir,
@@ -256,8 +267,8 @@ def launch(
         "kill_first": [{"pid": h.pid, "starttime": h.starttime} for h in kill_first],
         "grace": timings.stop_grace,
         "handshake_timeout": timings.handshake,
-        "review": review,
-        "hook": hook,
+        "review": extras.review,
+        "hook": extras.hook,
         "verify": list(step.verify),
         "verify_timeout": step.verify_timeout,
         "verifiers": verifier_sources() if uses_verifiers(step, workdir) else None,

@@ -102,7 +102,8 @@ def resolve_step(
         if value:  # empty: an optional parameter left unset; the host's value stays
             env[k] = value
     params = {k: v for k, v in values.items() if k not in BUILTINS}
-    check, timeout = (), VERIFY_TIMEOUT
+    check: tuple[str, ...] = ()
+    timeout = VERIFY_TIMEOUT
     if step.verify is not None:
         which = "smoke" if smoke else "command"
         check = tuple(sub(a, ("steps", name, "verify", which)) for a in getattr(step.verify, which))

@@ -35,6 +35,8 @@ class CommandResult:
 
 @dataclass(frozen=True)
 class FileStat:
+    """A file on an SSH host, stat'ed over SFTP (``SshTarget.stat``, the mux's ``stat``)."""
+
     path: str
     size: int
     mode: int
@@ -70,11 +72,14 @@ MAX_STDERR = 64 * 1024
 
 
 class Target(ABC):
-    """Base class: run argv lists, read files, and say how to start the target's Python.
+    """Base class: run argv lists and say how to start the target's Python.
 
-    Besides that: a byte stream (:meth:`stream`), a key (:meth:`identity`), the environment
-    and default working folder of runs there (:attr:`run_env`, :attr:`default_workdir`).
-    Code outside ``harness.targets`` uses these, never a kind's own attributes.
+    A kind writes two methods, :meth:`run` and :meth:`python_argv`; the rest is derived
+    (:meth:`run_python` runs the interpreter through :meth:`run`) or has a default that a
+    kind overrides where it can do better: a byte stream (:meth:`stream`), a key
+    (:meth:`identity`), the environment and default working folder of runs there
+    (:attr:`run_env`, :attr:`default_workdir`). Code outside ``harness.targets`` uses these,
+    never a kind's own attributes; files on a target are read by probes, not through here.
     """
 
     #: The kind's name in the registry (``local``, ``venv``, ``pypi``, ``ssh``).
@@ -122,14 +127,6 @@ class Target(ABC):
         The ``pypi:`` target returns its unpacked wheel folders.
         """
         return None
-
-    @abstractmethod
-    def read_bytes(self, path: str) -> bytes:
-        """Read a whole file from the target."""
-
-    @abstractmethod
-    def stat(self, path: str) -> FileStat | None:
-        """Stat a file on the target; ``None`` when it does not exist."""
 
     def stream(self, argv: Sequence[str]) -> ByteStream:
         """Start ``argv`` and stream its stdout as it comes (a run's log follower)."""

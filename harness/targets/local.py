@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import RunError, TargetError
-from harness.targets.base import MAX_STDERR, ByteStream, CommandResult, FileStat, Target
+from harness.targets.base import MAX_STDERR, ByteStream, CommandResult, Target
 
 #: Bytes taken from a pipe per read.
 RECV_CHUNK = 1 << 20
@@ -80,21 +80,6 @@ class LocalTarget(Target):
         return CommandResult(
             tuple(argv), cp.returncode, cp.stdout, cp.stderr, time.perf_counter() - start
         )
-
-    def read_bytes(self, path: str) -> bytes:
-        try:
-            return Path(path).read_bytes()
-        except OSError as exc:
-            raise TargetError(f"{self.label}: cannot read {path}: {exc.strerror}") from None
-
-    def stat(self, path: str) -> FileStat | None:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise TargetError(f"{self.label}: cannot stat {path}: {exc.strerror}") from None
-        return FileStat(path, st.st_size, st.st_mode, st.st_mtime)
 
 
 def from_spec(rest: str | None) -> LocalTarget:

@@ -2,8 +2,9 @@
 
 Every kind is one :class:`TargetKind` in :data:`KINDS`: how ``-t`` names it, how it opens a
 spec (``venv:PATH``), and -- for kinds a hosts.toml entry may be (``kind = "ssh"``, the
-default) -- how it parses its ``[hosts.NAME]`` table and opens that entry. A new kind (a
-``docker exec`` container, a group of hosts) is one module plus one line here; nothing above
+default; ``kind = "exec"``, another target behind a command prefix) -- how it parses its
+``[hosts.NAME]`` table and opens that entry. A new kind (a group of hosts, a machine reached
+some new way) is one module plus one line here; nothing above
 ``harness.targets`` changes. Kinds are imported when used: ``harness --help`` and local work
 never import Fabric.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.config import HostsConfig, TableChecker, read_inventory
+from harness.config import HostEntry, HostsConfig, TableChecker, read_inventory
 from harness.errors import UsageError
 from harness.targets.base import Target
 
@@ -39,14 +40,29 @@ def _pypi(rest: str | None, *, wheelhouse: Path | None = None, **_: Any) -> Targ
     return PypiTarget(rest or "", wheelhouse=wheelhouse)
 
 
-def _ssh_entry(check: TableChecker, name: str, table: dict[str, Any]) -> Any:
+def _ssh_entry(check: TableChecker, name: str, table: dict[str, Any]) -> HostEntry:
     from harness.targets.ssh.entry import parse_entry
 
     return parse_entry(check, name, table)
 
 
+def _exec_entry(check: TableChecker, name: str, table: dict[str, Any]) -> HostEntry:
+    from harness.targets.wrapped import parse_entry
+
+    return parse_entry(check, name, table)
+
+
+def _exec_open(entry: HostEntry, **options: Any) -> Target:
+    from harness.targets.local import LocalTarget
+    from harness.targets.wrapped import ExecEntry, ExecTarget
+
+    assert isinstance(entry, ExecEntry)
+    inner = LocalTarget() if entry.inner is None else open_entry(entry.inner, **options)
+    return ExecTarget(entry, inner)
+
+
 def _ssh_open(
-    entry: Any,
+    entry: HostEntry,
     *,
     accept_new_host_key: bool = False,
     connect_timeout: float | None = None,
@@ -54,7 +70,9 @@ def _ssh_open(
 ) -> Target:
     from harness.targets import timeouts
     from harness.targets.ssh import SshTarget
+    from harness.targets.ssh.entry import HostConfig
 
+    assert isinstance(entry, HostConfig)
     if connect_timeout is None:  # $HARNESS_CONNECT_TIMEOUT, else the entry's, else 10 s
         connect_timeout = timeouts.connect_timeout(entry.connect_timeout)
     return SshTarget(
@@ -76,7 +94,7 @@ class TargetKind:
     usage: tuple[str, ...]
     spec: Callable[..., Target] | None = None
     bare: bool = False  # ``-t NAME`` alone is a spec (``local``)
-    parse_entry: Callable[[TableChecker, str, dict[str, Any]], Any] | None = None
+    parse_entry: Callable[[TableChecker, str, dict[str, Any]], HostEntry] | None = None
     open_entry: Callable[..., Target] | None = None
 
 
@@ -85,6 +103,7 @@ KINDS: tuple[TargetKind, ...] = (
     TargetKind("venv", ("venv:PATH",), spec=_venv),
     TargetKind("pypi", ("pypi:NAME==VER[,...]",), spec=_pypi),
     TargetKind("ssh", (), parse_entry=_ssh_entry, open_entry=_ssh_open),
+    TargetKind("exec", (), parse_entry=_exec_entry, open_entry=_exec_open),
 )
 #: Names ``-t`` gives to kinds: a host may not be called so.
 RESERVED = tuple(k.name for k in KINDS if k.spec is not None)
@@ -115,7 +134,7 @@ def open_kind(name: str, rest: str | None, **options: Any) -> Target:
     return spec(rest, **options)
 
 
-def open_entry(entry: Any, **options: Any) -> Target:
+def open_entry(entry: HostEntry, **options: Any) -> Target:
     """The target a hosts.toml entry names (its kind decides how)."""
     opener = kind(entry.kind).open_entry
     assert opener is not None, entry.kind

@@ -142,3 +142,23 @@ def test_a_muted_host_writes_nothing_more() -> None:
         sink.mute()
         on_each(["a"], lambda h: sys.stdout.write("after\nend"), lambda h: sink)
     assert real.getvalue() == b"[a] before\n"
+
+
+def test_the_run_path_is_typed() -> None:
+    """Issue 33 part 2: what the launch passes between its parts is typed, not ``Any``: a
+    renamed attribute of a target, context or spread is a type error, not a crash mid-run."""
+    import inspect
+    from typing import get_type_hints
+
+    from harness.group import events
+    from harness.group.nodes import Host, Launch
+    from harness.group.spread import Spread
+    from harness.runs import remote
+    from harness.runs.context import Context
+    from harness.targets.base import Target
+
+    host, launch = get_type_hints(Host), get_type_hints(Launch, localns=vars(events))
+    assert (host["target"], host["ctx"], launch["spread"]) == (Target, Context, Spread)
+    params = inspect.signature(remote.launch).parameters
+    assert get_type_hints(remote.launch)["extras"] is remote.RunExtras
+    assert not {"review", "smoke", "hook", "group", "fingerprint"} & set(params)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.config import TableChecker, expand
+from harness.config import Linker, TableChecker, expand
 
 # key -> (expected TOML type, example shown in the hint when the type is wrong)
 _HOST_KEYS: dict[str, tuple[type, str]] = {
@@ -59,6 +59,9 @@ class HostConfig:
         user = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
         return f"{user}{self.address}{port}"
+
+    def link(self, check: TableChecker, host: Linker) -> HostConfig:
+        return self  # names no other host
 
     def listing(self) -> dict[str, Any]:
         """What ``harness hosts --json`` shows of the entry."""
