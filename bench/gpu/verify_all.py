@@ -84,7 +84,10 @@ def run_step(step: str, sets: list[str], label: str, timeout: float = 420) -> di
     if info is None:
         say(f"  BAD {label}: no run recorded -- {(r.err or r.out).strip()[-300:]}")
         return None
-    ok = info.get("state") == "succeeded" and (info.get("verification") or {}).get("outcome") == "passed"
+    ok = (
+        info.get("state") == "succeeded"
+        and (info.get("verification") or {}).get("outcome") == "passed"
+    )
     say(f"  {'OK' if ok else 'BAD'} {label}: {info.get('label')} -- harness exit {r.code}")
     return info
 
@@ -147,27 +150,33 @@ def plant(src: Path, dst: Path) -> dict[str, str]:
     return where
 
 
-def check(data: Path, model: Path, prepared: Path, extra: list[str], name: str) -> tuple[dict[str, Any], float, str]:
+def check(
+    data: Path, model: Path, prepared: Path, extra: list[str], name: str
+) -> tuple[dict[str, Any], float, str]:
     argv = [sys.executable, str(CHECK), "--data", str(data), "--model", str(model),
             "--prepared", str(prepared), *extra]  # fmt: skip
     t0 = time.perf_counter()
     cp = subprocess.run(argv, capture_output=True, text=True, env=e2e.ENV, timeout=420)
     secs = time.perf_counter() - t0
-    (e2e.LOGS / f"{name}.txt").write_text(f"$ {' '.join(argv)}\nexit {cp.returncode}\n{cp.stdout}\n{cp.stderr}")
+    (e2e.LOGS / f"{name}.txt").write_text(
+        f"$ {' '.join(argv)}\nexit {cp.returncode}\n{cp.stdout}\n{cp.stderr}"
+    )
     report: dict[str, Any] = {}
     for line in cp.stdout.splitlines():
         if line.startswith("HARNESS_VERIFY "):
-            report = json.loads(line[len("HARNESS_VERIFY "):])
+            report = json.loads(line[len("HARNESS_VERIFY ") :])
     return report, secs, cp.stdout + cp.stderr
 
 
 def fault_table(gen: Path, model: Path, prepared: Path, extra: list[str], tag: str) -> int:
     bad = WORK / f"faults-{tag}"
     where = plant(gen, bad)
-    report, secs, text = check(bad, model, prepared, extra, f"faults-{tag}")
+    report, secs, _text = check(bad, model, prepared, extra, f"faults-{tag}")
     failed = report.get("failed") or []
-    say(f"planted faults ({tag}; check {' '.join(extra) or 'defaults'}; {secs:.1f} s): exit verdict "
-        f"{'failed' if failed else 'PASSED (!)'}, {len(failed)} failure line(s)")
+    say(
+        f"planted faults ({tag}; check {' '.join(extra) or 'defaults'}; {secs:.1f} s): exit verdict "
+        f"{'failed' if failed else 'PASSED (!)'}, {len(failed)} failure line(s)"
+    )
     missed = 0
     for fault, sample in where.items():
         names = sample.split("+")
@@ -177,7 +186,8 @@ def fault_table(gen: Path, model: Path, prepared: Path, extra: list[str], tag: s
         missed += not own
         say(f"  {'OK ' if own else 'BAD'} {fault:32s} in {sample:20s} -> {words or 'NOT FOUND'}")
     extra_names = {f.get("sample") for f in failed if isinstance(f, dict)} - {
-        n for s in where.values() for n in s.split("+")}
+        n for s in where.values() for n in s.split("+")
+    }
     if extra_names:
         say(f"  BAD false failures on unplanted samples: {sorted(extra_names)[:10]}")
     return missed + len(extra_names)
@@ -192,7 +202,9 @@ def phase_llama() -> int:
     say(f"issue 31 / llama on {os.uname().nodename}; repo {REPO}")
     t0 = time.perf_counter()
     e2e.build_model()
-    say(f"built the e2e bench's 8-layer Llama + 256 conversations: {time.perf_counter() - t0:.1f} s")
+    say(
+        f"built the e2e bench's 8-layer Llama + 256 conversations: {time.perf_counter() - t0:.1f} s"
+    )
     vb.series(REPO / "patches")
     sets = [s for s in e2e.SETS]
     if run_step("prepare", sets, "prepare") is None:
@@ -203,9 +215,13 @@ def phase_llama() -> int:
     step, chk = timing(info)
     v = info.get("verification") or {}
     say(f"  words: {info.get('label')}")
-    say(f"  checks: {json.dumps((v.get('metrics') or {}).get('checks') or v.get('checks') or {})[:600]}")
+    say(
+        f"  checks: {json.dumps((v.get('metrics') or {}).get('checks') or v.get('checks') or {})[:600]}"
+    )
     if step and chk:
-        say(f"  extract step {step:.1f} s, its check {chk:.1f} s = {100 * chk / step:.1f} % of the step (budget 10 %)")
+        say(
+            f"  extract step {step:.1f} s, its check {chk:.1f} s = {100 * chk / step:.1f} % of the step (budget 10 %)"
+        )
     gen = WORK / "data" / "gen"
     model = e2e.MODEL
     prepared = WORK / "data" / "prepared"
@@ -222,7 +238,9 @@ def phase_dsv3() -> int:
     built = kimi.build(out, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
     model = Path(built["text_dir"])
     vb.build_chat(WORK / "dsv3-chat.jsonl", 64, 40, 200, seed=3)
-    say(f"built a 24-layer DeepSeek-V3 (MLA, 16 routed + 1 shared experts, first layer dense; {built['params_text'] / 1e6:.1f} M params) + 64 conversations: {time.perf_counter() - t0:.1f} s")
+    say(
+        f"built a 24-layer DeepSeek-V3 (MLA, 16 routed + 1 shared experts, first layer dense; {built['params_text'] / 1e6:.1f} M params) + 64 conversations: {time.perf_counter() - t0:.1f} s"
+    )
     sets = [f"model={model}", f"dataset={WORK / 'dsv3-chat.jsonl'}", f"data={WORK / 'data-dsv3'}",
             f"speculators={e2e.PACK / 'speculators'}", "max_samples=64", "seq_length=1024",
             "batch_size=16", "num_proc=4", "tp=1", "gpu_memory_utilization=0.5",
@@ -232,13 +250,14 @@ def phase_dsv3() -> int:
     info = run_step("extract", sets, "extract dsv3 (every layer of every sample)", timeout=500)
     if info is None:
         return 1
-    v = info.get("verification") or {}
     say(f"  words: {info.get('label')}")
     step, chk = timing(info)
     if step and chk:
         say(f"  extract step {step:.1f} s, its check at every layer {chk:.1f} s")
     gen = WORK / "data-dsv3" / "gen"
-    return fault_table(gen, model, WORK / "data-dsv3" / "prepared", ["--layers", "all"], "dsv3-all-layers")
+    return fault_table(
+        gen, model, WORK / "data-dsv3" / "prepared", ["--layers", "all"], "dsv3-all-layers"
+    )
 
 
 def main() -> int:

@@ -96,7 +96,7 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Edited:
         elif isinstance(e, ArgumentsEdit):
             _plan_args(e, calls.get(e.line, []), module, plan)
         elif e.in_dict and not any(_passes(c, e.keyword) for c in calls.get(e.line, [])):
-            _plan_key(e, keys.get(e.line, []), module, plan)  # type: ignore[arg-type]
+            _plan_key(e, keys.get(e.line, []), module, plan)
         else:
             _plan_call(e, calls.get(e.line, []), module, plan)
     if any(e.new_name != e.name for es in plan.imports.values() for e in es):
@@ -363,7 +363,7 @@ def _by_name(call: cst.Call, e: ArgumentsEdit) -> cst.Call:
     eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
     names = dict(enumerate(e.names, e.first))
     args = [
-        a.with_changes(keyword=cst.Name(names[i]), equal=eq) if names.get(i) else a
+        a.with_changes(keyword=cst.Name(n), equal=eq) if (n := names.get(i)) else a
         for i, a in enumerate(call.args)
     ]
     return call.with_changes(args=without(args, {i for i, n in names.items() if n is None}))
