@@ -20,6 +20,7 @@ from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
 from harness.runs.preflight import Preflight, decide
 from harness.runs.resolve import resolve_step
+from harness.runs.services import service_digest
 from harness.runs.smoke import SmokeTested
 from harness.runs.state import tensor_parallel
 from harness.runs.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
@@ -70,6 +71,9 @@ def resolve_on(
         base_env={"PYTHONUNBUFFERED": "1", **target.run_env},
         smoke=smoke is not None,
     )
+    if resolved.service is not None:  # what makes a live run of it reusable
+        digest = service_digest(resolved, run_id, builtins["run_dir"])
+        resolved = replace(resolved, service={**resolved.service, "digest": digest})
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})
