@@ -13,7 +13,6 @@ stops each one it did not keep with :func:`stop_services` -- the same stop path 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 import urllib.error
@@ -21,7 +20,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from probes._proctree import run_tree, self_and_ancestors, terminate
+from probes._proctree import gpu_holders, run_tree, self_and_ancestors, terminate
 from probes._rundir import write_record
 from probes._stop import stop_run_dir
 
@@ -112,8 +111,14 @@ def stop_services(
             got.update(stop_run_dir(there, run_id, grace, wait))
         except OSError as exc:
             got["error"] = str(exc)
+        held = gpu_holders(spec.get("device_glob") or "/dev/nvidia*")
+        got["holders"] = [h for h in held if h.get("run_id") == run_id]
         out.append(got)
         left = (got.get("report") or {}).get("remaining") or []
-        with contextlib.suppress(Exception):
-            say(f"harness: service {run_id} stopped" + (f"; still alive: {left}" if left else ""))
+        gpu = [h["pid"] for h in got["holders"]]
+        say(
+            f"harness: service {run_id} stopped"
+            + (f"; still alive: {left}" if left else "")
+            + (f"; still holding a GPU: {gpu}" if gpu else "; no process of it holds a GPU")
+        )
     return out

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.group.events import RunEvent, ServiceUp
 from harness.group.nodes import Host
 from harness.runs.models import RunInfo
 from harness.runs.steps import Pipeline
-
-if TYPE_CHECKING:
-    from harness.group.start import Request
 
 #: Stands in for a run id while finding out what a service run would be (its digest).
 PROBE_ID = "service-00000000-000000-0000"
@@ -31,7 +28,7 @@ Start = Callable[..., Any]
 def ready_services(
     pipeline: Pipeline,
     host: Host,
-    req: Request,
+    req: Any,  # harness.group.start.Request (which imports this module)
     wait: Wait,
     start: Start,
     on_event: Callable[[RunEvent], None],

@@ -302,7 +302,7 @@ def _launch(
         fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
         group=None if launch.group is None
         else {**launch.group, "rank": h.node.rank, "role": "step"},
-        services=services,
+        services=services, device_glob=h.ctx.device_glob,
     )  # fmt: skip
     killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
     launch.on_event(Launched(launched.run, killed, left, launch.tag(h)))

@@ -244,6 +244,7 @@ def launch(
     group: dict[str, Any] | None = None,
     fingerprint: dict[str, Any] | None = None,
     services: list[dict[str, Any]] | None = None,
+    device_glob: str | None = None,
 ) -> Launched:
     """Create the run directory and start the supervisor detached; return once it answered.
 
@@ -273,6 +274,7 @@ def launch(
         "service": None if step.service is None else dict(step.service),
         "services": services or [],
         "status_timeout": timings.status_wait,
+        "device_glob": device_glob,
     }
     try:
         data = _call(target, args, timeout=timings.handshake + timings.stop_grace + 60.0)

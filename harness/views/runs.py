@@ -95,7 +95,7 @@ def stop_report(rep: StopReport) -> Lines:
         lines.add(f"  state: [bold]{esc(state_label(run))}[/]")
     for svc in rep.services:  # the services it had started and not kept
         if svc.get("already_finished") and not (svc.get("terminated") or svc.get("killed")):
-            lines.add(f"  the service it needed, {esc(str(svc.get('run_id')))}, had already ended")
+            lines.add(f"  the service it needed, {esc(str(svc.get('run_id')))}, has ended too")
         else:
             n = len(svc.get("terminated") or ())
             lines.add(f"  stopped the service it needed, {esc(str(svc.get('run_id')))}: "
