@@ -25,6 +25,7 @@ from harness.runs.smoke import SmokeTested
 from harness.runs.state import tensor_parallel
 from harness.runs.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
 from harness.targets.base import Target
+from harness.targets.interp import with_python
 
 #: a step spread over hosts, run on one: node 0 of 1
 _ONE_NODE = {"shard": "0", "num_shards": "1", "node_rank": "0", "nnodes": "1"}
@@ -113,6 +114,8 @@ class StepPlan:
     #: the launch preflight's verdicts on this target (workdir, command, script, cwd,
     #: tensor-parallel, GPUs in use) -- not its stale-GPU check: the review reports those
     preflight: tuple[Verdict, ...] = ()
+    #: the step's own interpreter (``python = ...``): the review reads its packages
+    python: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -137,6 +140,8 @@ class StepPlan:
             out["verified"] = self.verified.to_dict()
         if self.preflight:
             out["preflight"] = [v.to_dict() for v in self.preflight]
+        if self.python is not None:
+            out["python"] = self.python
         return out
 
     @classmethod
@@ -164,6 +169,7 @@ class StepPlan:
             verified=None if verified is None else SmokeTested.from_dict(verified),
             last_failed=d.get("last_failed"),
             preflight=tuple(Verdict.from_dict(v) for v in d.get("preflight") or ()),
+            python=d.get("python"),
         )
 
 
@@ -190,6 +196,7 @@ def describe(
     declared = pipeline.steps[step]
     rows: list[Need] = []
     pip = None
+    target = with_python(target, resolved.python)  # the step's own packages
     if declared.requires:
         paths = step_paths(resolved.env, resolved.cwd)
         seen = gather_facts(target, list(declared.requires), prepend=paths, gpus=False).dists
@@ -214,6 +221,7 @@ def describe(
         verify=record.verify,
         entry=pipeline.entry_digest(step),
         preflight=_preflight(target, workdir, resolved) if preflight else (),
+        python=resolved.python,
     )
 
 

@@ -88,6 +88,7 @@ def resolve_step(
 
         return _substitute(text, known, quote)
 
+    python = None
     if step.python is not None:  # its own interpreter: what {python} means for this step
         python = sub(step.python, ("steps", name, "python"))
         values = _resolve_values(pipeline, {**raw, "python": python}, origin, set(sets or {}))
@@ -113,7 +114,8 @@ def resolve_step(
         timeout = step.verify.timeout
     service = None if step.service is None else _service(pipeline, name, step, sub)
     return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell,
-                        verify=check, verify_timeout=timeout, service=service)  # fmt: skip
+                        verify=check, verify_timeout=timeout, service=service,
+                        python=python)  # fmt: skip
 
 
 def _service(

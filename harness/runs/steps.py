@@ -246,10 +246,13 @@ class ResolvedStep:
     verify_timeout: float = VERIFY_TIMEOUT
     #: a service step's {"port": int, "url": str, "ready_timeout": float}
     service: Mapping[str, Any] | None = None
+    #: the step's own interpreter (``python = ...``), when it declares one
+    python: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "service": None if self.service is None else dict(self.service),
+            "python": self.python,
             "step": self.step,
             "argv": list(self.argv),
             "cwd": self.cwd,
@@ -272,6 +275,7 @@ class ResolvedStep:
             verify=tuple(d.get("verify") or ()),
             verify_timeout=float(d.get("verify_timeout") or VERIFY_TIMEOUT),
             service=d.get("service"),
+            python=d.get("python"),
         )
 
     def secrets(self) -> list[str]:
