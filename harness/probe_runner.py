@@ -48,7 +48,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "serveargs": (*_LOOKUP, "serveargs"),
     "patchops": ("_finder", "_durable", "_patch_read", "patchops"),
     # harness run: preflight, launch, list, stop (launch copies the run program, not these)
-    "runs": ("_finder", "facts", "_rundir", "_proctree", "runs"),
+    "runs": ("_finder", "facts", "_rundir", "_proctree", "_stop", "_service", "runs"),
 }
 #: ``check --fix`` re-checks edited files with the callsites scan itself, over a file subset.
 PROBE_MODULES["fixscan"] = (*PROBE_MODULES["callsites"], "fixscan")

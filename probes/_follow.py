@@ -4,7 +4,8 @@ Part of the run program (see :mod:`probes.supervisor`), run from the copy in the
 directory. The laptop reads stdout through a raw SSH channel: the stream starts with
 ``STREAM_MARK`` (so a login script's noise before it can be cut off) and carries the log byte
 for byte from ``OFFSET``; it ends once the step's status exists and the log is drained, with
-``END_MARK`` and a JSON line on stderr (:mod:`harness.runs.stream` reads both).
+``END_MARK`` and a JSON line on stderr (:mod:`harness.runs.stream` reads both);
+``--until-ready`` also ends it once a service's ``ready.json`` exists.
 """
 
 from __future__ import annotations
@@ -49,11 +50,14 @@ def _reader_gone(fd: int) -> bool:
     return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
 
 
-def follow(run_dir: str, offset: int, wait: bool, poll: float, lost_check: float) -> dict[str, Any]:
+def follow(
+    run_dir: str, offset: int, wait: bool, poll: float, lost_check: float, until_ready: bool = False
+) -> dict[str, Any]:
     """Copy the log from ``offset`` to stdout until the run is over and the log is drained.
 
     Returns the end report (written to stderr by :func:`main`). ``wait=False`` stops at the
-    current end of the log instead of following it.
+    current end of the log instead of following it; ``until_ready``: a service's start, which
+    also ends (``ready``) once its ``ready.json`` exists.
     """
     out = sys.stdout.fileno()
     log_path = os.path.join(run_dir, "log")
@@ -80,6 +84,9 @@ def follow(run_dir: str, offset: int, wait: bool, poll: float, lost_check: float
             if os.path.exists(status_path):
                 reason, final = "finished", True
                 continue  # drain what was written before the status
+            if until_ready and os.path.exists(os.path.join(run_dir, "ready.json")):
+                reason, final = "ready", True
+                continue
             now = time.monotonic()
             if now >= next_check:
                 next_check = now + lost_check
@@ -97,14 +104,15 @@ def follow_command(argv: list[str]) -> int:
     """``follow RUN_DIR OFFSET [--poll S] [--lost-check S] [--once]``: stream, then report."""
     opts = {"--poll": 0.05, "--lost-check": 1.0}
     wait = "--once" not in argv
-    rest = [a for a in argv[3:] if a != "--once"]
+    rest = [a for a in argv[3:] if a not in ("--once", "--until-ready")]
     for name, value in zip(rest[::2], rest[1::2], strict=False):
         opts[name] = float(value)
     try:
-        end = follow(argv[1], int(argv[2]), wait, opts["--poll"], opts["--lost-check"])
+        end = follow(argv[1], int(argv[2]), wait, opts["--poll"], opts["--lost-check"],
+                     "--until-ready" in argv)  # fmt: skip
     except BrokenPipeError:
         return 0  # the reader went away: nothing left to tell
-    if end["reason"] in ("finished", "lost", "eof"):
+    if end["reason"] in ("finished", "lost", "eof", "ready"):
         end["facts"] = run_facts(argv[1])  # saves the laptop a round trip for the state
     line = json.dumps(end)
     if len(line) > END_MAX and end.get("facts"):  # a huge command: the laptop has it

@@ -179,4 +179,5 @@ def run_facts(run_dir: str) -> dict[str, Any]:
         "stop": read_json(os.path.join(run_dir, "stop.json")),
         "log_size": size,
         "verify": read_json(os.path.join(run_dir, "verify.json")),
+        "ready": read_json(os.path.join(run_dir, "ready.json")),  # a service's
     }

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from probes._proctree import gpu_holders, run_tree, self_and_ancestors, terminate
+from probes._proctree import gpu_holders, terminate
 from probes._rundir import (
     FULL_BELOW,
     HOOK_DIR,
@@ -37,8 +37,9 @@ from probes._rundir import (
     run_facts,
     space_left,
     write_json_atomic,
-    write_record,
 )
+from probes._service import own_services
+from probes._stop import stop_run_dir
 
 
 def _gpus() -> dict[str, Any]:
@@ -241,7 +242,9 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
         {"argv": args["argv"], "cwd": args["cwd"], "env": args.get("env") or {},
          "pythonpath_front": front, "verify": args.get("verify") or [],
          "verify_display": (args.get("record") or {}).get("verify"),
-         "verify_timeout": args.get("verify_timeout")}
+         "verify_timeout": args.get("verify_timeout"), "service": args.get("service"),
+         "services": args.get("services") or [], "grace": args.get("grace"),
+         "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob")}
     ).encode("utf-8")  # fmt: skip
     err = open(os.path.join(run_dir, "supervisor.err"), "wb")  # noqa: SIM115 - the child's
     try:
@@ -281,72 +284,27 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
 
 
 def op_stop(args: dict[str, Any]) -> dict[str, Any]:
-    """Stop a run's whole process tree; then report who still holds a GPU device."""
-    run_dir = os.path.join(runs_root(args.get("workdir")), args["run_id"])
+    """Stop a run's whole process tree, and the services it started and did not keep;
+    then report who still holds a GPU device."""
+    root = runs_root(args.get("workdir"))
+    run_dir = os.path.join(root, args["run_id"])
     if not os.path.isfile(os.path.join(run_dir, "run.json")):
         raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
     grace = float(args.get("grace", 10.0))
-    sup = read_json(os.path.join(run_dir, "supervisor.json")) or {}
-    sup_alive = is_alive(sup.get("pid"), sup.get("starttime"), sup.get("boot_id"))
-    already = os.path.exists(os.path.join(run_dir, "status.json"))
-    unwritten: list[str] = []  # records a full disk kept out; the stop goes on regardless
-    if not already:
-        _record_if_room(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace},
-                        unwritten)  # fmt: skip
-    exclude = self_and_ancestors()
-    roots = set()
-    if sup_alive:
-        roots.add(sup["pid"])
-        exclude.add(sup["pid"])  # it must live to write the status
-    if is_alive(sup.get("step_pid"), sup.get("step_starttime")):
-        roots.add(sup["step_pid"])
-    report: dict[str, list[int]] = {"terminated": [], "killed": [], "remaining": []}
-    for round_ in range(5):  # a tree that forks while we signal gets another round
-        procs = run_tree(args["run_id"], roots, sup.get("step_sid"), exclude)
-        if not procs:
-            break
-        got = terminate(procs, grace if round_ == 0 else 0.5)
-        for key in report:
-            report[key] += [p for p in got[key] if p not in report[key]]
-    # The supervisor writes the status once it has reaped the step.
-    deadline = time.monotonic() + float(args.get("status_timeout", 10.0))
-    status_path = os.path.join(run_dir, "status.json")
-    while sup_alive and not os.path.exists(status_path) and time.monotonic() < deadline:
-        if not is_alive(sup.get("pid"), sup.get("starttime"), sup.get("boot_id")):
-            break
-        time.sleep(0.02)
-    if not os.path.exists(status_path) and not already:
-        # No supervisor left to write it: say what we did rather than leave it "lost".
-        _record_if_room(
-            run_dir,
-            "status.json",
-            {
-                "exit_code": None,
-                "signal": None,
-                "ended_at": time.time(),
-                "stop_requested": True,
-                "error": "stopped by harness stop; the supervisor was gone",
-            },
-            unwritten,
-        )
-    left = run_tree(args["run_id"], set(), sup.get("step_sid"), exclude)
-    report["remaining"] = sorted(set(report["remaining"]) | {p["pid"] for p in left})
+    wait = float(args.get("status_timeout", 10.0))
+    out = stop_run_dir(run_dir, args["run_id"], grace, wait)
+    services = []
+    for used in own_services(read_json(os.path.join(run_dir, "run.json")) or {}):
+        there = os.path.join(root, os.path.basename(used["run_id"]))
+        if os.path.isfile(os.path.join(there, "run.json")):
+            got = stop_run_dir(there, used["run_id"], grace, wait)
+            services.append({"run_id": used["run_id"], **got["report"],
+                             "already_finished": got["already_finished"]})  # fmt: skip
     return {
-        "report": report,
-        "already_finished": already,
-        "unwritten": unwritten,
+        **out,
+        "services": services,
         "space_left": space_left(run_dir),
         "holders": gpu_holders(args.get("device_glob") or "/dev/nvidia*"),
         "run": run_facts(run_dir),
         "now": time.time(),
     }
-
-
-def _record_if_room(run_dir: str, name: str, obj: Any, unwritten: list[str]) -> None:
-    """:func:`write_record`, or ``name`` added to ``unwritten`` when the disk is full."""
-    try:
-        write_record(run_dir, name, obj)
-    except OSError as exc:
-        if exc.errno != errno.ENOSPC:
-            raise
-        unwritten.append(name)

@@ -20,13 +20,16 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     run.json         resolved command, cwd, env additions (secrets masked), created_at
     supervisor.py    this file, exactly as it ran
     _rundir.py       the modules it imports, exactly as they ran
-    _follow.py
+    _follow.py       (and _proctree.py, _stop.py, _service.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
     verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
                      exit and written before status.json: a run is running until judged
     verifiers/       harness's own output checks, for ``{verifiers}`` in a command
     status.json      written atomically when the step ends: exit code or signal, end time
+                     (a service that never got ready: ``not_ready``; the services a step
+                     stopped at its end: ``services``)
+    ready.json       a service step's: its health URL answered 200 (probes/_service.py)
     stop.json        written by ``stop`` before it signals (so the state reads ``killed``)
     supervisor.err   the supervisor's own stderr, for the rare crash
 """
@@ -61,6 +64,7 @@ from probes._rundir import (
     space_left,
     write_record,
 )
+from probes._service import stop_services, wait_ready
 
 PROTOCOL = 1
 #: An output check reports its counts on a line starting with this (harness.runs.verification)
@@ -150,27 +154,71 @@ def supervise(run_dir: str) -> int:
         _forward(step, signal.SIGKILL)  # no handshake: the launch is undone, the step too
         raise
     os.close(log)
-    while True:
-        try:
-            pid, wstatus = os.waitpid(-1, 0)  # also reaps orphans re-parented to us
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            status["error"] = "the step vanished without an exit status"
-            break
-        if pid != proc.pid:
-            continue
-        proc.returncode = 0  # reaped here, not by Popen
-        if os.WIFSIGNALED(wstatus):
-            status["signal"] = os.WTERMSIG(wstatus)
-        else:
-            status["exit_code"] = os.WEXITSTATUS(wstatus)
-        break
+    wstatus = None
+    if spec.get("service"):  # a server: ready when its health URL answers
+        wstatus = _until_ready(run_dir, spec, proc.pid, status)
+    if wstatus is None:
+        wstatus = _reap(proc.pid, block=True)
+    proc.returncode = 0  # reaped here, not by Popen
+    if wstatus is None:
+        status["error"] = "the step vanished without an exit status"
+    elif os.WIFSIGNALED(wstatus):
+        status["signal"] = os.WTERMSIG(wstatus)
+    else:
+        status["exit_code"] = os.WEXITSTATUS(wstatus)
     stopped = os.path.exists(os.path.join(run_dir, "stop.json"))
     if status["exit_code"] == 0 and spec.get("verify") and not stopped:
         _verify(run_dir, spec, env, cwd, devnull, step)
+    if spec.get("services"):  # the services this step needed end with it, unless kept
+        status["services"] = stop_services(run_dir, spec, _say_in(run_dir))
     _finish(run_dir, status)
     return 0
+
+
+def _reap(pid: int, block: bool) -> int | None:
+    """Reap children (orphans of the tree too) until ``pid`` is among them: its wait status;
+    ``None`` when it has not exited (``block`` false) or no child is left."""
+    while True:
+        try:
+            got, wstatus = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except InterruptedError:
+            continue
+        except ChildProcessError:  # nothing left to wait for: gone, as far as we can tell
+            return None if block else 0
+        if got == pid:
+            return wstatus
+        if got == 0:
+            return None
+
+
+def _until_ready(run_dir: str, spec: dict[str, Any], pid: int, status: dict[str, Any]) -> Any:
+    """A service's start: ``ready.json`` once it answers, or ``not_ready`` in the status
+    when it exits or times out first. The server's wait status if it was reaped here."""
+    service = {**spec["service"], "grace": spec.get("grace") or 10.0}
+    got = wait_ready(run_dir, pid, service, lambda p: _reap(p, block=False), _say_in(run_dir))
+    if "exited" in got:
+        status["not_ready"] = "the server exited before it was ready"
+        return got["exited"]
+    if "timeout" in got:
+        status["not_ready"] = (
+            f"the server was not ready within {got['timeout']:g}s (ready_timeout); "
+            "its processes were ended"
+        )
+    return None
+
+
+def _say_in(run_dir: str) -> Any:
+    """harness's own lines into the run's log, each on a line of its own."""
+
+    def say(text: str) -> None:
+        with contextlib.suppress(OSError):
+            fd = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_APPEND)
+            try:
+                _say(fd, (text + "\n").encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+
+    return say
 
 
 def _verify(

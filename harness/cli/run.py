@@ -117,6 +117,14 @@ def run_cmd(
             "callee versions or pipeline entry changed",
         ),
     ] = False,
+    keep_service: Annotated[
+        bool,
+        typer.Option(
+            "--keep-service",
+            help="leave the services the step needs running when it ends, for the next run "
+            "to reuse (stop them with harness stop)",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -143,6 +151,7 @@ def run_cmd(
         smoke_samples=smoke_samples,
         require_smoke=require_smoke,
         require_verified=require_verified,
+        keep_service=keep_service,
     )
     raise typer.Exit(code)
 
@@ -166,6 +175,7 @@ def run_step(
     smoke_samples: int | None = None,
     require_smoke: bool = False,
     require_verified: bool = False,
+    keep_service: bool = False,
 ) -> int:
     """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
     its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
@@ -176,6 +186,7 @@ def run_step(
     from harness.runs.attach import follow_run, print_next
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
+    from harness.runs.services import until_ready
     from harness.runs.steps import BUILTINS
     from harness.views import launch as view
     from harness.views.runs import console
@@ -200,7 +211,7 @@ def run_step(
         overrides = {**overrides, **plan.sets}
     req = Request(
         step, overrides, extra, pipeline_file, patches, kill_stale, force, require_smoke,
-        require_verified, plan,
+        require_verified, plan, keep_service,
     )  # fmt: skip
 
     def address(name: str) -> str:
@@ -208,8 +219,10 @@ def run_step(
 
     with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:
         outcome = start_run(
-            pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e))
-        )
+            pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e)),
+            wait_ready=lambda h, info: until_ready(h.ctx, h.target, h.workdir, info, SCREEN,
+                                                   step),
+        )  # fmt: skip
         info = outcome.run
         if group is None:  # one target: followed on the connection it was launched on
             one = hosts[0]

@@ -82,7 +82,18 @@ class Started:
     hosts: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class ServiceUp:
+    """A service the step needs is ready: started for it (``seconds`` to ready) or reused."""
+
+    step: str
+    run_id: str
+    port: int | None
+    reused: bool
+    seconds: float | None = None
+
+
 RunEvent = (
     Resolved | Reviewed | Compared | Forced | Preflighted | ClusterUp | ClusterStopped
-    | Launched | Started
+    | Launched | Started | ServiceUp
 )  # fmt: skip

@@ -59,6 +59,8 @@ class Request:
     require_smoke: bool = False
     require_verified: bool = False
     smoke: SmokePlan | None = None
+    #: the services the step needs outlive it (``--keep-service``), for the next run to reuse
+    keep_service: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,13 @@ def start_run(
     req: Request,
     spread: Spread = SINGLE,
     on_event: Callable[[RunEvent], None] = lambda event: None,
+    wait_ready: Callable[[Host, RunInfo], RunInfo] | None = None,
 ) -> RunOutcome:
     """Resolve, review, preflight and launch ``req.step`` detached on every host.
+
+    A step that ``needs`` services gets each one ready first, once its own gates passed
+    (:mod:`harness.group.needs`): a live run of it reused, or one started here and followed
+    by ``wait_ready`` (the caller's: following is the CLI's) until it answers.
 
     Raises:
         NotReady: the review says not ready (on any host) and ``force`` is not set.
@@ -133,6 +140,13 @@ def start_run(
     from harness.runs.state import new_run_id
 
     step = req.step
+    needs = pipeline.steps[step].needs if step in pipeline.steps else ()
+    if needs and len(hosts) > 1:
+        raise UsageError(
+            f"{pipeline.where('steps', step, 'needs')}: a step that needs a service runs on "
+            f"one host; -t names {len(hosts)}",
+            "name one host",
+        )
     run_id = new_run_id(step)
     port = spread.port(pipeline.steps[step]) if step in pipeline.steps else None
     launch = Launch(run_id, step, spread, hosts, port, pipeline.path, on_event)
@@ -146,12 +160,18 @@ def start_run(
     refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
     if refused is not None:
         raise refused
+    services = None
+    if needs:
+        from harness.group.needs import ready_services
+
+        wait = wait_ready or (lambda h, info: info)
+        services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event)
     runs = []
     try:
         spread.before(hosts, launch)
         for h in spread.step_hosts(hosts):
             stale = checked[h.node.host].stale
-            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale)))
+            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services)))
         if launch.several:
             on_event(Started(run_id, tuple(h for h, _ in runs)))
     except BaseException:
@@ -264,7 +284,7 @@ def _preflight(h: Host, kill_stale: bool) -> Any:
 
 def _launch(
     launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
-    stale: Any,
+    stale: Any, services: list[dict[str, Any]] | None = None,
 ) -> RunInfo:  # fmt: skip
     from harness.runs import remote
     from harness.runs import smoke as smoke_mode
@@ -281,6 +301,7 @@ def _launch(
         fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
         group=None if launch.group is None
         else {**launch.group, "rank": h.node.rank, "role": "step"},
+        services=services, device_glob=h.ctx.device_glob,
     )  # fmt: skip
     launched = remote.launch(
         h.target, launch.run_id, h.workdir, resolved, pipeline=pipeline.path,

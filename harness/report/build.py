@@ -153,6 +153,10 @@ def build_review(
     from harness.runs import smoke as smoke_mode
 
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
+    if plan is not None and plan.python:  # a step in its own environment: its packages
+        from harness.targets.interp import with_python
+
+        target = with_python(target, plan.python)
     # a step that declares the callers it exercises is reviewed for those alone (none: facts
     # and GPU holders only); without a step, or undeclared, every dist with a series is
     declared = None if plan is None else plan.checks

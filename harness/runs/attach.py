@@ -17,7 +17,7 @@ from rich.markup import escape as esc
 from harness.cache import cache_root
 from harness.errors import ConnectError, RunError
 from harness.runs.context import Context
-from harness.runs.decode import tail_offset
+from harness.runs.decode import last_lines, tail_offset
 from harness.runs.failure import summarize
 from harness.runs.lifecycle import exit_code_of, state_label
 from harness.runs.models import FailureSummary, RunInfo
@@ -67,8 +67,11 @@ def follow_run(
     tail: int | None = None,
     follow: bool = True,
     screen: Screen,
+    until_ready: bool = False,
 ) -> int:
     """Stream the log (from ``start``, or the last ``tail`` lines) into the local copy and view.
+
+    ``until_ready``: a service's start, followed until it is ready (0) or over.
 
     Returns the step's exit code when following to the end, else 0; 130 when Ctrl-C
     detached (the step keeps running).
@@ -115,6 +118,7 @@ def follow_run(
             wait=follow,
             poll=ctx.timings.poll,
             lost_check=ctx.timings.lost_check,
+            until_ready=until_ready,
         )
         return target.stream(argv)
 
@@ -159,6 +163,8 @@ def follow_run(
         landed(final=True)
         shown.flush()
         shown.close()
+        if end.reason == "ready":
+            return 0
         final = _final(end.facts, info)
         if final.state not in ("running", "lost") and final.log_size == copy.size:
             mark_complete(path, copy.size, final.to_dict())  # `logs` can rely on it later
@@ -306,6 +312,10 @@ def _conclude(
             screen.failure(out, summary, _installed_signature(target, summary))
         elif info.status is not None and info.status.error:
             out.print(f"  {esc(info.status.error)}")
+        if info.status is not None and info.status.not_ready and summary is None:
+            text = copy.read(max(0, copy.size - SUMMARY_TAIL), SUMMARY_TAIL)
+            for line in last_lines(text.decode("utf-8", "replace")):
+                out.print(f"  [red]│[/] {esc(line)}", soft_wrap=True)
     full = info.status.disk_full if info.status is not None else None
     if full:
         where = f" on {target.label}" if target is not None else ""

@@ -18,8 +18,9 @@ from harness.errors import UsageError
 from harness.runs import remote
 from harness.runs.attach import Screen, follow_run, show_copy
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
-from harness.runs.models import GpuHolder, RunInfo, StopReport
+from harness.runs.models import GpuHolder, RunInfo
 from harness.runs.state import classify_holders, match_run
+from harness.runs.stopped import StopReport
 from harness.runs.stream import COMPLETE, complete_copy, copy_path
 from harness.targets.base import Target
 

@@ -161,3 +161,13 @@ def tail_offset(
             i = j
         pos = start
     return 0
+
+
+#: Lines of a log quoted when a service failed before it was ready.
+LAST_LINES = 5
+
+
+def last_lines(text: str, n: int = LAST_LINES) -> list[str]:
+    """The last ``n`` non-blank lines of a log, harness's own lines left out (pure)."""
+    lines = [ln.rstrip() for ln in text.replace("\r", "\n").splitlines()]
+    return [ln for ln in lines if ln.strip() and not ln.startswith("harness: ")][-n:]

@@ -20,10 +20,12 @@ from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
 from harness.runs.preflight import Preflight, decide
 from harness.runs.resolve import resolve_step
+from harness.runs.services import service_digest
 from harness.runs.smoke import SmokeTested
 from harness.runs.state import tensor_parallel
 from harness.runs.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
 from harness.targets.base import Target
+from harness.targets.interp import with_python
 
 #: a step spread over hosts, run on one: node 0 of 1
 _ONE_NODE = {"shard": "0", "num_shards": "1", "node_rank": "0", "nnodes": "1"}
@@ -70,6 +72,9 @@ def resolve_on(
         base_env={"PYTHONUNBUFFERED": "1", **target.run_env},
         smoke=smoke is not None,
     )
+    if resolved.service is not None:  # what makes a live run of it reusable
+        digest = service_digest(resolved, run_id, builtins["run_dir"])
+        resolved = replace(resolved, service={**resolved.service, "digest": digest})
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})
@@ -113,6 +118,8 @@ class StepPlan:
     #: version its imports see; ``known_good_at``: where the pipeline declares them
     known_good: tuple[Need, ...] = ()
     known_good_at: str | None = None
+    #: the step's own interpreter (``python = ...``): the review reads its packages
+    python: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -140,6 +147,8 @@ class StepPlan:
         if self.known_good:
             out["known_good"] = [n.to_dict() for n in self.known_good]
             out["known_good_at"] = self.known_good_at
+        if self.python is not None:
+            out["python"] = self.python
         return out
 
     @classmethod
@@ -171,6 +180,7 @@ class StepPlan:
                 Need(n["dist"], n["spec"], n.get("found")) for n in d.get("known_good") or ()
             ),
             known_good_at=d.get("known_good_at"),
+            python=d.get("python"),
         )
 
 
@@ -198,6 +208,7 @@ def describe(
     rows: list[Need] = []
     good: list[Need] = []
     pip = None
+    target = with_python(target, resolved.python)  # the step's own packages
     if declared.requires or declared.known_good:  # one probe for both
         paths = step_paths(resolved.env, resolved.cwd)
         dists = sorted({*declared.requires, *declared.known_good})
@@ -226,6 +237,7 @@ def describe(
         preflight=_preflight(target, workdir, resolved) if preflight else (),
         known_good=tuple(good),
         known_good_at=pipeline.where("steps", step, "known_good") if good else None,
+        python=resolved.python,
     )
 
 

@@ -27,6 +27,8 @@ class RunStatus(Protocol):
     def stop_requested(self) -> bool: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def not_ready(self) -> str | None: ...
 
 
 class RunInfo(Protocol):
@@ -40,6 +42,8 @@ class RunInfo(Protocol):
     def verification(self) -> Verification | None: ...
     @property
     def record(self) -> Any: ...
+    @property
+    def ready(self) -> dict[str, Any] | None: ...
 
 
 def derive_state(
@@ -57,7 +61,11 @@ def derive_state(
     output that failed its check (``declared``: the run has one).
     """
     if status is not None:
-        if status.stop_requested or status.signal is not None:
+        if status.stop_requested:
+            return "killed"
+        if status.not_ready:  # a service that exited or timed out before it was ready
+            return "failed"
+        if status.signal is not None:
             return "killed"
         if status.exit_code == 0:
             if verified is None:
@@ -101,6 +109,8 @@ def state_label(info: RunInfo) -> str:
     ``succeeded · unverified`` when it declares no output check."""
     state = info.state
     status = info.status
+    if info.record.service:
+        return service_label(info)
     if status is None:
         return state
     if status.exit_code == 0 and state in ("succeeded", "failed"):
@@ -119,3 +129,32 @@ def state_label(info: RunInfo) -> str:
     if state == "failed" and status.error:
         return "failed (did not start)"
     return state
+
+
+#: What a service is, by its run's state: ``starting`` until its health URL answered.
+SERVICE_WORDS = {"succeeded": "stopped", "killed": "stopped", "failed": "failed", "lost": "lost"}
+
+
+def service_word(info: RunInfo) -> str:
+    """``starting`` / ``ready`` / ``stopped`` / ``failed`` (``lost``: its supervisor is gone)."""
+    if info.state == "running":
+        return "ready" if info.ready else "starting"
+    return SERVICE_WORDS[info.state]
+
+
+def service_label(info: RunInfo) -> str:
+    """``service :8000 ready``; a failed one says how it ended and, before it was ready, why."""
+    port = (info.record.service or {}).get("port")
+    word = service_word(info)
+    label = f"service :{port} {word}"
+    status = info.status
+    if word != "failed" or status is None:
+        return label
+    if status.signal is not None:
+        how = signal_name(status.signal)
+    elif status.exit_code is not None:
+        how = str(status.exit_code)
+    else:
+        how = "did not start" if status.error else ""
+    label += f" ({how})" if how else ""
+    return label + (f": {status.not_ready}" if status.not_ready else "")

@@ -60,6 +60,10 @@ class RunRecord:
     verify: str | None = None
     #: what the run was started on ({"dists", "patches", "entry"}): what a verified run vouches
     fingerprint: dict[str, Any] | None = None
+    #: a service step's {"port", "url", "ready_timeout", "digest"}; the service runs a step
+    #: needed: [{"step", "run_id", "keep"}]
+    service: dict[str, Any] | None = None
+    services: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,8 @@ class RunRecord:
             "group": self.group,
             "verify": self.verify,
             "fingerprint": self.fingerprint,
+            "service": self.service,
+            "services": self.services,
         }
 
     @classmethod
@@ -131,6 +137,9 @@ class RunStatus:
     error: str | None = None
     #: the run directory's disk was full when the step ended: ``{"path", "space_left"}``
     disk_full: dict[str, Any] | None = None
+    #: a service that never got ready: why; the services a step stopped at its end
+    not_ready: str | None = None
+    services: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -158,6 +167,7 @@ class RunInfo:
     log_size: int | None = None
     observed_at: float | None = None
     verification: Verification | None = None
+    ready: dict[str, Any] | None = None  # a service's ready.json
 
     @property
     def id(self) -> str:
@@ -188,6 +198,7 @@ class RunInfo:
             "log_size": self.log_size,
             "observed_at": self.observed_at,
             "verification": None if self.verification is None else self.verification.to_dict(),
+            "ready": self.ready,
             # Derived, for readers of --json; from_dict ignores them.
             "state": self.state,
             "label": state_label(self),
@@ -207,6 +218,7 @@ class RunInfo:
             log_size=_opt_int(d.get("log_size")),
             observed_at=_opt_float(d.get("observed_at")),
             verification=Verification.from_dict(check) if isinstance(check, dict) else None,
+            ready=d["ready"] if isinstance(d.get("ready"), dict) else None,
         )
 
     @classmethod
@@ -224,6 +236,7 @@ class RunInfo:
                 "log_size": facts.get("log_size"),
                 "observed_at": now,
                 "verification": (v := Verification.from_facts(facts.get("verify"))) and v.to_dict(),
+                "ready": facts.get("ready"),
             }
         )
 
@@ -343,39 +356,3 @@ class Phase(FlatRecord):
         if self.done is None or not self.total:
             return None
         return max(0.0, min(1.0, self.done / self.total))
-
-
-@dataclass(frozen=True)
-class StopReport:
-    """What ``harness stop`` did, and which GPU holders are left on the target."""
-
-    run: RunInfo
-    terminated: tuple[int, ...] = ()
-    killed: tuple[int, ...] = ()
-    remaining: tuple[int, ...] = ()
-    holders: tuple[GpuHolder, ...] = ()
-    already_finished: bool = False
-    unwritten: tuple[str, ...] = ()  # records a full disk kept out (stop.json ...)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "unwritten": list(self.unwritten),
-            "run": self.run.to_dict(),
-            "terminated": list(self.terminated),
-            "killed": list(self.killed),
-            "remaining": list(self.remaining),
-            "holders": [h.to_dict() for h in self.holders],
-            "already_finished": self.already_finished,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> StopReport:
-        return cls(
-            run=RunInfo.from_dict(d.get("run") or {}),
-            terminated=tuple(d.get("terminated") or ()),
-            killed=tuple(d.get("killed") or ()),
-            remaining=tuple(d.get("remaining") or ()),
-            holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
-            already_finished=bool(d.get("already_finished")),
-            unwritten=tuple(d.get("unwritten") or ()),
-        )

@@ -27,6 +27,7 @@ from typing import Any
 
 from harness.config import locate_line
 from harness.errors import ConfigError
+from harness.runs import pipeline_env as env_keys
 from harness.runs.steps import (
     BUILTINS,
     LATEST_WORDS,
@@ -51,7 +52,7 @@ else:  # pragma: no cover - exercised only on 3.10
 _TOP_KEYS = ("params", "steps")
 _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
-    "spread", "nproc", "port", "verify", "known_good",
+    "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python",
 )  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
 _VERIFY_KEYS = ("command", "smoke", "timeout")
@@ -115,6 +116,7 @@ def parse_pipeline(text: str, path: str = PIPELINE_FILENAME) -> Pipeline:
     if not steps_table:
         raise check.fail(("steps",), "no steps defined", "add a [steps.NAME] table")
     steps = {name: check.step(name, table) for name, table in steps_table.items()}
+    env_keys.check_needs(check, steps)
     return Pipeline(path=path, params=params, steps=steps, lines=check.lines)
 
 
@@ -271,7 +273,17 @@ class _Checker:
             smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
             verify=self.verify(table["verify"], (*here, "verify")) if "verify" in table else None,
             **self.spread(table, here, use_shell),
+            **self.environment(table, here),
         )
+
+    def environment(self, table: Mapping[str, Any], here: tuple[str, ...]) -> dict[str, Any]:
+        """``service``, ``needs``, ``python`` (:mod:`.pipeline_env`), those declared."""
+        out: dict[str, Any] = {}
+        for key, parse in (("service", env_keys.service), ("needs", env_keys.needs),
+                           ("python", env_keys.python)):  # fmt: skip
+            if key in table:
+                out[key] = parse(self, table[key], (*here, key))
+        return out
 
     def verify(self, table: Any, key: tuple[str, ...]) -> VerifySpec:
         """``[steps.NAME.verify]``: ``command`` (an argv list), ``smoke`` (one for --smoke

@@ -16,8 +16,9 @@ from harness import __version__
 from harness.errors import NoSpace, RunError
 from harness.models import GpuInfo
 from harness.probe_runner import probes_dir, run_probe
-from harness.runs.models import GpuHolder, RunInfo, RunRecord, StopReport
+from harness.runs.models import GpuHolder, RunInfo, RunRecord
 from harness.runs.steps import VERIFIERS, ResolvedStep
+from harness.runs.stopped import StopReport
 from harness.runs.timings import Timings
 from harness.targets import shell
 from harness.targets.base import Target
@@ -25,7 +26,9 @@ from harness.targets.base import Target
 PROBE = "runs"
 #: The run program: ``supervisor.py`` and the probe modules it imports, copied side by side
 #: into every run directory (it runs from there, by its path, for as long as the run exists).
-PROGRAM = ("supervisor.py", "_rundir.py", "_follow.py")
+PROGRAM = (
+    "supervisor.py", "_rundir.py", "_follow.py", "_proctree.py", "_stop.py", "_service.py",
+)  # fmt: skip
 
 
 def program_sources() -> dict[str, str]:
@@ -194,6 +197,7 @@ def masked_record(
     smoke: dict[str, Any] | None = None,
     group: dict[str, Any] | None = None,
     fingerprint: dict[str, Any] | None = None,
+    services: list[dict[str, Any]] | None = None,
 ) -> RunRecord:
     """``run.json`` as written on the target: secrets in argv and env replaced by ``***``."""
     secrets = step.secrets()
@@ -213,6 +217,8 @@ def masked_record(
         group=group,
         verify=check,
         fingerprint=fingerprint,
+        service=None if step.service is None else dict(step.service),
+        services=services,
     )
 
 
@@ -228,6 +234,10 @@ class RunExtras:
     hook: dict[str, str] | None = None
     group: dict[str, Any] | None = None
     fingerprint: dict[str, Any] | None = None
+    #: the services this step needs (stopped by its supervisor when it ends, unless kept)
+    services: list[dict[str, Any]] | None = None
+    #: where the target's GPUs are listed (the stop's GPU-freed check)
+    device_glob: str | None = None
 
 
 @dataclass(frozen=True)
@@ -253,8 +263,17 @@ def launch(
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
     pipe: only the masked copy is written to disk.
     """
-    record = masked_record(run_id, step, target, workdir, pipeline, extras.smoke, extras.group,
-                           extras.fingerprint)  # fmt: skip
+    record = masked_record(
+        run_id,
+        step,
+        target,
+        workdir,
+        pipeline,
+        extras.smoke,
+        extras.group,
+        extras.fingerprint,
+        extras.services,
+    )
     args = {
         "op": "launch",
         "workdir": workdir,
@@ -272,6 +291,10 @@ def launch(
         "verify": list(step.verify),
         "verify_timeout": step.verify_timeout,
         "verifiers": verifier_sources() if uses_verifiers(step, workdir) else None,
+        "service": None if step.service is None else dict(step.service),
+        "services": extras.services or [],
+        "status_timeout": timings.status_wait,
+        "device_glob": extras.device_glob,
     }
     try:
         data = _call(target, args, timeout=timings.handshake + timings.stop_grace + 60.0)
@@ -312,14 +335,17 @@ def stop(
         timeout=grace + timings.status_wait + 60.0,
     )
     report = data.get("report") or {}
+    services = tuple(data.get("services") or ())
+    left = {p for s in services for p in s.get("remaining") or ()}
     return StopReport(
         run=RunInfo.from_facts(data["run"], data.get("now")),
         terminated=tuple(report.get("terminated") or ()),
         killed=tuple(report.get("killed") or ()),
-        remaining=tuple(report.get("remaining") or ()),
+        remaining=tuple(sorted(set(report.get("remaining") or ()) | left)),
         holders=tuple(GpuHolder.from_dict(h) for h in data.get("holders") or ()),
         already_finished=bool(data.get("already_finished")),
         unwritten=tuple(data.get("unwritten") or ()),
+        services=services,
     )
 
 

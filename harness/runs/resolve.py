@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from harness.errors import ConfigError, UsageError
 from harness.runs.steps import (
@@ -87,6 +88,10 @@ def resolve_step(
 
         return _substitute(text, known, quote)
 
+    python = None
+    if step.python is not None:  # its own interpreter: what {python} means for this step
+        python = sub(step.python, ("steps", name, "python"))
+        values = _resolve_values(pipeline, {**raw, "python": python}, origin, set(sets or {}))
     if step.shell:
         assert isinstance(step.command, str)
         text = sub(step.command, ("steps", name, "command"), quote=True)
@@ -108,8 +113,27 @@ def resolve_step(
         which = "smoke" if smoke else "command"
         check = tuple(sub(a, ("steps", name, "verify", which)) for a in getattr(step.verify, which))
         timeout = step.verify.timeout
+    service = None if step.service is None else _service(pipeline, name, step, sub)
     return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell,
-                        verify=check, verify_timeout=timeout)  # fmt: skip
+                        verify=check, verify_timeout=timeout, service=service,
+                        python=python)  # fmt: skip
+
+
+def _service(
+    pipeline: Pipeline, name: str, step: Step, sub: Callable[[str, tuple[str, ...]], str]
+) -> dict[str, Any]:
+    """A service step's port, health URL and time limit, resolved."""
+    assert step.service is not None
+    key = ("steps", name, "service", "port")
+    port = sub(step.service.port, key)
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ConfigError(
+            f"{pipeline.where(*key)}: the port is {port!r}, not a port number (1..65535)",
+            "set it with --set port=8000 or in [params]",
+        )
+    health = sub(step.service.health, ("steps", name, "service", "health"))
+    url = health if "://" in health else f"http://127.0.0.1:{port}{health}"
+    return {"port": int(port), "url": url, "ready_timeout": step.service.ready_timeout}
 
 
 def _resolve_values(

@@ -84,6 +84,30 @@ class VerifySpec:
         )
 
 
+#: How long a service may take to answer its health URL unless ``ready_timeout`` says.
+READY_TIMEOUT = 1800.0
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """A step that serves (``service = { port = "{port}", health = "/health" }``): started
+    detached like any step, ready once ``health`` answers 200 -- a path on the target's
+    ``127.0.0.1:port``, or a whole ``http://`` URL -- within ``ready_timeout`` seconds; the
+    steps that ``needs`` it wait for that, and stop it when they end (unless kept)."""
+
+    port: str
+    health: str = "/health"
+    ready_timeout: float = READY_TIMEOUT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ServiceSpec:
+        return cls(str(d["port"]), str(d.get("health") or "/health"),
+                   float(d.get("ready_timeout") or READY_TIMEOUT))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Step:
     name: str
@@ -107,9 +131,25 @@ class Step:
     #: dist -> the versions this step's environment is known to work with (``harness matrix``,
     #: runs): the review says whether the environment is in them; no gate
     known_good: Mapping[str, str] = field(default_factory=dict)
+    #: a server the steps that need it wait for (None: an ordinary step)
+    service: ServiceSpec | None = None
+    #: the service steps this one talks to: started (or a live one reused) before it
+    needs: tuple[str, ...] = ()
+    #: the interpreter this step runs in, when not the target's (``{python}`` means it)
+    python: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        # service, needs and python only when declared: an entry that declares none digests
+        # (entry_digest) as it did before they existed, so its verified runs still count
+        extra: dict[str, Any] = {}
+        if self.service is not None:
+            extra["service"] = self.service.to_dict()
+        if self.needs:
+            extra["needs"] = list(self.needs)
+        if self.python is not None:
+            extra["python"] = self.python
         return {
+            **extra,
             "name": self.name,
             "command": self.command if isinstance(self.command, str) else list(self.command),
             "shell": self.shell,
@@ -148,6 +188,9 @@ class Step:
             port=d.get("port"),
             verify=VerifySpec.from_dict(d["verify"]) if d.get("verify") else None,
             known_good=dict(d.get("known_good") or {}),
+            service=ServiceSpec.from_dict(d["service"]) if d.get("service") else None,
+            needs=tuple(d.get("needs") or ()),
+            python=d.get("python"),
         )
 
 
@@ -206,9 +249,15 @@ class ResolvedStep:
     #: the output check to run after the step exits 0 (empty: none declared), its time limit
     verify: tuple[str, ...] = ()
     verify_timeout: float = VERIFY_TIMEOUT
+    #: a service step's {"port": int, "url": str, "ready_timeout": float}
+    service: Mapping[str, Any] | None = None
+    #: the step's own interpreter (``python = ...``), when it declares one
+    python: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "service": None if self.service is None else dict(self.service),
+            "python": self.python,
             "step": self.step,
             "argv": list(self.argv),
             "cwd": self.cwd,
@@ -230,6 +279,8 @@ class ResolvedStep:
             shell=bool(d.get("shell")),
             verify=tuple(d.get("verify") or ()),
             verify_timeout=float(d.get("verify_timeout") or VERIFY_TIMEOUT),
+            service=d.get("service"),
+            python=d.get("python"),
         )
 
     def secrets(self) -> list[str]:

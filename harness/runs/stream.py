@@ -96,8 +96,17 @@ def complete_copy(path: Path) -> dict[str, Any] | None:
 
 
 def follower_argv(
-    target: Target, run_dir: str, offset: int, *, wait: bool, poll: float, lost_check: float
+    target: Target,
+    run_dir: str,
+    offset: int,
+    *,
+    wait: bool,
+    poll: float,
+    lost_check: float,
+    until_ready: bool = False,
 ) -> list[str]:
+    """The run program's ``follow``; ``until_ready``: a service's start, which ends once it
+    is ready (or over)."""
     argv = [
         *target.python_argv(),
         "-B",
@@ -110,6 +119,8 @@ def follower_argv(
         "--lost-check",
         repr(lost_check),
     ]
+    if until_ready:
+        argv.append("--until-ready")
     return argv if wait else [*argv, "--once"]
 
 
@@ -122,7 +133,8 @@ class LogGone(RunError):
 
 @dataclass(frozen=True)
 class StreamEnd:
-    """How a follow ended: ``finished``, ``lost`` (supervisor gone), or ``eof`` (``--once``)."""
+    """How a follow ended: ``finished``, ``lost`` (supervisor gone), ``eof`` (``--once``), or
+    ``ready`` (a service's start followed ``until_ready``)."""
 
     reason: str
     size: int

@@ -108,13 +108,16 @@ class Target(ABC):
     ) -> CommandResult:
         """Run an argv list (never shell text) and wait for it; ``env`` adds variables."""
 
-    def run_python(self, code: str, stdin: bytes, timeout: float | None = None) -> CommandResult:
-        """Run Python source with the target's interpreter (how probes run).
+    def run_python(
+        self, code: str, stdin: bytes, timeout: float | None = None, python: str | None = None
+    ) -> CommandResult:
+        """Run Python source with the target's interpreter (how probes run), or ``python``.
 
         A target may do this faster than a plain exec: over a kept SSH connection a warm
         worker forks per probe instead of starting a login shell and an interpreter.
         """
-        return self.run([*self.python_argv(), "-B", "-c", code], stdin=stdin, timeout=timeout)
+        argv = [python] if python else self.python_argv()
+        return self.run([*argv, "-B", "-c", code], stdin=stdin, timeout=timeout)
 
     @abstractmethod
     def python_argv(self) -> list[str]:

@@ -123,7 +123,7 @@ def load_hosts(path: Path | None) -> HostsConfig:
 
 
 def target_kinds(hosts: HostsConfig) -> list[str]:
-    return [u for k in KINDS for u in k.usage] + sorted(hosts.hosts)
+    return [u for k in KINDS for u in k.usage] + sorted(hosts.hosts) + ["HOST@PYTHON"]
 
 
 def open_kind(name: str, rest: str | None, **options: Any) -> Target:
@@ -160,6 +160,13 @@ def open_target(
             f"-t {spec} names a group of hosts; this command opens one target",
             "name one host of it",
         )
+    host, at, python = spec.rpartition("@")
+    if at and host and python.startswith(("/", "~")) and spec not in hosts.hosts:
+        from harness.targets.interp import with_python  # -t HOST@PYTHON: that interpreter
+
+        inner = open_target(host, hosts, accept_new_host_key=accept_new_host_key,
+                            connect_timeout=connect_timeout)  # fmt: skip
+        return with_python(inner, python)
     prefix, sep, rest = spec.partition(":")
     for k in KINDS:
         if k.spec is not None and prefix == k.name and (sep or k.bare):

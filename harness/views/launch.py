@@ -15,6 +15,7 @@ from harness.group.events import (
     Resolved,
     Reviewed,
     RunEvent,
+    ServiceUp,
     Started,
 )  # fmt: skip
 from harness.views.fold import cut_command
@@ -61,6 +62,13 @@ def lines(event: RunEvent) -> list[RenderableType]:
     if isinstance(event, ClusterStopped):
         left = f"; could not stop it on {', '.join(event.left)}" if event.left else ""
         return [f"Ray cluster stopped in {event.seconds:.1f} s{left}"]
+    if isinstance(event, ServiceUp):
+        if event.reused:
+            return [f"[green]✓[/] service {esc(event.step)}: reusing {event.run_id}, ready on "
+                    f":{event.port}"]  # fmt: skip
+        took = "" if event.seconds is None else f" in {event.seconds:.1f} s"
+        return [f"[green]✓[/] service {esc(event.step)}: {event.run_id} ready on :{event.port}"
+                f"{took}"]  # fmt: skip
     if isinstance(event, Launched):
         out = []
         if event.killed:

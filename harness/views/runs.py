@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from harness.runs.lifecycle import state_label
-from harness.runs.models import FailureSummary, RunInfo, StopReport, Verdict
+from harness.runs.models import FailureSummary, RunInfo, Verdict
 from harness.runs.state import describe_holder, duration_of, format_duration
+from harness.runs.stopped import StopReport
 from harness.views.lines import Lines
 
 if TYPE_CHECKING:
@@ -92,6 +93,13 @@ def stop_report(rep: StopReport) -> Lines:
         if rep.killed:
             lines.add(f"  SIGKILL after the grace period to {len(rep.killed)}: {_pids(rep.killed)}")
         lines.add(f"  state: [bold]{esc(state_label(run))}[/]")
+    for svc in rep.services:  # the services it had started and not kept
+        if svc.get("already_finished") and not (svc.get("terminated") or svc.get("killed")):
+            lines.add(f"  the service it needed, {esc(str(svc.get('run_id')))}, has ended too")
+        else:
+            n = len(svc.get("terminated") or ())
+            lines.add(f"  stopped the service it needed, {esc(str(svc.get('run_id')))}: "
+                      f"SIGTERM to {n} process(es)")  # fmt: skip
     if rep.unwritten:
         lines.add(
             f"[yellow]no space left on the disk that holds {esc(run.record.run_dir)}: "

@@ -18,7 +18,6 @@ from harness.runs.models import (
     RunInfo,
     RunRecord,
     RunStatus,
-    StopReport,
     SupervisorInfo,
     Verdict,
 )
@@ -31,6 +30,7 @@ from harness.runs.state import (
     new_run_id,
     tensor_parallel,
 )
+from harness.runs.stopped import StopReport
 from harness.runs.timings import Timings
 from harness.targets.local import LocalTarget
 

@@ -163,13 +163,15 @@ class SshTarget(SharedConnection, Target):
             return shared
         return ChannelStream(self.transport(), shell.command(argv), self.connect_timeout)
 
-    def run_python(self, code: str, stdin: bytes, timeout: float | None = None) -> CommandResult:
+    def run_python(
+        self, code: str, stdin: bytes, timeout: float | None = None, python: str | None = None
+    ) -> CommandResult:
         """Probes: through the kept connection's warm worker when there is one."""
-        python = self.host.python
+        python = python or self.host.python
         shared = self._via_mux(lambda mux: mux.run_python(code, stdin, timeout, python))
         if not isinstance(shared, NoMux):
             return shared
-        return super().run_python(code, stdin, timeout)
+        return super().run_python(code, stdin, timeout, python)
 
     def run(
         self,

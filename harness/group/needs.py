@@ -1,0 +1,64 @@
+"""The services a step ``needs``, ready before it launches: a live run of the same service
+reused, or one started through the one launch path and followed until it answers.
+
+:func:`harness.group.start.start_run` calls :func:`ready_services` once the step's own gates
+passed (a refused step starts no server); following a service's start is the caller's
+(``wait``), like following any run. What the step's run records -- ``[{"step", "run_id",
+"keep"}]`` -- is what its supervisor stops when it ends (``probes/_service.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from harness.group.events import RunEvent, ServiceUp
+from harness.group.nodes import Host
+from harness.runs.models import RunInfo
+from harness.runs.steps import Pipeline
+
+#: Stands in for a run id while finding out what a service run would be (its digest).
+PROBE_ID = "service-00000000-000000-0000"
+
+Wait = Callable[[Host, RunInfo], RunInfo]
+Start = Callable[..., Any]
+
+
+def ready_services(
+    pipeline: Pipeline,
+    host: Host,
+    req: Any,  # harness.group.start.Request (which imports this module)
+    wait: Wait,
+    start: Start,
+    on_event: Callable[[RunEvent], None],
+) -> list[dict[str, Any]]:
+    """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``."""
+    from dataclasses import replace
+
+    from harness.runs import remote
+    from harness.runs.describe import resolve_on
+    from harness.runs.services import live_service
+
+    out = []
+    for need in pipeline.steps[req.step].needs:
+        spec = pipeline.steps[need]
+        known = {**pipeline.params, **spec.params}
+        sets = {k: v for k, v in req.overrides.items() if k in known}
+        would = resolve_on(host.target, pipeline, need, host.workdir, PROBE_ID, sets, ())
+        digest = (would.service or {}).get("digest")
+        runs = remote.list_runs(host.target, host.workdir).runs
+        info = live_service(runs, need, str(digest))
+        began, reused = time.monotonic(), info is not None
+        if info is None:
+            sub = replace(req, step=need, overrides=sets, extra=(), smoke=None,
+                          require_smoke=False, require_verified=False)  # fmt: skip
+            alone = replace(host, resolved=None, review=None)  # the step's own stay as they are
+            info = start(pipeline, [alone], sub, on_event=on_event).run
+        assert info is not None
+        info = wait(host, info)
+        took = None if reused else time.monotonic() - began
+        port = (info.record.service or {}).get("port")
+        on_event(ServiceUp(need, info.id, port, reused, took))
+        out.append({"step": need, "run_id": info.id, "keep": req.keep_service})
+    return out

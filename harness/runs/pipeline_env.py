@@ -1,0 +1,94 @@
+"""``pipeline.toml``'s keys for where a step runs and what it waits for (pure).
+
+``python = "{vllm_python}"``: the interpreter the step runs in, when not the target's own
+(``{python}`` in its command means it; the review reads that interpreter's packages).
+``service = { port = "{port}", health = "/health", ready_timeout = 1800 }``: the step is a
+server, ready once ``health`` answers 200. ``needs = ["serve"]``: service steps this one talks
+to, started (or a live one reused) and ready before it launches. Every error names
+``file:line: key`` through the checker of :mod:`.pipeline`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from harness.errors import ConfigError
+from harness.runs.steps import READY_TIMEOUT, ServiceSpec, Step
+
+SERVICE_KEYS = ("port", "health", "ready_timeout")
+_SERVICE_HINT = 'service = { port = "{port}", health = "/health", ready_timeout = 1800 }'
+
+
+class Checker(Protocol):
+    """What these parsers use of :mod:`.pipeline`'s checker."""
+
+    def fail(self, key: tuple[str, ...], problem: str, hint: str | None = None) -> ConfigError: ...
+    def table(self, value: Any, key: tuple[str, ...]) -> None: ...
+    def keys(
+        self, table: Mapping[str, Any], prefix: tuple[str, ...], valid: Sequence[str]
+    ) -> None: ...
+    def scalar(self, value: Any, key: tuple[str, ...]) -> str: ...
+    def placeholders(self, text: str, key: tuple[str, ...]) -> None: ...
+
+
+def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
+    check.table(table, key)
+    check.keys(table, key, SERVICE_KEYS)
+    if "port" not in table:
+        raise check.fail((*key, "port"), "required key missing", _SERVICE_HINT)
+    port = check.scalar(table["port"], (*key, "port"))
+    check.placeholders(port, (*key, "port"))
+    health = table.get("health", "/health")
+    if not isinstance(health, str) or not (
+        health.startswith("/") or health.startswith(("http://", "https://"))
+    ):
+        raise check.fail(
+            (*key, "health"),
+            "expected a path on the service's port (/health) or a whole http:// URL",
+            'health = "/health"',
+        )
+    check.placeholders(health, (*key, "health"))
+    limit = table.get("ready_timeout", READY_TIMEOUT)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+        raise check.fail((*key, "ready_timeout"), "expected a number of seconds, more than 0")
+    return ServiceSpec(port, health, float(limit))
+
+
+def needs(check: Checker, value: Any, key: tuple[str, ...]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise check.fail(key, "expected a list of service step names", 'needs = ["serve"]')
+    return tuple(value)
+
+
+def python(check: Checker, value: Any, key: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise check.fail(
+            key,
+            "expected the path of an interpreter on the target",
+            'python = "{vllm_python}", with vllm_python = "/opt/vllm/bin/python" in [params]',
+        )
+    check.placeholders(value, key)
+    if "{python}" in value:
+        raise check.fail(key, "{python} is what this key sets; it cannot use itself")
+    return value
+
+
+def check_needs(check: Checker, steps: Mapping[str, Step]) -> None:
+    """Every ``needs`` names a service step of this file; a service is one host's, needs none."""
+    for name, step in steps.items():
+        here = ("steps", name)
+        if step.service is not None and step.spread is not None:
+            raise check.fail((*here, "spread"), "a service runs on one host; it cannot spread")
+        if step.service is not None and step.needs:
+            raise check.fail((*here, "needs"), "a service step cannot need another service")
+        for need in step.needs:
+            other = steps.get(need)
+            if other is None or other.service is None:
+                services = [n for n, s in steps.items() if s.service is not None]
+                why = "no such step" if other is None else "it is not a service (no `service`)"
+                raise check.fail(
+                    (*here, "needs"),
+                    f"{need!r}: {why}",
+                    "service steps: " + (", ".join(services) or "none; " + _SERVICE_HINT),
+                )

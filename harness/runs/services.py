@@ -1,0 +1,92 @@
+"""Service steps seen from the laptop: which live run of a service a step can use, and
+following one's start until it is ready.
+
+A service run is "the same" as the one a step would start when its resolved command, cwd,
+environment and service settings are (its own run id and run directory aside):
+:func:`service_digest`, recorded in its ``run.json`` at launch. What happens on the target
+(the health poll, ``ready.json``, the stop when the steps that needed it end) is
+``probes/_service.py``'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from harness.cache import cache_root
+from harness.errors import RunError
+from harness.runs import remote
+from harness.runs.attach import Screen, follow_run
+from harness.runs.context import Context
+from harness.runs.decode import last_lines
+from harness.runs.lifecycle import state_label
+from harness.runs.models import RunInfo
+from harness.runs.steps import ResolvedStep
+from harness.runs.stream import LocalCopy, copy_path
+from harness.targets import shell
+from harness.targets.base import Target
+
+
+def service_digest(step: ResolvedStep, run_id: str, run_dir: str) -> str:
+    """What makes two runs of a service interchangeable, as a short hash (pure)."""
+
+    def norm(text: str) -> str:
+        return text.replace(run_dir, "{run_dir}").replace(run_id, "{run_id}")
+
+    env = shell.mask_env(step.env, step.secrets())
+    blob = {
+        "step": step.step,
+        "argv": [norm(a) for a in step.argv],
+        "cwd": norm(step.cwd),
+        "env": {k: norm(v) for k, v in sorted(env.items())},
+        "service": {k: v for k, v in (step.service or {}).items() if k != "digest"},
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def live_service(runs: Sequence[RunInfo], step: str, digest: str) -> RunInfo | None:
+    """The run of ``step`` with this digest that is still running -- a ready one first, else
+    the newest starting one (a second server on its port would only fail). Pure."""
+    same = [
+        r
+        for r in runs
+        if r.record.step == step
+        and (r.record.service or {}).get("digest") == digest
+        and r.state == "running"
+    ]
+    same.sort(key=lambda r: (r.ready is not None, r.started_at or 0.0, r.id))
+    return same[-1] if same else None
+
+
+def until_ready(
+    ctx: Context, target: Target, workdir: str, info: RunInfo, screen: Screen, needed_by: str
+) -> RunInfo:
+    """Show the service's log as it starts, until it is ready; the run as it is then.
+
+    Raises:
+        RunError: it ended (exited, timed out, was stopped) before it was ready, with the
+            server's last lines; or following was detached before it was ready.
+    """
+    if info.ready is None:
+        follow_run(ctx, target, info, start=0, follow=True, screen=screen, until_ready=True)
+    (now,) = remote.list_runs(target, workdir, ids=[info.id]).runs
+    if now.state == "running" and now.ready is not None:
+        return now
+    if now.state == "running":
+        raise RunError(
+            f"{needed_by} was not launched: {now.id} is still starting",
+            f"see it with: harness logs {now.id}{ctx.flag} --follow; run {needed_by} again "
+            "once it is ready (it will be reused)",
+        )
+    copy = LocalCopy(copy_path(cache_root(), target.name, now.id))
+    try:
+        tail = last_lines(copy.read(max(0, copy.size - 64 * 1024), 64 * 1024).decode(
+            "utf-8", "replace"))  # fmt: skip
+    finally:
+        copy.close()
+    said = f"; its last lines: {' | '.join(tail)}" if tail else ""
+    raise RunError(
+        f"{needed_by} was not launched: the service {now.id} {state_label(now)}{said}",
+        f"read its whole log: harness logs {now.id}{ctx.flag}",
+    )

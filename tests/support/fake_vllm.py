@@ -1,0 +1,151 @@
+"""A stand-in for ``vllm serve`` with the hidden-states extraction method, stdlib only.
+
+The tests' CPU vLLM environment is the CUDA wheel on CPU torch (config classes only), so the
+real ``vllm serve`` cannot run in CI; this speaks the endpoints speculators 0.9.0's client
+uses: ``/health``, ``/v1/models`` and ``/v1/completions`` (``max_tokens=1``,
+``return_token_ids``), answering each completion with
+``kv_transfer_params.hidden_states_path`` -- one ``hs_{n}.safetensors`` file per request,
+holding ``token_ids`` (int64 ``[T]``) and ``hidden_states`` (float32 ``[T, layers, hidden]``,
+zeros: the values are another test's business).
+
+Switches: ``--startup S`` seconds before it answers ``/health``; ``--exit-before-ready`` (an
+error line like vLLM's, exit 1); ``--hang`` (never ready; leaves a worker in a session of its
+own that ignores SIGTERM, as engine cores do); ``--die-after N`` (exits after N completions).
+
+    python fake_vllm.py --port 8000 --out DIR [--model NAME] [--layers 4] [--hidden 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def safetensors(tensors: dict[str, tuple[str, list[int], bytes]]) -> bytes:
+    """The safetensors layout: u64 header length, JSON header, then the raw data."""
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [len(data), len(data) + len(raw)],
+        }
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--model", default="tiny-llama")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=8)
+    ap.add_argument("--startup", type=float, default=0.5)
+    ap.add_argument("--exit-before-ready", action="store_true")
+    ap.add_argument("--hang", action="store_true")
+    ap.add_argument("--die-after", type=int, default=0)
+    args = ap.parse_args()
+    print(
+        f"INFO vllm.entrypoints.openai.api_server: vLLM API server version 0.0.0-standin "
+        f"(pid {os.getpid()})",
+        flush=True,
+    )
+    print(
+        f"INFO: non-default args: model={args.model!r}, speculative_config="
+        "{'method': 'extract_hidden_states'}",
+        flush=True,
+    )
+    if args.exit_before_ready:
+        time.sleep(args.startup)
+        print(
+            "ERROR: ValueError: the extract_hidden_states method needs "
+            "--kv_transfer_config with a hidden-states connector",
+            flush=True,
+        )
+        return 1
+    if args.hang:
+        if os.fork() == 0:  # an engine core in a session of its own, deaf to SIGTERM
+            os.setsid()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            while True:
+                time.sleep(1)
+        print("INFO: loading the model ...", flush=True)
+        while True:
+            time.sleep(1)
+    os.makedirs(args.out, exist_ok=True)
+    ready_at = time.monotonic() + args.startup
+    served = [0]
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, fmt: str, *a: object) -> None:
+            print(f"INFO: {self.address_string()} - {fmt % a}", flush=True)
+
+        def answer(self, code: int, body: object) -> None:
+            raw = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_GET(self) -> None:
+            if time.monotonic() < ready_at:
+                return self.answer(503, {"error": "starting"})
+            if self.path == "/health":
+                return self.answer(200, {})
+            if self.path == "/v1/models":
+                return self.answer(200, {"object": "list", "data": [{"id": args.model}]})
+            return self.answer(404, {"error": self.path})
+
+        def do_POST(self) -> None:
+            if self.path != "/v1/completions":
+                return self.answer(404, {"error": self.path})
+            req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            ids = [int(t) for t in req["prompt"]]
+            if req.get("max_tokens") != 1 or not req.get("return_token_ids"):
+                return self.answer(400, {"error": "expected max_tokens=1, return_token_ids"})
+            with lock:
+                n = served[0]
+                served[0] += 1
+            path = os.path.join(args.out, f"hs_{n}.safetensors")
+            hs = bytes(4 * len(ids) * args.layers * args.hidden)
+            blob = safetensors({
+                "token_ids": ("I64", [len(ids)], struct.pack(f"<{len(ids)}q", *ids)),
+                "hidden_states": ("F32", [len(ids), args.layers, args.hidden], hs),
+            })  # fmt: skip
+            with open(path + ".tmp", "wb") as f:
+                f.write(blob)
+            os.replace(path + ".tmp", path)
+            self.answer(200, {
+                "id": f"cmpl-{n}", "model": args.model,
+                "choices": [{"index": 0, "text": "x", "token_ids": [0], "prompt_token_ids": ids}],
+                "kv_transfer_params": {"hidden_states_path": path},
+            })  # fmt: skip
+            if args.die_after and served[0] >= args.die_after:
+                print(f"ERROR: engine core died after {served[0]} request(s)", flush=True)
+                os._exit(3)
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(f"INFO: Started server process; listening on http://127.0.0.1:{args.port}", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever(poll_interval=0.05)
+    return 0
+
+
+if __name__ == "__main__":
+    signal.signal(
+        signal.SIGTERM, lambda *_: (print("INFO: shutting down", flush=True), sys.exit(0))
+    )
+    sys.exit(main())
