@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder, RunInfo
+from harness.runs.models import GpuHolder, RunInfo, Verdict
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
 
@@ -32,7 +32,7 @@ def _step(
     step: str | None,
     pipeline: Path | None,
     overrides: dict[str, str],
-    preflight: bool = True,
+    preflight: bool | Sequence[Verdict] = True,
     workdir: str | None = None,
 ) -> StepPlan | None:
     if step is None:
@@ -114,13 +114,14 @@ def build_review(
     require_smoke: bool = False,
     check_smoke: bool = True,
     require_verified: bool = False,
-    preflight: bool = True,
+    preflight: bool | Sequence[Verdict] = True,
     workdir: str | None = None,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
-    ``preflight=False`` its other checks (``harness run`` makes them next, in its own words):
-    otherwise a failing preflight check (the step's script, cwd or command missing, the
-    workdir a file) is a blocker here too, so that "ready" means the launch will start.
+    ``preflight=False`` its other checks, and ``harness run`` gives the verdicts its
+    preflight just made instead of a second probe: a failing preflight check (the step's
+    script, cwd or command missing, the workdir a file) is a blocker here too, so that
+    "ready" means the launch will start.
 
     ``workdir``: the launch's (``--workdir``), where the step's runs and paths are.
 
