@@ -27,7 +27,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from probes._proctree import gpu_holders, run_tree, self_and_ancestors, terminate
+from probes._proctree import (
+    gpu_holders,
+    orphaned_runs,
+    run_tree,
+    self_and_ancestors,
+    terminate,
+)
 from probes._rundir import (
     FULL_BELOW,
     HOOK_DIR,
@@ -185,7 +191,9 @@ def op_holders(args: dict[str, Any]) -> dict[str, Any]:
 
 def op_list(args: dict[str, Any]) -> dict[str, Any]:
     root = runs_root(args.get("workdir"))
-    return {"root": root, "runs": list_runs(root, args.get("ids")), "now": time.time()}
+    ids = args.get("ids")
+    gone = orphaned_runs(root) if ids is None else []  # deleted while they ran
+    return {"root": root, "runs": list_runs(root, ids), "gone": gone, "now": time.time()}
 
 
 def op_launch(args: dict[str, Any]) -> dict[str, Any]:
@@ -283,16 +291,12 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
 def op_stop(args: dict[str, Any]) -> dict[str, Any]:
     """Stop a run's whole process tree; then report who still holds a GPU device."""
     run_dir = os.path.join(runs_root(args.get("workdir")), args["run_id"])
-    if not os.path.isfile(os.path.join(run_dir, "run.json")):
-        raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
     grace = float(args.get("grace", 10.0))
+    if not os.path.isfile(os.path.join(run_dir, "run.json")):
+        return _stop_gone(args, run_dir, grace)
     sup = read_json(os.path.join(run_dir, "supervisor.json")) or {}
     sup_alive = is_alive(sup.get("pid"), sup.get("starttime"), sup.get("boot_id"))
     already = os.path.exists(os.path.join(run_dir, "status.json"))
-    unwritten: list[str] = []  # records a full disk kept out; the stop goes on regardless
-    if not already:
-        _record_if_room(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace},
-                        unwritten)  # fmt: skip
     exclude = self_and_ancestors()
     roots = set()
     if sup_alive:
@@ -300,6 +304,12 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
         exclude.add(sup["pid"])  # it must live to write the status
     if is_alive(sup.get("step_pid"), sup.get("step_starttime")):
         roots.add(sup["step_pid"])
+    if not roots and not run_tree(args["run_id"], roots, sup.get("step_sid"), exclude):
+        already = True  # it ended by itself (lost): nothing to stop, its records stay as they are
+    unwritten: list[str] = []  # records a full disk kept out; the stop goes on regardless
+    if not already:
+        _record_if_room(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace},
+                        unwritten)  # fmt: skip
     report: dict[str, list[int]] = {"terminated": [], "killed": [], "remaining": []}
     for round_ in range(5):  # a tree that forks while we signal gets another round
         procs = run_tree(args["run_id"], roots, sup.get("step_sid"), exclude)
@@ -340,6 +350,32 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
         "run": run_facts(run_dir),
         "now": time.time(),
     }
+
+
+def _stop_gone(args: dict[str, Any], run_dir: str, grace: float) -> dict[str, Any]:
+    """A run whose directory was deleted while it ran: its supervisor's tree, no records."""
+    (sup,) = [o for o in orphaned_runs(os.path.dirname(run_dir)) if o["run_dir"] == run_dir] or [
+        None
+    ]
+    if sup is None:
+        raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
+    exclude = self_and_ancestors()
+    report: dict[str, list[int]] = {"terminated": [], "killed": [], "remaining": []}
+    for round_ in range(5):
+        procs = run_tree(args["run_id"], {sup["pid"]}, None, exclude)
+        if not procs:
+            break
+        got = terminate(procs, grace if round_ == 0 else 0.5)
+        for key in report:
+            report[key] += [p for p in got[key] if p not in report[key]]
+    left = run_tree(args["run_id"], set(), None, exclude)
+    report["remaining"] = sorted(set(report["remaining"]) | {p["pid"] for p in left})
+    return {
+        "report": report, "already_finished": False, "gone": True, "unwritten": [],
+        "holders": gpu_holders(args.get("device_glob") or "/dev/nvidia*"),
+        "run": {"run_dir": run_dir, "record": {"id": args["run_id"], "run_dir": run_dir}},
+        "now": time.time(),
+    }  # fmt: skip
 
 
 def _record_if_room(run_dir: str, name: str, obj: Any, unwritten: list[str]) -> None:

@@ -356,9 +356,11 @@ class StopReport:
     holders: tuple[GpuHolder, ...] = ()
     already_finished: bool = False
     unwritten: tuple[str, ...] = ()  # records a full disk kept out (stop.json ...)
+    gone: bool = False  # its run directory had been deleted while it ran
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "gone": self.gone,
             "unwritten": list(self.unwritten),
             "run": self.run.to_dict(),
             "terminated": list(self.terminated),
@@ -378,4 +380,5 @@ class StopReport:
             holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
             already_finished=bool(d.get("already_finished")),
             unwritten=tuple(d.get("unwritten") or ()),
+            gone=bool(d.get("gone")),
         )

@@ -19,6 +19,8 @@ from harness.views.lines import Lines
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from harness.runs.remote import GoneRun
+
 
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
@@ -50,12 +52,19 @@ def _when(ts: float | None) -> str:
     return "-" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def runs_table(runs: Sequence[RunInfo], target: str) -> Lines:
+def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = ()) -> Lines:
     from rich.table import Table
 
     lines = Lines()
+    for g in gone:  # deleted while they ran: no record, but still running
+        lines.add(
+            f"[yellow]{g.id}: its run directory {esc(g.run_dir)} was deleted while it ran; it "
+            f"still runs (supervisor pid {g.pid})[/]; end it with: harness stop {g.id}",
+            soft_wrap=True,
+        )
     if not runs:
-        lines.add(f"no runs on {esc(target)} yet; start one with harness run STEP")
+        if not gone:
+            lines.add(f"no runs on {esc(target)} yet; start one with harness run STEP")
         return lines
     lines.piped_width = 250  # a pipe gets whole ids, not "count-2025…"
     table = Table(box=None, pad_edge=False, header_style="bold")
@@ -82,8 +91,20 @@ def runs_table(runs: Sequence[RunInfo], target: str) -> Lines:
 def stop_report(rep: StopReport) -> Lines:
     lines = Lines()
     run = rep.run
-    if rep.already_finished and not (rep.terminated or rep.killed):
-        lines.add(f"{run.id} had already ended: {esc(state_label(run))}")
+    if rep.gone:
+        n = len(rep.terminated)
+        lines.add(
+            f"{run.id}: its run directory {esc(run.record.run_dir)} was deleted while it ran; "
+            f"SIGTERM to {n} process(es)" + (f" ({_pids(rep.terminated)})" if n else ""),
+            soft_wrap=True,
+        )
+        if rep.killed:
+            lines.add(f"  SIGKILL after the grace period to {len(rep.killed)}: {_pids(rep.killed)}")
+        lines.add("  state: [bold]gone[/] (no record of how it ended is left)")
+    elif rep.already_finished and not (rep.terminated or rep.killed):
+        lines.add(
+            f"{run.id} had already ended: {esc(state_label(run))}; nothing to stop, nothing changed"
+        )
     else:
         n = len(rep.terminated)
         lines.add(
