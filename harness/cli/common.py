@@ -27,7 +27,7 @@ def console(stderr: bool = False) -> Console:
     file) no line is wrapped at all, on one a long line wraps at its words (:func:`line`)."""
     from rich.console import Console
 
-    out = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    out = Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
     out.soft_wrap = not out.is_terminal
     return out
 
@@ -87,7 +87,9 @@ def show(out: Console, lines: Lines) -> None:
 
     if lines.piped_width and not out.is_terminal:
         width = max(out.width, lines.piped_width)
-        out = Console(file=out.file, width=width, highlight=False, no_color=out.no_color)
+        out = Console(
+            file=out.file, width=width, highlight=False, no_color=out.no_color, emoji=False
+        )
     for objects, options in lines:
         if len(objects) == 1:
             obj, options = line(out, objects[0], options)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
 
 
 def esc(text: str) -> str:
