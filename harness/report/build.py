@@ -132,9 +132,6 @@ def build_review(
     from packaging.utils import canonicalize_name
 
     from harness.patching.library import SeriesLibrary
-    from harness.patching.ops import status
-    from harness.patching.overlay import overlay
-    from harness.reading.check import check
     from harness.reading.probe import gather_facts
     from harness.runs import smoke as smoke_mode
 
@@ -152,7 +149,11 @@ def build_review(
     facts: TargetFacts = gather_facts(target, wanted)
     holders = _stale(target, workdir) if stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
-    dist_reports = status(target, library, installed=known) if series_dists else []
+    dist_reports = []
+    if series_dists:  # the patch machinery is imported only for a review that has a series
+        from harness.patching.ops import status
+
+        dist_reports = status(target, library, installed=known)
     series = tuple(SeriesView.from_report(r) for r in dist_reports)
     names = callers or (
         list(declared)
@@ -166,6 +167,9 @@ def build_review(
     live = after = None
     pending = any(s.pending for s in series if s.patches is not None)
     for caller in names[:1]:  # one caller per report: the one the series is for
+        from harness.patching.overlay import overlay
+        from harness.reading.check import check  # (the checker: only for a review that checks)
+
         callees = list((declared or {}).get(caller) or []) or None
         live = check(target, caller, against=callees)
         after = (
