@@ -206,7 +206,7 @@ def _read_text(path: Path) -> str:
             "check that the path names a readable file",
         ) from None
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM (Notepad's) is no content
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(

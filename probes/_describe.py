@@ -110,11 +110,24 @@ def is_overload(node: ast.AST) -> bool:
     return any(dotted(d).split(".")[-1] == "overload" for d in getattr(node, "decorator_list", []))
 
 
+def is_accessor(node: ast.AST) -> bool:
+    """``@x.setter`` / ``@x.deleter`` on ``def x``: the same property, which a reader knows by
+    its getter (the line to read, the type it returns), not by the last ``def`` of the name."""
+    name = getattr(node, "name", None)
+    return any(
+        dotted(d) in (f"{name}.setter", f"{name}.deleter")
+        for d in getattr(node, "decorator_list", [])
+    )
+
+
 def body_functions(body: list[ast.stmt]) -> dict[str, tuple[ast.AST, list[ast.AST]]]:
-    """name -> (implementation, overload stubs), in body order (the last impl wins, as at run)."""
+    """name -> (implementation, overload stubs), in body order (the last impl wins, as at run;
+    a property's setter and deleter leave it its getter)."""
     out: dict[str, tuple[ast.AST, list[ast.AST]]] = {}
     for st in body:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if st.name in out and is_accessor(st):
+                continue
             impl, ovl = out.get(st.name, (None, []))
             if is_overload(st):
                 out[st.name] = (impl or st, [*ovl, st])

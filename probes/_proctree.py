@@ -52,6 +52,31 @@ def cmdline(pid: int, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def orphaned_runs(root: str) -> list[dict[str, Any]]:
+    """Supervisors still running a run whose directory under ``root`` was deleted: each
+    ``{"id", "pid", "starttime", "run_dir"}`` (a supervisor is ``python -B
+    RUN_DIR/supervisor.py supervise RUN_DIR``; its run directory is its last argument)."""
+    out = []
+    for pid in all_pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read(65536).rstrip(b"\0").split(b"\0")
+        except OSError:
+            continue
+        if len(argv) < 3 or argv[-2] != b"supervise" or not argv[-3].endswith(b"supervisor.py"):
+            continue
+        run_dir = os.fsdecode(argv[-1])
+        st = proc_stat(pid)
+        if os.path.dirname(run_dir) != root or os.path.isdir(run_dir) or st is None:
+            continue
+        if st["state"] not in ("Z", "X"):
+            out.append(
+                {"id": os.path.basename(run_dir), "pid": pid, "starttime": st["starttime"],
+                 "run_dir": run_dir}
+            )  # fmt: skip
+    return out
+
+
 def gpu_holders(device_glob: str = "/dev/nvidia*") -> list[dict[str, Any]]:
     """Every process with an open fd on a GPU device file, with what decides if it is stale.
 

@@ -26,10 +26,6 @@ def stop_run_dir(run_dir: str, run_id: str, grace: float, status_timeout: float)
     sup = read_json(os.path.join(run_dir, "supervisor.json")) or {}
     sup_alive = is_alive(sup.get("pid"), sup.get("starttime"), sup.get("boot_id"))
     already = os.path.exists(os.path.join(run_dir, "status.json"))
-    unwritten: list[str] = []  # records a full disk kept out; the stop goes on regardless
-    if not already and not os.path.exists(os.path.join(run_dir, "stop.json")):
-        record_if_room(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace},
-                       unwritten)  # fmt: skip
     exclude = self_and_ancestors()
     roots = set()
     if sup_alive:
@@ -37,6 +33,12 @@ def stop_run_dir(run_dir: str, run_id: str, grace: float, status_timeout: float)
         exclude.add(sup["pid"])  # it must live to write the status
     if is_alive(sup.get("step_pid"), sup.get("step_starttime")):
         roots.add(sup["step_pid"])
+    if not roots and not run_tree(run_id, roots, sup.get("step_sid"), exclude):
+        already = True  # it ended by itself (lost): nothing to stop, its records stay as they are
+    unwritten: list[str] = []  # records a full disk kept out; the stop goes on regardless
+    if not already and not os.path.exists(os.path.join(run_dir, "stop.json")):
+        record_if_room(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace},
+                       unwritten)  # fmt: skip
     report: dict[str, list[int]] = {"terminated": [], "killed": [], "remaining": []}
     for round_ in range(5):  # a tree that forks while we signal gets another round
         procs = run_tree(run_id, roots, sup.get("step_sid"), exclude)

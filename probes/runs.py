@@ -27,7 +27,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from probes._proctree import gpu_holders, terminate
+from probes._proctree import (
+    gpu_holders,
+    orphaned_runs,
+    run_tree,
+    self_and_ancestors,
+    terminate,
+)
 from probes._rundir import (
     FULL_BELOW,
     HOOK_DIR,
@@ -186,7 +192,9 @@ def op_holders(args: dict[str, Any]) -> dict[str, Any]:
 
 def op_list(args: dict[str, Any]) -> dict[str, Any]:
     root = runs_root(args.get("workdir"))
-    return {"root": root, "runs": list_runs(root, args.get("ids")), "now": time.time()}
+    ids = args.get("ids")
+    gone = orphaned_runs(root) if ids is None else []  # deleted while they ran
+    return {"root": root, "runs": list_runs(root, ids), "gone": gone, "now": time.time()}
 
 
 def op_launch(args: dict[str, Any]) -> dict[str, Any]:
@@ -288,9 +296,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
     then report who still holds a GPU device."""
     root = runs_root(args.get("workdir"))
     run_dir = os.path.join(root, args["run_id"])
-    if not os.path.isfile(os.path.join(run_dir, "run.json")):
-        raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
     grace = float(args.get("grace", 10.0))
+    if not os.path.isfile(os.path.join(run_dir, "run.json")):
+        return _stop_gone(args, run_dir, grace)
     wait = float(args.get("status_timeout", 10.0))
     out = stop_run_dir(run_dir, args["run_id"], grace, wait)
     services = []
@@ -308,3 +316,29 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
         "run": run_facts(run_dir),
         "now": time.time(),
     }
+
+
+def _stop_gone(args: dict[str, Any], run_dir: str, grace: float) -> dict[str, Any]:
+    """A run whose directory was deleted while it ran: its supervisor's tree, no records."""
+    (sup,) = [o for o in orphaned_runs(os.path.dirname(run_dir)) if o["run_dir"] == run_dir] or [
+        None
+    ]
+    if sup is None:
+        raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
+    exclude = self_and_ancestors()
+    report: dict[str, list[int]] = {"terminated": [], "killed": [], "remaining": []}
+    for round_ in range(5):
+        procs = run_tree(args["run_id"], {sup["pid"]}, None, exclude)
+        if not procs:
+            break
+        got = terminate(procs, grace if round_ == 0 else 0.5)
+        for key in report:
+            report[key] += [p for p in got[key] if p not in report[key]]
+    left = run_tree(args["run_id"], set(), None, exclude)
+    report["remaining"] = sorted(set(report["remaining"]) | {p["pid"] for p in left})
+    return {
+        "report": report, "already_finished": False, "gone": True, "unwritten": [],
+        "holders": gpu_holders(args.get("device_glob") or "/dev/nvidia*"),
+        "run": {"run_dir": run_dir, "record": {"id": args["run_id"], "run_dir": run_dir}},
+        "now": time.time(),
+    }  # fmt: skip

@@ -15,7 +15,7 @@ from typing import Any
 
 from probes._astindex import Hop, Index, ModuleSummary, Resolved
 from probes._bound import wrapped
-from probes._describe import describe_function, module_overloads
+from probes._describe import describe_function, is_accessor, module_overloads
 from probes._describe_class import ClassDescriber
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes._resolvable import in_stubs, missing, unreadable
@@ -173,6 +173,7 @@ class Probe:
                 isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                 and st.name == name
                 and not _overload(st)
+                and not is_accessor(st)  # a property is shown by its getter
             ):
                 return mod, cls, st
             if isinstance(st, (ast.Assign, ast.AnnAssign)):

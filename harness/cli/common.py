@@ -23,10 +23,37 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False) -> Console:
-    """A Rich console that prints text as given (no highlighting, no re-wrapping)."""
+    """A Rich console that prints text as given (no highlighting); off a terminal (a pipe, a
+    file) no line is wrapped at all, on one a long line wraps at its words (:func:`line`)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    out = Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
+    out.soft_wrap = not out.is_terminal
+    return out
+
+
+def line(out: Console, obj: Any, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """One line of a view as ``out`` prints it: on a terminal, wrapped at word boundaries at
+    its width, continuation lines under the line's own indent; into a pipe or a file, never
+    wrapped (whoever reads it, a program or an editor, gets each line whole)."""
+    from rich.text import Text
+
+    if not isinstance(obj, str | Text) or options.get("width"):
+        return obj, options
+    if not out.is_terminal:
+        return obj, {**options, "soft_wrap": True}
+    if isinstance(obj, str):
+        obj = Text.from_markup(obj) if options.get("markup", True) else Text(obj)
+    rest = {k: v for k, v in options.items() if k not in ("soft_wrap", "markup")}
+    if "\n" in obj.plain or obj.cell_len <= out.width:
+        return obj, {**rest, "soft_wrap": True}
+    indent = len(obj.plain) - len(obj.plain.lstrip(" "))
+    indent = indent if indent * 2 <= out.width else 0
+    wrapped = obj[indent:].wrap(out, out.width - indent, overflow="fold")
+    for piece in wrapped:
+        piece.rstrip()
+    pad = " " * indent
+    return Text(pad) + Text("\n" + pad).join(wrapped), {**rest, "soft_wrap": True}
 
 
 def hosts_config() -> HostsConfig:
@@ -50,7 +77,8 @@ def emit(out: Console, parts: Any) -> None:
     from rich.text import Text
 
     for part in parts:
-        out.print(part, soft_wrap=isinstance(part, str | Text))
+        obj, options = line(out, part, {"soft_wrap": isinstance(part, str | Text)})
+        out.print(obj, **options)
 
 
 def show(out: Console, lines: Lines) -> None:
@@ -59,8 +87,13 @@ def show(out: Console, lines: Lines) -> None:
 
     if lines.piped_width and not out.is_terminal:
         width = max(out.width, lines.piped_width)
-        out = Console(file=out.file, width=width, highlight=False, no_color=out.no_color)
+        out = Console(
+            file=out.file, width=width, highlight=False, no_color=out.no_color, emoji=False
+        )
     for objects, options in lines:
+        if len(objects) == 1:
+            obj, options = line(out, objects[0], options)
+            objects = (obj,)
         out.print(*objects, **options)
 
 

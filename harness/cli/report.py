@@ -62,6 +62,8 @@ def report_cmd(
     from harness.views import review as render
 
     overrides = _checked(fmt, output, sets)
+    if output is not None and fmt == "terminal":  # no --format: the file's suffix says which
+        fmt = {".html": "html", ".htm": "html", ".json": "json"}.get(output.suffix.lower(), "md")
     with target_for(target, accept_new_host_key) as t:
         review = build_review(
             t,

@@ -48,7 +48,7 @@ def runs_cmd(
     if as_json:
         print_json([r.to_dict() for r in runs])
     else:
-        show(view.console(), view.runs_table(runs, listing.target))
+        show(view.console(), view.runs_table(runs, listing.target, listing.gone))
         if len(runs) < len(listing.runs):
             more = len(listing.runs) - len(runs)
             view.console().print(

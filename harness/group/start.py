@@ -153,13 +153,18 @@ def start_run(
     if launch.several:
         launch.group = {"id": run_id, "spread": spread.name, "hosts": [h.node.host for h in hosts]}
     _resolve(launch, pipeline, req)
-    reviews = _review(launch, req)
+    # the preflight first: the review told next is `harness report STEP`'s, preflight included
     checked = _each(hosts, _name, lambda h: _preflight(h, req.kill_stale), "preflight")
+    reviews, not_ready = _review(launch, req, {n: c.verdicts for n, c in checked.items()})
     for h in hosts:
         on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
     refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
     if refused is not None:
-        raise refused
+        raise refused  # what no --force launches
+    if not_ready is not None and not req.force:
+        raise not_ready
+    if not_ready is not None:
+        on_event(Forced())
     services = None
     if needs:
         from harness.group.needs import ready_services
@@ -207,9 +212,12 @@ def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
                                  launch.tag(h), rank))  # fmt: skip
 
 
-def _review(launch: Launch, req: Request) -> dict[str, Review]:
-    """Every host's review, told; refused unless every host is ready and (for one job over
-    all hosts) the hosts agree -- or ``--force``."""
+def _review(
+    launch: Launch, req: Request, preflights: dict[str, Sequence[Any]]
+) -> tuple[dict[str, Review], NotReady | None]:
+    """Every host's review (its preflight's verdicts in it, as ``harness report`` has
+    them), told; and the refusal unless every host is ready and (for one job over all
+    hosts) the hosts agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
     from harness.runs.launch import gate_review
@@ -217,7 +225,7 @@ def _review(launch: Launch, req: Request) -> dict[str, Review]:
     def review(h: Host) -> Review:
         return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
                            req.require_smoke, req.smoke, req.require_verified,
-                           h.workdir)  # fmt: skip
+                           h.workdir, preflights[h.node.host])  # fmt: skip
 
     reviews = _each(launch.hosts, _name, review, "review")
     for h in launch.hosts:
@@ -248,11 +256,7 @@ def _review(launch: Launch, req: Request) -> dict[str, Review]:
             f"not launching {req.step}: the review says not ready ({len(blockers)} blocker(s))",
             f"read it with `harness report {req.step}`; fix the blockers, or pass --force",
         )
-    if blockers and not req.force:
-        raise refused
-    if blockers:
-        launch.on_event(Forced())
-    return reviews
+    return reviews, refused if blockers else None
 
 
 def preflight_refusal(

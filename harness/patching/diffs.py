@@ -17,6 +17,25 @@ HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 MAX_OFFSET = 50  # lines a hunk may have drifted (e.g. an unrelated edit above it)
 
 
+def lines_of(text: str) -> list[str]:
+    """``text`` cut after each ``\\n`` only, every byte kept: ``str.splitlines`` also cuts at
+    a lone CR, form feed, U+2028..., which a patch must carry inside its line, not end it on."""
+    parts = text.split("\n")
+    last = parts.pop()
+    return [line + "\n" for line in parts] + ([last] if last else [])
+
+
+def patch_text(data: bytes) -> str:
+    """A patch file's text, byte for byte (a CR at the end of a changed line is part of the
+    change); only a file whose every line ends in CRLF -- one an editor or git converted --
+    reads with plain newlines. Raises ``UnicodeDecodeError``."""
+    text = data.decode("utf-8")
+    ends = text.count("\n")
+    if ends and text.count("\r\n") == ends:
+        text = text.replace("\r\n", "\n")
+    return text
+
+
 @dataclass(frozen=True)
 class Hunk:
     old_start: int  # 1-based, as in the header
@@ -64,7 +83,7 @@ def check_path(path: str, where: str) -> str:
 
 def parse(text: str, name: str) -> list[FilePatch]:
     """Parse a unified diff; any other shape is refused with the patch's file:line."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     files: list[FilePatch] = []
     i = 0
     while i < len(lines):
@@ -203,7 +222,7 @@ def apply(fp: FilePatch, text: str | None) -> ApplyResult:
         return ApplyResult(
             fp.path, None, tuple(HunkResult(h, None, 0, h.old_lines, ()) for h in fp.hunks)
         )
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     out: list[str] = []
     pos = 0
     results: list[HunkResult] = []
@@ -257,8 +276,8 @@ def reverse(fp: FilePatch) -> FilePatch:
 def unified(path: str, before: str, after: str, context: int = 3) -> str:
     """A unified diff ``a/PATH`` -> ``b/PATH`` (what make-patch writes and reports show)."""
     diff = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
+        lines_of(before),
+        lines_of(after),
         f"a/{path}",
         f"b/{path}",
         n=context,

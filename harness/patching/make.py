@@ -26,7 +26,7 @@ def _wheel_text(dist: str, version: str, path: str) -> str | None:
     roots = open_kind("pypi", f"{dist}=={version}").probe_paths()
     assert roots is not None  # a pypi: target reads its unpacked wheels
     f = Path(roots[0]) / path
-    return f.read_text(encoding="utf-8") if f.is_file() else None
+    return f.read_bytes().decode("utf-8") if f.is_file() else None  # CRs kept, as on the box
 
 
 def _series_text(

@@ -24,7 +24,7 @@ from packaging.utils import canonicalize_name
 
 from harness.config import locate_line
 from harness.errors import ConfigError, PatchError
-from harness.patching.diffs import FilePatch, parse
+from harness.patching.diffs import FilePatch, parse, patch_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -225,7 +225,7 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
         requires.append((canonicalize_name(dist), str(spec)))
     path = folder / name
     try:
-        text = path.read_text(encoding="utf-8")
+        text = patch_text(path.read_bytes())
     except OSError as exc:
         raise ConfigError(f"{where}: patch.file: cannot read {path}: {exc.strerror}") from None
     try:

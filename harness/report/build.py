@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder, RunInfo
+from harness.runs.models import GpuHolder, RunInfo, Verdict
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
 
@@ -33,7 +33,7 @@ def _step(
     step: str | None,
     pipeline: Path | None,
     overrides: dict[str, str],
-    preflight: bool = True,
+    preflight: bool | Sequence[Verdict] = True,
     workdir: str | None = None,
 ) -> StepPlan | None:
     if step is None:
@@ -129,13 +129,14 @@ def build_review(
     require_smoke: bool = False,
     check_smoke: bool = True,
     require_verified: bool = False,
-    preflight: bool = True,
+    preflight: bool | Sequence[Verdict] = True,
     workdir: str | None = None,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
-    ``preflight=False`` its other checks (``harness run`` makes them next, in its own words):
-    otherwise a failing preflight check (the step's script, cwd or command missing, the
-    workdir a file) is a blocker here too, so that "ready" means the launch will start.
+    ``preflight=False`` its other checks, and ``harness run`` gives the verdicts its
+    preflight just made instead of a second probe: a failing preflight check (the step's
+    script, cwd or command missing, the workdir a file) is a blocker here too, so that
+    "ready" means the launch will start.
 
     ``workdir``: the launch's (``--workdir``), where the step's runs and paths are.
 
@@ -146,9 +147,6 @@ def build_review(
     from packaging.utils import canonicalize_name
 
     from harness.patching.library import SeriesLibrary
-    from harness.patching.ops import status
-    from harness.patching.overlay import overlay
-    from harness.reading.check import check
     from harness.reading.probe import gather_facts
     from harness.runs import smoke as smoke_mode
 
@@ -170,7 +168,11 @@ def build_review(
     facts: TargetFacts = gather_facts(target, wanted)
     holders = _stale(target, workdir) if stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
-    dist_reports = status(target, library, installed=known) if series_dists else []
+    dist_reports = []
+    if series_dists:  # the patch machinery is imported only for a review that has a series
+        from harness.patching.ops import status
+
+        dist_reports = status(target, library, installed=known)
     series = tuple(SeriesView.from_report(r) for r in dist_reports)
     names = callers or (
         list(declared)
@@ -184,6 +186,9 @@ def build_review(
     live = after = None
     pending = any(s.pending for s in series if s.patches is not None)
     for caller in names[:1]:  # one caller per report: the one the series is for
+        from harness.patching.overlay import overlay
+        from harness.reading.check import check  # (the checker: only for a review that checks)
+
         callees = list((declared or {}).get(caller) or []) or None
         live = check(target, caller, against=callees)
         after = (

@@ -31,12 +31,13 @@ class Listing:
 
     target: str  # its label
     runs: tuple[RunInfo, ...]
+    gone: tuple[remote.GoneRun, ...] = ()  # deleted while they ran; still running
 
 
 def list_runs(ctx: Context) -> Listing:
     with ctx.open() as target:
         listing = remote.list_runs(target, workdir_for(target, ctx.workdir, absolute=False))
-        return Listing(target.label, tuple(listing.runs))
+        return Listing(target.label, tuple(listing.runs), listing.gone)
 
 
 def show_logs(
@@ -106,16 +107,29 @@ def stop_run(ctx: Context, run: str, *, grace: float | None = None) -> StopRepor
     with ctx.open() as target:
         workdir = workdir_for(target, ctx.workdir, absolute=False)
         listing = remote.list_runs(target, workdir)
-        info = match_run(listing.runs, run)
+        try:
+            run_id = match_run(listing.runs, run).id
+        except UsageError as miss:
+            run_id = _gone(listing.gone, run, miss)  # its directory was deleted while it ran
         rep = remote.stop(
             target,
             workdir,
-            info.id,
+            run_id,
             grace=ctx.timings.stop_grace if grace is None else grace,
             timings=ctx.timings,
             device_glob=ctx.device_glob,
         )
     return rep
+
+
+def _gone(gone: tuple[remote.GoneRun, ...], query: str, miss: UsageError) -> str:
+    """The run ``query`` names among those deleted while they ran (an id, a unique prefix,
+    a step name); else the miss ``match_run`` explained."""
+    hits = [g.id for g in gone if g.id == query or g.id.startswith(query)]
+    hits = hits or [g.id for g in gone if g.id.rsplit("-", 3)[0] == query][-1:]
+    if len(hits) != 1:
+        raise miss
+    return hits[0]
 
 
 def stale_holders(target: Target, workdir: str | None = None) -> list[GpuHolder]:

@@ -190,11 +190,12 @@ def describe(
     pipeline_file: Path | None,
     overrides: dict[str, str],
     *,
-    preflight: bool = False,
+    preflight: bool | Sequence[Verdict] = False,
     workdir: str | None = None,
 ) -> StepPlan:
     """The step as ``harness run`` would launch it on ``target``, no launch; with
-    ``preflight``, what the launch's preflight would say of it there. ``workdir``: the one
+    ``preflight``, what the launch's preflight would say of it there (the verdicts
+    themselves: the ones the launch just made). ``workdir``: the one
     the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
@@ -234,7 +235,9 @@ def describe(
         pip=pip,
         verify=record.verify,
         entry=pipeline.entry_digest(step),
-        preflight=_preflight(target, workdir, resolved) if preflight else (),
+        preflight=_preflight(target, workdir, resolved)
+        if preflight is True
+        else _reviewed(preflight or ()),
         known_good=tuple(good),
         known_good_at=pipeline.where("steps", step, "known_good") if good else None,
         python=resolved.python,
@@ -265,9 +268,14 @@ def _preflight(target: Target, workdir: str, resolved: ResolvedStep) -> tuple[Ve
     decisions): its failures and warnings, so that a review that says ready means the
     launch will start."""
     checked = preflight_of(target, workdir, resolved, os.environ.get(GPU_GLOB_ENV), False)
+    return _reviewed(checked.verdicts)
+
+
+def _reviewed(verdicts: Sequence[Verdict]) -> tuple[Verdict, ...]:
+    """The preflight verdicts a review shows: its failures and warnings."""
     return tuple(
         v
-        for v in checked.verdicts
+        for v in verdicts
         if v.check not in _REVIEWED_ELSEWHERE and v.level in (Level.FAIL, Level.WARN)
     )
 

@@ -6,11 +6,13 @@ per host; following the launched run is :mod:`harness.runs.attach`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.runs.context import Context
 from harness.runs.describe import preflight_of
+from harness.runs.models import Verdict
 from harness.runs.preflight import Preflight
 from harness.runs.steps import ResolvedStep
 from harness.targets.base import Target
@@ -30,10 +32,12 @@ def gate_review(
     smoke: SmokePlan | None = None,
     require_verified: bool = False,
     workdir: str | None = None,
+    preflight: Sequence[Verdict] = (),
 ) -> Review:
     """The pre-run review (saved as ``review.json`` in the run directory, so a run can always
-    say what it was started on). Stale GPU holders are the preflight's to refuse or end
-    (``--kill-stale``), in its own words."""
+    say what it was started on): ``harness report STEP``'s, with the launch's own
+    ``preflight`` verdicts in it (not a second probe). Stale GPU holders are the
+    preflight's to refuse or end (``--kill-stale``), in its own words."""
     from harness.patching.series import patches_root
     from harness.report.build import build_review
 
@@ -47,7 +51,7 @@ def gate_review(
         require_smoke=require_smoke and smoke is None,
         check_smoke=smoke is None,  # a smoke run is the test itself
         require_verified=require_verified and smoke is None,
-        preflight=False,  # made next by the launch itself, in its own words
+        preflight=tuple(preflight),  # the launch's, made just before
         workdir=workdir,
     )
 

@@ -74,10 +74,20 @@ def uses_verifiers(step: ResolvedStep, workdir: str) -> bool:
 
 
 @dataclass(frozen=True)
+class GoneRun:
+    """A run whose directory was deleted while it ran: its supervisor still runs."""
+
+    id: str
+    pid: int
+    run_dir: str
+
+
+@dataclass(frozen=True)
 class RunList:
     root: str
     runs: tuple[RunInfo, ...]
     now: float
+    gone: tuple[GoneRun, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,7 +160,10 @@ def list_runs(target: Target, workdir: str | None, ids: list[str] | None = None)
     data = _call(target, {"op": "list", "workdir": workdir, "ids": ids})
     now = data.get("now")
     runs = tuple(RunInfo.from_facts(r, now) for r in data.get("runs") or ())
-    return RunList(root=data["root"], runs=runs, now=float(now or 0.0))
+    gone = tuple(
+        GoneRun(str(g["id"]), int(g["pid"]), str(g["run_dir"])) for g in data.get("gone") or ()
+    )
+    return RunList(root=data["root"], runs=runs, now=float(now or 0.0), gone=gone)
 
 
 def home_workdir(target: Target) -> str:
@@ -337,7 +350,10 @@ def stop(
     report = data.get("report") or {}
     services = tuple(data.get("services") or ())
     left = {p for s in services for p in s.get("remaining") or ()}
+    if data.get("gone"):  # its directory was deleted while it ran: no record left to read
+        data["run"]["record"]["step"] = run_id.rsplit("-", 3)[0]
     return StopReport(
+        gone=bool(data.get("gone")),
         run=RunInfo.from_facts(data["run"], data.get("now")),
         terminated=tuple(report.get("terminated") or ()),
         killed=tuple(report.get("killed") or ()),

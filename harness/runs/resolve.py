@@ -30,7 +30,11 @@ def parse_sets(items: Sequence[str]) -> dict[str, str]:
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
-        name = name.strip()
+        if sep and name != name.strip() and NAME.match(name.strip()):
+            raise UsageError(  # a typo, or a quoting slip: not a name harness would guess
+                f"--set {item!r}: the name {name!r} has spaces around it",
+                f"write it without them: --set {name.strip()}={value}",
+            )
         if not sep or not NAME.match(name):
             raise UsageError(f"--set {item!r}: expected NAME=VALUE", "e.g. --set tp=8")
         out[name] = value

@@ -22,9 +22,11 @@ class StopReport:
     unwritten: tuple[str, ...] = ()  # records a full disk kept out (stop.json ...)
     #: the services the run had started and not kept, stopped with it: {"run_id", "remaining"...}
     services: tuple[dict[str, Any], ...] = ()
+    gone: bool = False  # its run directory had been deleted while it ran
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "gone": self.gone,
             "services": list(self.services),
             "unwritten": list(self.unwritten),
             "run": self.run.to_dict(),
@@ -46,4 +48,5 @@ class StopReport:
             already_finished=bool(d.get("already_finished")),
             unwritten=tuple(d.get("unwritten") or ()),
             services=tuple(d.get("services") or ()),
+            gone=bool(d.get("gone")),
         )

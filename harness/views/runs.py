@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.runs.lifecycle import state_label
 from harness.runs.models import FailureSummary, RunInfo, Verdict
@@ -20,11 +20,13 @@ from harness.views.lines import Lines
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from harness.runs.remote import GoneRun
+
 
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
 
 
 def esc(text: str) -> str:
@@ -47,44 +49,107 @@ def verdict_lines(items: Sequence[Verdict], prefix: str = "") -> list[str]:
     return out
 
 
-def _when(ts: float | None) -> str:
-    return "-" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+def _when(ts: float | None, how: str = "%Y-%m-%d %H:%M:%S") -> str:
+    return "-" if ts is None else datetime.fromtimestamp(ts).strftime(how)
 
 
-def runs_table(runs: Sequence[RunInfo], target: str) -> Lines:
-    from rich.table import Table
-
+def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = ()) -> Lines:
     lines = Lines()
+    for g in gone:  # deleted while they ran: no record, but still running
+        lines.add(
+            f"[yellow]{g.id}: its run directory {esc(g.run_dir)} was deleted while it ran; it "
+            f"still runs (supervisor pid {g.pid})[/]; end it with: harness stop {g.id}",
+            soft_wrap=True,
+        )
     if not runs:
-        lines.add(f"no runs on {esc(target)} yet; start one with harness run STEP")
+        if not gone:
+            lines.add(f"no runs on {esc(target)} yet; start one with harness run STEP")
         return lines
     lines.piped_width = 250  # a pipe gets whole ids, not "count-2025…"
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("run", "step", "state", "started", "duration", "exit"):
-        table.add_column(col, no_wrap=True)
     colour = {"running": "cyan", "succeeded": "green", "failed": "red", "killed": "magenta"}
+    rows = []
     for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id)):
         from harness.runs.lifecycle import exit_code_of
 
         code = exit_code_of(r)
         style = colour.get(r.state, "yellow")
-        table.add_row(
-            r.id,
-            r.record.step + (" (smoke)" if r.record.smoke else ""),
-            f"[{style}]{esc(state_label(r))}[/]",
-            _when(r.started_at),
-            format_duration(duration_of(r)),
-            "-" if code is None else str(code),
+        rows.append(
+            (
+                r.id,
+                r.record.step + (" (smoke)" if r.record.smoke else ""),
+                f"[{style}]{esc(state_label(r))}[/]",
+                r.started_at,
+                format_duration(duration_of(r)),
+                "-" if code is None else str(code),
+            )
         )
-    lines.add(table)
+    lines.add(RunsTable(tuple(rows)))
     return lines
+
+
+class RunsTable:
+    """``harness runs``' table, laid out for the width it is given: the run id (what ``logs``
+    and ``stop`` need) is never cut and the exit code always shown; when the row is too wide,
+    ``started`` loses its year and seconds, then goes, then ``duration``; the step and the
+    state are cut last."""
+
+    def __init__(self, rows: tuple[tuple[str, str, str, float | None, str, str], ...]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        from rich.table import Table
+        from rich.text import Text
+
+        heads = ("run", "step", "state", "started", "duration", "exit")
+        ids = max(len(r[0]) for r in self.rows)
+        states = [Text.from_markup(r[2]).cell_len for r in self.rows]
+
+        def cells(when: str) -> list[tuple[str, ...]]:
+            return [(r[0], r[1], r[2], _when(r[3], when), r[4], r[5]) for r in self.rows]
+
+        def wide(keep: tuple[int, ...], when: str) -> int:
+            got = cells(when)
+            width = [max(len(heads[i]), *(len(c[i]) for c in got)) for i in keep]
+            if 2 in keep:
+                width[keep.index(2)] = max(len(heads[2]), *states)
+            return sum(width) + 2 * (len(keep) - 1)
+
+        for keep, when in (
+            ((0, 1, 2, 3, 4, 5), "%Y-%m-%d %H:%M:%S"),
+            ((0, 1, 2, 3, 4, 5), "%m-%d %H:%M"),
+            ((0, 1, 2, 4, 5), ""),
+            ((0, 1, 2, 5), ""),
+        ):
+            if wide(keep, when) <= options.max_width:
+                break
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        for i in keep:  # the id and the exit whole; the step and the state wrap if they must
+            table.add_column(
+                heads[i], no_wrap=i not in (1, 2), overflow="fold",
+                min_width={0: ids, 5: len(heads[5])}.get(i),
+            )  # fmt: skip
+        for row in cells(when):
+            table.add_row(*(row[i] for i in keep))
+        yield table
 
 
 def stop_report(rep: StopReport) -> Lines:
     lines = Lines()
     run = rep.run
-    if rep.already_finished and not (rep.terminated or rep.killed):
-        lines.add(f"{run.id} had already ended: {esc(state_label(run))}")
+    if rep.gone:
+        n = len(rep.terminated)
+        lines.add(
+            f"{run.id}: its run directory {esc(run.record.run_dir)} was deleted while it ran; "
+            f"SIGTERM to {n} process(es)" + (f" ({_pids(rep.terminated)})" if n else ""),
+            soft_wrap=True,
+        )
+        if rep.killed:
+            lines.add(f"  SIGKILL after the grace period to {len(rep.killed)}: {_pids(rep.killed)}")
+        lines.add("  state: [bold]gone[/] (no record of how it ended is left)")
+    elif rep.already_finished and not (rep.terminated or rep.killed):
+        lines.add(
+            f"{run.id} had already ended: {esc(state_label(run))}; nothing to stop, nothing changed"
+        )
     else:
         n = len(rep.terminated)
         lines.add(

@@ -86,3 +86,45 @@ def ctrl_c_when(
             proc.kill()
             proc.communicate()
     return code, err
+
+
+def run_tty(
+    *args: str, env: Mapping[str, str], cwd: Path | None = None, columns: int = 80,
+    timeout: float = 120,
+) -> CliResult:  # fmt: skip
+    """``harness`` on a terminal ``columns`` wide (a pseudo-terminal: stdout and stderr both,
+    as a user sees them); ``out`` is what the screen shows, colours taken out."""
+    import fcntl
+    import pty
+    import re
+    import struct
+    import termios
+    import time
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    full = {k: v for k, v in {**os.environ, **env}.items() if k != "COLUMNS"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", *args], stdin=slave, stdout=slave, stderr=slave,
+        env={**full, "TERM": "xterm", "NO_COLOR": "1"}, cwd=cwd, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the other end is closed
+                break
+            if not chunk:
+                break
+            data += chunk
+        code = proc.wait(max(1.0, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", data.decode("utf-8", "replace"))
+    return CliResult(code, text.replace("\r\n", "\n"), "")

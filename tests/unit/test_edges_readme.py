@@ -33,3 +33,11 @@ def test_the_readme_says_ci_run_installs_chromium() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     setup = text.split("## Set-up", 1)[1].split("\n## ", 1)[0]
     assert "Chromium" in setup and "browser tests" in setup
+
+
+def test_the_readme_says_ci_run_takes_20_minutes_and_installs_as_root_with_apt() -> None:
+    assert "apt-get install" in (ROOT / ".ci" / "run").read_text()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = " ".join(text.split("## Set-up", 1)[1].split("\n## ", 1)[0].split())
+    assert "about 20 minutes" in setup
+    assert "OS packages, as root, with `apt-get`" in setup

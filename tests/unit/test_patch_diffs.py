@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import PatchError
-from harness.patching.diffs import apply, is_applied, parse, reverse, unified
+from harness.patching.diffs import (
+    apply,
+    is_applied,
+    lines_of,
+    parse,
+    patch_text,
+    reverse,
+    unified,
+)
 
 BASE = "".join(f"line {i}\n" for i in range(1, 21))
 
@@ -83,3 +91,32 @@ def test_malformed_patches_name_file_and_line(text: str, where: str, words: str)
 def test_commentary_before_the_diff_is_allowed() -> None:
     text = "Why: vLLM 0.16 moved it.\n\ndiff --git a/m.py b/m.py\n" + unified("m.py", "a\n", "b\n")
     assert parse(text, "p.patch")[0].path == "m.py"
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("", []),
+        ("a", ["a"]),
+        ("a\n", ["a\n"]),
+        ("a\r\nb", ["a\r\n", "b"]),
+        ("a\rb\n", ["a\rb\n"]),  # a lone CR is inside its line
+        ("a\x0cb\n\x0c\n", ["a\x0cb\n", "\x0c\n"]),
+        ("a\u2028b\n", ["a\u2028b\n"]),
+    ],
+)
+def test_lines_end_at_newlines_only(text: str, lines: list[str]) -> None:
+    assert lines_of(text) == lines
+    assert "".join(lines_of(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("data", "text"),
+    [
+        (b"--- a/x\n+\r\n", "--- a/x\n+\r\n"),  # one CR is the change: kept
+        (b"--- a/x\r\n+y\r\n", "--- a/x\n+y\n"),  # every line CRLF: a converted file
+        (b"", ""),
+    ],
+)
+def test_a_patch_file_is_read_byte_for_byte(data: bytes, text: str) -> None:
+    assert patch_text(data) == text
