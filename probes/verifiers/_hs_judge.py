@@ -129,7 +129,8 @@ def zeros(x) -> Finding | None:  # type: ignore[no-untyped-def]
     bad = (x == 0).all(dim=-1).nonzero()
     if not len(bad):
         return None
-    return Finding("zeros", f"row {int(bad[0])} is all zeros ({len(bad)} rows)")
+    many = f"{len(bad)} rows" if len(bad) > 1 else "the only one"
+    return Finding("zeros", f"row {int(bad[0])} is all zeros ({many})")
 
 
 def position(x, r, hard: float = HARD) -> Finding | None:  # type: ignore[no-untyped-def]
@@ -152,11 +153,12 @@ def position(x, r, hard: float = HARD) -> Finding | None:  # type: ignore[no-unt
 
 
 def layer_identity(x, k: int, refs: dict, tol: float = TOLERANCE) -> Finding | None:  # type: ignore[no-untyped-def]
-    """``refs``: layer id -> reference states at hand (``k`` and any of ``k-1``, ``k+1``)."""
+    """``refs``: layer id -> reference states at hand (``k`` and some others: at least one of
+    ``k-1``, ``k+1`` for the test to mean anything)."""
     own = rel_err(x, refs[k])
     if own <= tol:
         return None
-    errs = {j: rel_err(x, refs[j]) for j in (k - 1, k + 1) if j in refs}
+    errs = {j: rel_err(x, r) for j, r in refs.items() if j != k}
     near = min(errs, key=lambda j: errs[j], default=None)
     if near is None or errs[near] >= own:
         return None

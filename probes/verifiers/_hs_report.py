@@ -91,7 +91,7 @@ class Tally:
 
 def _at(finding: Finding, k: int) -> str:
     """Which layer a per-layer finding is about, when its words do not say it."""
-    return "" if finding.check in ("layer", "values") else f" of layer {k}"
+    return "" if finding.check in ("layer", "values") else f" (layer {k})"
 
 
 def _index(name: str) -> int:

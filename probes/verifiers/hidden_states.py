@@ -131,14 +131,14 @@ def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[
     """One batch's values against the reference, sample by sample, layer by layer."""
     for s, refs in zip(batch, ref.states(batch), strict=True):
         verdicts = {}
+        at_hand = {j: r.float() for j, r in refs.items()}
         for k in layers:
             x = s.states[configured.index(k)].to(refs[k].device).float()
             if x.shape != refs[k].shape:
                 why = f"{tuple(x.shape)} states against {tuple(refs[k].shape)} of the reference"
                 verdicts[k] = LayerVerdict(None, Finding("lengths", why))
                 break
-            near = {j: r.float() for j, r in refs.items() if abs(j - k) <= 1}
-            verdicts[k] = judge_layer(x, k, near, args.tolerance, args.hard_tolerance)
+            verdicts[k] = judge_layer(x, k, at_hand, args.tolerance, args.hard_tolerance)
             if verdicts[k].finding is not None:
                 break
         tally.values(s.name, verdicts)
