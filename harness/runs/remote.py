@@ -25,7 +25,7 @@ from harness.targets.base import Target
 PROBE = "runs"
 #: The run program: ``supervisor.py`` and the probe modules it imports, copied side by side
 #: into every run directory (it runs from there, by its path, for as long as the run exists).
-PROGRAM = ("supervisor.py", "_rundir.py", "_follow.py")
+PROGRAM = ("supervisor.py", "_rundir.py", "_follow.py", "_verify.py", "_proctree.py")
 
 
 def program_sources() -> dict[str, str]:
