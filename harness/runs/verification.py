@@ -36,6 +36,8 @@ REPORT_MARK = "HARNESS_VERIFY "
 #: How many failed sample names a label shows before "…".
 SHOWN = 3
 PLURAL = "samples"
+#: The order the words give a per-check report's counts in
+ORDER = ("values", "ids", "lengths", "layers")
 
 
 class Outcome(Word):
@@ -98,6 +100,11 @@ class Failure:
             return cls(str(x.get("sample") or "?"), str(x.get("check") or ""),
                        str(x.get("why") or ""))  # fmt: skip
         return cls(str(x))
+
+
+def _in_order(c: Count) -> tuple[int, str]:
+    """Checks in the words' order (a report read back from JSON may have its keys sorted)."""
+    return (ORDER.index(c.name) if c.name in ORDER else len(ORDER), c.name)
 
 
 def _int(v: Any) -> int | None:
@@ -170,8 +177,10 @@ class Verification:
             kw[k] = _int(kw.get(k))
         kw["failures"] = tuple(Failure.from_any(x) for x in d.get("failed") or ())
         raw = d.get("checks")
-        kw["checks"] = tuple(Count.from_dict(str(k), v) for k, v in raw.items()) if isinstance(
-            raw, dict) else ()  # fmt: skip
+        found = (
+            [Count.from_dict(str(k), v) for k, v in raw.items()] if isinstance(raw, dict) else []
+        )
+        kw["checks"] = tuple(sorted(found, key=_in_order))
         kw["drift"] = dict(d["drift"]) if isinstance(d.get("drift"), dict) else None
         kw["refused"] = str(d.get("refused") or "")
         kw["ended"] = _int(d.get("ended")) or 0

@@ -8,7 +8,7 @@ Shape (harness/runs/verification.py reads it)::
                 "ids": {"passed", "compared", "of"[, "skipped": "no --prepared"]},
                 "lengths": {...}, "layers": {...}},
      "failed": [{"sample": "data_5", "check": "position", "why": "row 17 is ..."}],
-     "failed_count": F, "drift": {"above": 0.05, "samples": 3, "max": 0.061, "layer": 7,
+     "failed_count": F (samples), "drift": {"above": 0.05, "samples": 3, "max": 0.061, "layer": 7,
      "identified": "every row and layer"} | null, "warnings": [{"sample", "layer", "rel_err"}],
      "unit": "samples", "detail": "...", "metrics": {...}}
 """
@@ -83,7 +83,8 @@ class Tally:
             drift = {"above": tol, "samples": many, "max": worst["rel_err"],
                      "layer": worst["layer"], "identified": which}  # fmt: skip
         order = sorted(self.failed, key=lambda f: _index(f["sample"]))
-        return {"checks": checks, "failed": order[:LISTED], "failed_count": len(order),
+        return {"checks": checks, "failed": order[:LISTED],
+                "failed_count": len({f["sample"] for f in order}),
                 "drift": drift, "warnings": self.warnings[:LISTED], "unit": "samples",
                 "detail": detail, "metrics": {"max_rel_err": round(self.max_err, 4),
                 "layers": layers, "tolerance": tol, **metrics}}  # fmt: skip

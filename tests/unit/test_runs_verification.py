@@ -3,6 +3,8 @@ label and exit code (pure tables; the real supervisor runs them in test_runs_ver
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness.runs.lifecycle import exit_code_of, state_label
@@ -149,7 +151,7 @@ def test_the_verdict_says_what_each_check_compared(raw, words) -> None:  # type:
     assert (label.startswith(words) if words.startswith(("verified", "failed")) else
             words in label), label  # fmt: skip
     assert "256/256 samples" not in label  # never one count over checks of different reach
-    again = Verification.from_dict(v.to_dict())
+    again = Verification.from_dict(json.loads(json.dumps(v.to_dict(), sort_keys=True)))
     assert describe(again) == label and again.outcome == v.outcome
 
 
