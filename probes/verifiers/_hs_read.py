@@ -134,7 +134,7 @@ class Prepared:
     def __init__(self, path: str) -> None:
         from datasets import load_from_disk
 
-        self.ds = load_from_disk(path)
+        self.ds = load_from_disk(path).with_format(None)  # rows as lists, whatever it was saved as
         if "input_ids" not in self.ds.column_names:
             raise SystemExit(f"{path}: the prepared dataset has no input_ids column "
                              f"({self.ds.column_names})")  # fmt: skip

@@ -152,11 +152,12 @@ def main() -> int:
     folder = Folder(Path(args.data), args.layer_ids)
     configured = folder.layer_ids
     layers = compared_layers(args.layers, configured)
-    prepared = Prepared(args.prepared) if args.prepared else None
+    there = bool(args.prepared) and Path(args.prepared).exists()
+    prepared = Prepared(args.prepared) if there else None
     total = max(folder.total, len(prepared) if prepared is not None else 0)
     tally = Tally(total)
-    if prepared is None:
-        tally.skipped["ids"] = "no --prepared"
+    if prepared is None:  # said in the verdict: "ids: not checked (...)"
+        tally.skipped["ids"] = f"nothing at {args.prepared}" if args.prepared else "no --prepared"
     if total == 0:
         tally.fail("(none)", Finding("lengths", f"no data_*.pt or hs_*.safetensors in {args.data}"))
         emit(tally.report(layers, "all", args.tolerance, "nothing to check"), MARK)
