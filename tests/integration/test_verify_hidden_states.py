@@ -44,10 +44,12 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[PipVenv, Path, dict[
     return venv, out, json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def check(made: tuple, folder: str, *args: str) -> tuple[int, dict[str, Any], str]:
+def check(
+    made: tuple, folder: str, *args: str, model: str = "model"
+) -> tuple[int, dict[str, Any], str]:
     venv, out, _ = made
     argv = [str(venv.python), str(VERIFIERS / "hidden_states.py"), "--data", str(out / folder),
-            "--model", str(out / "model"), "--device", "cpu", *args]  # fmt: skip
+            "--model", str(out / model), "--device", "cpu", *args]  # fmt: skip
     r = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=ENV)
     line = [x for x in r.stdout.splitlines() if x.startswith("HARNESS_VERIFY ")]
     assert line, r.stdout[-2000:] + r.stderr[-4000:]
@@ -138,6 +140,17 @@ def test_speculators_090_files_and_what_a_layer_id_means(made: tuple) -> None:
     code, report, _ = check(made, "v090", *ids)  # read as block outputs: one layer off
     assert code == 1 and report["checks"]["values"]["passed"] == 0
     assert report["failed"][0]["why"] == "layer 2's states are nearest reference layer 1"
+
+
+def test_a_deepseek_v3_shape_at_every_layer(made: tuple) -> None:
+    code, report, _ = check(made, "moe/data", "--layers", "all", model="moe/model")
+    assert code == 1
+    assert by_sample(report) == {"data_2": [("position", "row 0 is nearest reference row 1 "
+                                                        "(layer 1)")]}  # fmt: skip
+    values = report["checks"]["values"]
+    assert (values["passed"], values["compared"], values["layers"]) == (11, 12, [1, 2, 3])
+    assert values["max_rel_err"] > 0.5  # the shifted one; the others within the tolerance
+    assert "DeepseekV3ForCausalLM" in report["detail"]
 
 
 BATCHED = """

@@ -9,9 +9,10 @@ builds under OUT a tiny random Llama (``model/``), its prepared dataset (``prepa
 "extracted" files: ``clean/`` (speculators 0.3.0's ``data_{i}.pt``: the reference states of
 layers 1, 2, 4 -- block outputs -- plus relative noise 1e-3, stored in bf16 as vLLM writes
 them), ``v090/`` (speculators 0.9.0's ``hs_{i}.safetensors``: vLLM's aux hidden states, the
-stream *entering* layers 2, 4 and 6 -- 6 being the last block's output), ``faulty/``, a copy
-of ``clean/`` with one fault planted per sample (``PLANTED``; two samples drifted within the
-hard bound, ``DRIFTED``), and ``v090_shifted/`` (sample 5's rows shifted). Prints a summary.
+stream *entering* layers 2, 4 and 6 -- 6 being the last block's output), ``moe/`` (a tiny
+DeepSeek-V3 and its files, one sample shifted), ``faulty/``, a copy of ``clean/`` with one
+fault planted per sample (``PLANTED``; two samples drifted within the hard bound,
+``DRIFTED``), and ``v090_shifted/`` (sample 5's rows shifted). Prints a summary.
 """
 
 from __future__ import annotations
@@ -90,8 +91,43 @@ def main(out: Path) -> dict:
     t = load_file(str(d))
     save_file({"token_ids": t["token_ids"], "hidden_states": torch.cat(
         [t["hidden_states"][1:], t["hidden_states"][-1:]]).contiguous()}, str(d))  # fmt: skip
+    moe(out / "moe", gen)
     planted = {str(i): list(v) for i, v in PLANTED.items()}
     return {"n": N, "late": LATE, "layers": LAYERS, "planted": planted, "drifted": DRIFTED}
+
+
+def moe(out: Path, gen: torch.Generator) -> None:
+    """A tiny DeepSeek-V3 (MLA, a dense first layer, then routed + shared experts): ``model/``
+    and ``data/``, 12 samples of layers 1, 2, 3 (block outputs, noise 1e-3, bf16), sample 2's
+    rows shifted by one."""
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+
+    torch.manual_seed(0)
+    cfg = DeepseekV3Config(vocab_size=512, hidden_size=64, intermediate_size=128,
+                           moe_intermediate_size=32, num_hidden_layers=4, first_k_dense_replace=1,
+                           num_attention_heads=2, num_key_value_heads=2, q_lora_rank=32,
+                           kv_lora_rank=32, qk_rope_head_dim=16, qk_nope_head_dim=16,
+                           v_head_dim=16, n_routed_experts=4, num_experts_per_tok=2, n_group=1,
+                           topk_group=1, max_position_embeddings=256)  # fmt: skip
+    model = DeepseekV3ForCausalLM(cfg).eval()
+    model.save_pretrained(out / "model")
+    grabbed: dict[int, torch.Tensor] = {}
+    for k, block in enumerate(model.model.layers):
+        block.register_forward_hook(
+            lambda m, i, o, k=k: grabbed.__setitem__(k, (o[0] if isinstance(o, tuple) else o)[0])
+        )
+    data = out / "data"
+    data.mkdir()
+    (data / "data_config.json").write_text(json.dumps({"layer_ids": [1, 2, 3]}))
+    for i in range(12):
+        ids = torch.randint(3, 512, (int(torch.randint(6, 40, (1,), generator=gen)),),
+                            generator=gen)  # fmt: skip
+        with torch.no_grad():
+            model(input_ids=ids[None])
+        states = [noisy(grabbed[k], 1e-3, gen).to(torch.bfloat16) for k in (1, 2, 3)]
+        if i == 2:
+            states = [torch.cat([h[1:], h[-1:]]) for h in states]
+        torch.save({"input_ids": ids, "hidden_states": states}, data / f"data_{i}.pt")
 
 
 def _edit(folder: Path, i: int, fn) -> None:  # type: ignore[no-untyped-def]
