@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -240,19 +241,23 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
                 f.write(text)
         front.append(folder)
         os.mkdir(os.path.join(run_dir, "smoke"))  # {smoke_dir}: the run's outputs, fresh
+    shipped = {}  # name -> sha256: the supervisor refuses a check changed since (_verify.py)
     if args.get("verifiers"):  # {verifiers}: harness's output checks, as this run used them
         folder = os.path.join(run_dir, "verifiers")
         os.mkdir(folder)
         for name, text in args["verifiers"].items():
-            with open(os.path.join(folder, os.path.basename(name)), "w", encoding="utf-8") as f:
-                f.write(text)
+            data = text.encode("utf-8")
+            with open(os.path.join(folder, os.path.basename(name)), "wb") as f:
+                f.write(data)
+            shipped[os.path.basename(name)] = hashlib.sha256(data).hexdigest()
     secret = json.dumps(
         {"argv": args["argv"], "cwd": args["cwd"], "env": args.get("env") or {},
          "pythonpath_front": front, "verify": args.get("verify") or [],
          "verify_display": (args.get("record") or {}).get("verify"),
          "verify_timeout": args.get("verify_timeout"), "service": args.get("service"),
          "services": args.get("services") or [], "grace": args.get("grace"),
-         "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob")}
+         "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob"),
+         "verifiers_sha256": shipped}
     ).encode("utf-8")  # fmt: skip
     err = open(os.path.join(run_dir, "supervisor.err"), "wb")  # noqa: SIM115 - the child's
     try:

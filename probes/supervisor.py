@@ -20,11 +20,14 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     run.json         resolved command, cwd, env additions (secrets masked), created_at
     supervisor.py    this file, exactly as it ran
     _rundir.py       the modules it imports, exactly as they ran
-    _follow.py       (and _proctree.py, _stop.py, _service.py: a service's start and stop)
+    _follow.py       (and _verify.py: the output check's run; _proctree.py, _stop.py,
+                     _service.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
     verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
                      exit and written before status.json: a run is running until judged
+                     (probes/_verify.py: leftovers of the step ended first, the report read
+                     from the check's own pipe, a shipped check changed since launch refused)
     verifiers/       harness's own output checks, for ``{verifiers}`` in a command
     status.json      written atomically when the step ends: exit code or signal, end time
                      (a service that never got ready: ``not_ready``; the services a step
@@ -65,10 +68,9 @@ from probes._rundir import (
     write_record,
 )
 from probes._service import stop_services, wait_ready
+from probes._verify import VERIFY_MARK, run_check  # noqa: F401 - the mark: the contract tests
 
 PROTOCOL = 1
-#: An output check reports its counts on a line starting with this (harness.runs.verification)
-VERIFY_MARK = b"HARNESS_VERIFY "
 
 
 def _become_subreaper() -> None:
@@ -229,63 +231,10 @@ def _verify(
     devnull: int,
     step: list[int],
 ) -> None:
-    """Run the step's output check like the step (its env, cwd, own session, output in the
-    log), within its time limit; write verify.json. The verdict is decided on the laptop
-    from what is recorded here: exit code or signal, timeout, the last report line."""
-    path = os.path.join(run_dir, "log")
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    shown = spec.get("verify_display") or spec["verify"][0]  # masked: secrets never hit disk
-    _say(log, f"harness: verifying the output: {shown}\n".encode("utf-8", "replace"))
-    start = os.fstat(log).st_size
-    limit = float(spec.get("verify_timeout") or 3600.0)
-    out: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": False,
-                           "timeout": limit, "started_at": time.time()}  # fmt: skip
-    try:
-        proc = subprocess.Popen(spec["verify"], cwd=cwd, env=env, stdin=devnull, stdout=log,
-                                stderr=log, start_new_session=True, close_fds=True)  # fmt: skip
-    except OSError as exc:
-        _say(log, f"harness: cannot start the check: {exc.strerror or exc}\n".encode())
-        out["exit_code"] = 127
-        proc = None
-    os.close(log)
-    if proc is not None:
-        step.append(proc.pid)  # a SIGTERM to the supervisor reaches the check too
-        deadline = time.monotonic() + limit
-        while True:
-            try:
-                pid, wstatus = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == proc.pid:
-                proc.returncode = 0
-                if os.WIFSIGNALED(wstatus):
-                    out["signal"] = os.WTERMSIG(wstatus)
-                else:
-                    out["exit_code"] = os.WEXITSTATUS(wstatus)
-                break
-            if pid == 0:
-                if time.monotonic() > deadline and not out["timed_out"]:
-                    out["timed_out"] = True
-                    _forward([proc.pid], signal.SIGTERM)
-                    deadline = time.monotonic() + 10.0
-                elif out["timed_out"] and time.monotonic() > deadline:
-                    _forward([proc.pid], signal.SIGKILL)
-                time.sleep(0.1)
-    out["ended_at"] = time.time()
-    out["report"] = _last_report(path, start)
-    write_record(run_dir, "verify.json", out)
-
-
-def _last_report(path: str, start: int) -> Any:
-    """The check's last ``HARNESS_VERIFY {json}`` line in the log after ``start``."""
-    found = None
-    with open(path, "rb") as f:
-        f.seek(start)
-        for line in f:
-            if line.startswith(VERIFY_MARK):
-                with contextlib.suppress(ValueError):
-                    found = json.loads(line[len(VERIFY_MARK) :].decode("utf-8", "replace"))
-    return found if isinstance(found, dict) else None
+    """Run the step's output check (:mod:`probes._verify`): what the step left running is
+    ended first, a shipped check changed since launch is refused, and the verdict is read
+    from the check's own channels, never from the log; verify.json is written."""
+    run_check(run_dir, spec, env, cwd, devnull, step)
 
 
 def _too_long(argv: list[str], env: dict[str, str]) -> str:

@@ -27,7 +27,8 @@ PROBE = "runs"
 #: The run program: ``supervisor.py`` and the probe modules it imports, copied side by side
 #: into every run directory (it runs from there, by its path, for as long as the run exists).
 PROGRAM = (
-    "supervisor.py", "_rundir.py", "_follow.py", "_proctree.py", "_stop.py", "_service.py",
+    "supervisor.py", "_rundir.py", "_follow.py", "_verify.py", "_proctree.py", "_stop.py",
+    "_service.py",
 )  # fmt: skip
 
 

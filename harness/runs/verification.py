@@ -2,11 +2,25 @@
 
 The supervisor runs the step's ``verify`` command once the step exits 0 and writes
 ``verify.json`` before ``status.json``, so a run is ``running`` until its output is judged.
-The check's own protocol is small: exit 0 passed, exit 1 failed, and optionally one line
-``HARNESS_VERIFY {json}`` on its output with ``checked``/``total`` counts, the ``failed``
-sample names, a ``unit`` ("samples"), a one-line ``detail`` and free ``metrics``. Anything
-else -- another exit code, a signal, a timeout, exit 1 without a report -- is the check
-itself failing, never a pass.
+Before it does, it ends whatever the step left running (``ended``: how many), and it refuses
+to run a shipped check whose bytes changed since launch (``refused``).
+
+The check's protocol: exit 0 passed, exit 1 failed, and one report line
+``HARNESS_VERIFY {json}`` -- written to the fd that ``HARNESS_VERIFY_FD`` names (the check's
+own channel), or on the check's own stdout; never read from the run's log, where anything the
+step left behind can write. Two report shapes are read:
+
+* per check (``probes/verifiers/hidden_states.py``): ``checks`` maps each check (``values``,
+  ``ids``, ``lengths``, ``layers``) to ``passed``/``compared``/``of`` (and ``skipped``: why
+  it did not run; ``values`` also ``layers``, ``max_rel_err``, ``chosen_by``: ``all`` or
+  ``spread``); ``failed`` lists ``{"sample", "check", "why"}``; ``drift`` sums up the samples
+  that passed between the tolerance and the hard bound. The words give each check its own
+  count -- never one N/N over checks of different reach.
+* one count (the other shipped checks, and yours): ``checked``/``total``, the ``failed``
+  sample names, a ``unit`` ("samples"), a one-line ``detail`` and free ``metrics``.
+
+Anything else -- another exit code, a signal, a timeout, exit 1 naming no failure, a report
+that compared nothing -- is no pass.
 """
 
 from __future__ import annotations
@@ -21,6 +35,9 @@ from harness.vocab import Word
 REPORT_MARK = "HARNESS_VERIFY "
 #: How many failed sample names a label shows before "…".
 SHOWN = 3
+PLURAL = "samples"
+#: The order the words give a per-check report's counts in
+ORDER = ("values", "ids", "lengths", "layers")
 
 
 class Outcome(Word):
@@ -32,6 +49,66 @@ class Outcome(Word):
     FAILED = ("failed", False)  # the check ran and found bad output
     CRASHED = ("crashed", False)  # the check itself failed: no verdict on the output
     TIMED_OUT = ("timed-out", False)
+    EMPTY = ("compared-nothing", False)  # it ran and passed nothing: no verdict either
+    REFUSED = ("refused", False)  # a shipped check changed after launch: not run
+
+
+@dataclass(frozen=True)
+class Count:
+    """One check's count in a per-check report."""
+
+    name: str
+    passed: int = 0
+    compared: int = 0
+    of: int = 0
+    skipped: str = ""
+    layers: tuple[int, ...] = ()
+    max_rel_err: float | None = None
+    chosen_by: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"passed": self.passed, "compared": self.compared, "of": self.of}
+        if self.skipped:
+            out["skipped"] = self.skipped
+        if self.layers:
+            out.update(layers=list(self.layers), max_rel_err=self.max_rel_err,
+                       chosen_by=self.chosen_by)  # fmt: skip
+        return out
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any) -> Count:
+        d = d if isinstance(d, dict) else {}
+        n = {k: _int(d.get(k)) or 0 for k in ("passed", "compared", "of")}
+        err = d.get("max_rel_err")
+        return cls(name, **n, skipped=str(d.get("skipped") or ""),
+                   layers=tuple(x for x in map(_int, d.get("layers") or ()) if x is not None),
+                   max_rel_err=float(err) if isinstance(err, (int, float)) else None,
+                   chosen_by=str(d.get("chosen_by") or ""))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One sample that failed one check, and why (a per-check report's ``failed`` entry)."""
+
+    sample: str
+    check: str = ""
+    why: str = ""
+
+    @classmethod
+    def from_any(cls, x: Any) -> Failure:
+        if isinstance(x, dict):
+            return cls(str(x.get("sample") or "?"), str(x.get("check") or ""),
+                       str(x.get("why") or ""))  # fmt: skip
+        return cls(str(x))
+
+
+def _in_order(c: Count) -> tuple[int, str]:
+    """Checks in the words' order (a report read back from JSON may have its keys sorted)."""
+    return (ORDER.index(c.name) if c.name in ORDER else len(ORDER), c.name)
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 @dataclass(frozen=True)
@@ -46,14 +123,24 @@ class Verification:
     ended_at: float | None = None
     checked: int | None = None
     total: int | None = None
-    failed: tuple[str, ...] = ()
+    failures: tuple[Failure, ...] = ()
     unit: str = "samples"
     detail: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
+    checks: tuple[Count, ...] = ()
+    failed_count: int | None = None
+    drift: dict[str, Any] | None = None
+    refused: str = ""
+    ended: int = 0
 
     @property
     def passed(self) -> bool:
         return self.outcome.passed
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The failed samples' names, each once, in order."""
+        return tuple(dict.fromkeys(f.sample for f in self.failures))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,10 +152,18 @@ class Verification:
             "ended_at": self.ended_at,
             "checked": self.checked,
             "total": self.total,
-            "failed": list(self.failed),
+            "failed": [
+                {"sample": f.sample, "check": f.check, "why": f.why} if f.check else f.sample
+                for f in self.failures
+            ],
             "unit": self.unit,
             "detail": self.detail,
             "metrics": dict(self.metrics),
+            "checks": {c.name: c.to_dict() for c in self.checks} or None,
+            "failed_count": self.failed_count,
+            "drift": self.drift,
+            "refused": self.refused or None,
+            "ended": self.ended,
         }
 
     @classmethod
@@ -78,10 +173,17 @@ class Verification:
             kw["outcome"] = Outcome(str(d.get("outcome")))
         except ValueError:
             kw["outcome"] = Outcome.CRASHED  # an unknown word is no pass
-        for k in ("exit_code", "signal", "checked", "total"):
-            v = kw.get(k)
-            kw[k] = v if isinstance(v, int) and not isinstance(v, bool) else None
-        kw["failed"] = tuple(str(x) for x in kw.get("failed") or ())
+        for k in ("exit_code", "signal", "checked", "total", "failed_count"):
+            kw[k] = _int(kw.get(k))
+        kw["failures"] = tuple(Failure.from_any(x) for x in d.get("failed") or ())
+        raw = d.get("checks")
+        found = (
+            [Count.from_dict(str(k), v) for k, v in raw.items()] if isinstance(raw, dict) else []
+        )
+        kw["checks"] = tuple(sorted(found, key=_in_order))
+        kw["drift"] = dict(d["drift"]) if isinstance(d.get("drift"), dict) else None
+        kw["refused"] = str(d.get("refused") or "")
+        kw["ended"] = _int(d.get("ended")) or 0
         kw["unit"] = str(kw.get("unit") or "samples")
         kw["detail"] = str(kw.get("detail") or "")
         kw["metrics"] = dict(kw.get("metrics") or {})
@@ -96,23 +198,47 @@ class Verification:
         ended = {
             k: raw.get(k) for k in ("exit_code", "signal", "timeout", "started_at", "ended_at")
         }
-        outcome = judge(ended["exit_code"], ended["signal"], bool(raw.get("timed_out")), report)
-        return cls.from_dict({**(report if isinstance(report, dict) else {}), **ended,
-                              "outcome": outcome.value})  # fmt: skip
+        refused = str(raw.get("refused") or "")
+        outcome = judge(ended["exit_code"], ended["signal"], bool(raw.get("timed_out")), report,
+                        refused)  # fmt: skip
+        got = raw.get("ended")
+        leftovers: dict[str, Any] = got if isinstance(got, dict) else {}
+        gone = len(leftovers.get("terminated") or ()) + len(leftovers.get("killed") or ())
+        said = report if isinstance(report, dict) else {}
+        return cls.from_dict(
+            {**said, **ended, "outcome": outcome.value, "refused": refused, "ended": gone}
+        )
 
 
-def judge(exit_code: int | None, signal: int | None, timed_out: bool, report: Any) -> Outcome:
+def judge(
+    exit_code: int | None, signal: int | None, timed_out: bool, report: Any, refused: str = ""
+) -> Outcome:
     """Pure: the outcome from how the check ended and what it reported."""
+    if refused:
+        return Outcome.REFUSED
     if timed_out:
         return Outcome.TIMED_OUT
     if signal is not None or exit_code not in (0, 1):
         return Outcome.CRASHED
-    if exit_code == 1:
-        # a check that found bad output says which; exit 1 alone is a crash (a traceback)
-        return Outcome.FAILED if isinstance(report, dict) else Outcome.CRASHED
     if isinstance(report, dict) and report.get("failed"):
-        return Outcome.FAILED  # exit 0 while naming failures: believe the failures
+        return Outcome.FAILED  # exit 0 naming failures: believe the failures
+    if exit_code == 1:
+        return Outcome.CRASHED  # exit 1 naming no failure (a traceback, a broken check)
+    if isinstance(report, dict) and compared_nothing(report):
+        return Outcome.EMPTY
     return Outcome.PASSED
+
+
+def compared_nothing(report: dict[str, Any]) -> bool:
+    """Pure: a report whose checks compared nothing (``checked: 0``; every check at 0; a
+    check at 0 that does not say why it was skipped)."""
+    checks = report.get("checks")
+    if isinstance(checks, dict) and checks:
+        counts = [Count.from_dict(str(k), v) for k, v in checks.items()]
+        return all(c.compared == 0 for c in counts) or any(
+            c.compared == 0 and not c.skipped for c in counts
+        )
+    return report.get("checked") == 0
 
 
 def counts(v: Verification) -> str:
@@ -124,12 +250,61 @@ def counts(v: Verification) -> str:
     return f"{done}/{of}"
 
 
+def summary(checks: tuple[Count, ...]) -> str:
+    """Each check with its own count: ``values 256/256 at layer 2 (max rel. err. 0.0076);
+    ids: not checked (no --prepared); lengths 256/256; layers 256/256``."""
+    parts = []
+    for c in checks:
+        if c.skipped:
+            parts.append(f"{c.name}: not checked ({c.skipped})")
+            continue
+        n = f"{c.passed:,}/{c.compared:,}"
+        if c.chosen_by == "spread":
+            head = (f"{c.name} compared on {c.compared:,} of {c.of:,} {PLURAL}, spread evenly "
+                    f"(first and last included): {n}")  # fmt: skip
+        else:
+            head = f"{c.name} {n}" + (f" of {c.of:,}" if c.of != c.compared else "")
+        if c.layers:
+            head += f" at layer{'s' if len(c.layers) > 1 else ''} " + ", ".join(map(str, c.layers))
+        if c.max_rel_err is not None and c.layers and c.compared:
+            head += f" (max rel. err. {c.max_rel_err:.4f})"
+        parts.append(head)
+    return "; ".join(parts)
+
+
+def drift_words(drift: dict[str, Any] | None) -> str:
+    """``drift above 0.05 on 3 samples, max 0.061 at layer 7, every row and layer
+    identified``: samples that passed between the tolerance and the hard bound."""
+    if not drift:
+        return ""
+    n = _int(drift.get("samples")) or 0
+    return (f"drift above {drift.get('above')} on {n:,} sample{'s' if n != 1 else ''}, "
+            f"max {drift.get('max')} at layer {drift.get('layer')}, "
+            f"{drift.get('identified') or 'every row'} identified")  # fmt: skip
+
+
+def _failures(v: Verification) -> str:
+    """``3 samples wrong (data_5 position: row 17 is nearest reference row 18; …)``."""
+    many = v.failed_count if v.failed_count is not None else len(v.failed)
+    shown = [f"{f.sample} {f.check}: {f.why}" if f.check else f.sample
+             for f in v.failures[:SHOWN]]  # fmt: skip
+    more = "; …" if len(v.failures) > SHOWN else ""
+    unit = v.unit[:-1] if many == 1 and v.unit.endswith("s") else v.unit
+    return f"{many:,} {unit} wrong ({'; '.join(shown)}{more})"
+
+
 def describe(v: Verification) -> str:
-    """``verified 48/48`` / ``failed verification: 24/48 samples differ (data_8, …)`` ..."""
+    """``verified: values 256/256 at layer 2 (...); ids 256/256; ...`` (a per-check report),
+    ``verified 48/48`` (one count), ``failed verification: ...`` with what failed and why."""
     if v.outcome == Outcome.PASSED:
+        if v.checks:
+            drift = drift_words(v.drift)
+            return f"verified: {summary(v.checks)}" + (f"; {drift}" if drift else "")
         shown = counts(v)
         return "verified" + (f" {shown}" if shown else "") + (f" ({v.detail})" if v.detail else "")
     if v.outcome == Outcome.FAILED:
+        if v.checks:
+            return f"failed verification: {_failures(v)}; {summary(v.checks)}"
         names = ", ".join(v.failed[:SHOWN]) + (", …" if len(v.failed) > SHOWN else "")
         what = f"{counts(v)} {v.unit} differ" if v.checked is not None else "output differs"
         return (
@@ -137,8 +312,17 @@ def describe(v: Verification) -> str:
             + (f" ({names})" if names else "")
             + (f"; {v.detail}" if v.detail else "")
         )
+    if v.outcome == Outcome.EMPTY:
+        if v.checks:
+            return f"failed verification: the check compared nothing ({summary(v.checks)})"
+        of = f" of {v.total:,}" if v.total else ""
+        return f"failed verification: the check compared nothing (0{of} {v.unit})"
+    if v.outcome == Outcome.REFUSED:
+        return f"failed verification: {v.refused}"
     if v.outcome == Outcome.TIMED_OUT:
         return f"failed verification: the check timed out after {v.timeout or 0:.0f} s"
+    if v.exit_code == 1 and v.signal is None and (v.checks or v.checked is not None):
+        return "failed verification: the check exited 1 naming no failure; see the log"
     how = f"signal {v.signal}" if v.signal is not None else f"exit {v.exit_code}"
     return f"failed verification: the check crashed ({how}); see the log"
 

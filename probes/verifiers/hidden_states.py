@@ -1,271 +1,201 @@
-"""Check extracted hidden states (speculators' ``data_{i}.pt`` files) on the target's GPU.
+"""Check extracted hidden states (speculators 0.3.0's ``data_{i}.pt`` or 0.9.0's
+``hs_{i}.safetensors``) on the target's GPU, every sample by default.
 
 Run by the supervisor after ``extract`` exits 0 (``verify`` in pipeline.toml), with the step's
-environment; prints one ``HARNESS_VERIFY {json}`` line and exits 0 (every checked sample
-right) or 1 (some wrong). Two checks:
+environment; writes one ``HARNESS_VERIFY {json}`` report -- to the fd ``HARNESS_VERIFY_FD``
+names when the supervisor runs it (its own channel: nothing else the step left running can
+write there), on stdout otherwise -- and exits 0 (every check passed) or 1 (some sample
+failed one, each named with its words). The report (``_hs_report.py``) keeps a count per check
+-- they reach differently:
 
-* **against a reference** (real weights): a transformers forward pass of the same model and
-  token ids, hooks on the captured decoder layers' outputs (the residual stream, which is what
-  the worker captures: ``hidden_states + residual``). The state after layer k depends only on
-  the embeddings and layers <= k, and a wrong alignment shows at every captured layer, so by
-  default only the layers up to the *lowest* captured one are loaded (``--layers lowest``):
-  the check fits where the model barely does. ``--layers all`` loads up to the highest.
-  A multimodal wrapper (Kimi-K2.5: ``KimiK25ForConditionalGeneration``, a vision tower around a
-  DeepSeek-V3 whose weights the checkpoint keeps under ``language_model.``) is checked on its
-  text path: transformers' model for ``text_config``, cut there, weights read under the prefix.
-* ``--alone`` (a smoke run: random weights, no reference): the same samples extracted again,
-  one request per batch, by the same generator under the same start-up hook, compared with
-  what the batched run wrote. A batching path that mixes samples up fails it in minutes.
+* ``layers`` (every file): it holds exactly one state per distinct configured layer id, no
+  two of them bit-identical ("holds 3 layers, configured 4 ([2, 4, 5, 7])", "layer 5's
+  states equal layer 4's (duplicated)");
+* ``lengths`` (every file): one row of states per token id; a missing or unreadable file;
+* ``ids`` (every file, with ``--prepared PATH``, the prepare step's ``save_to_disk`` folder):
+  the file's token ids are the prepared dataset's for that sample index -- a sample written
+  under another sample's name passes a forward pass on its own ids;
+* ``values`` (every file by default, ``--samples N``: N spread evenly, first and last
+  included): compared with a reference at the compared layers (``--layers lowest``: the
+  lowest captured one, which loads the fewest decoder layers; ``all``; or a list). Per layer,
+  in order (``_hs_judge.py``): NaN/inf, all-zero rows, position identity (each row nearest its
+  own reference row), layer identity (nearest its own reference layer, when the neighbouring
+  layers are at hand), then the relative Frobenius error: <= ``--tolerance`` (0.05) passes;
+  up to ``--hard-tolerance`` (0.25) with both identities holding passes as *drift* (listed
+  as a warning); above it fails.
 
-Every file's length is checked (its states have one row per input id; loaded memory-mapped,
-cheap); values are compared on ``--samples`` files spread evenly over all of them (first and
-last included; 0 = all). Tolerance: the relative Frobenius error per sample and layer must stay
-under ``--tolerance`` (0.05). Why: bf16 keeps 8 significant bits (a rounding of 2^-9 ~ 0.2% per
-operation); vLLM and transformers use different kernels and summation orders, so the error
-grows with depth -- 0.9% measured over 8 layers of a dense Llama. A sample holding other
-tokens' states is off by ~1.0 (sqrt(2) for unrelated states of equal norm): the threshold sits
-5x above the measured noise and 20x under a misalignment.
+The reference (``_hs_ref.py``): a transformers forward pass of the same model cut after the
+last block needed, right-padded batches of similar lengths (``--batch-tokens``), while a
+background thread loads the next files (``_hs_read.py``; never the whole dataset in memory).
+``--capture`` says what a layer id means (``output`` of block k: speculators 0.3.0; ``input``
+of layer k: vLLM's aux hidden states). ``--alone`` (a smoke run: random weights) compares with
+the same samples extracted again one at a time instead.
+
+Why 0.05 and 0.25: bf16 keeps 8 significant bits; vLLM and transformers use different kernels
+and summation orders, so the error grows with depth -- 0.9% over 8 layers of a dense Llama,
+0.028-0.033 over a 24-layer DeepSeek-V3 shape, 0.048 at layer 7 of a Kimi-K2.5 shape. A
+sample holding other tokens' states is off by ~1.0 (sqrt(2) for unrelated states of equal
+norm) and is nearest to another row or layer, which the identity tests name.
 """
 
 import argparse
-import json
-import re
 import sys
 import time
 from pathlib import Path
 
+from _hs_judge import (
+    HARD,
+    TOLERANCE,
+    Finding,
+    LayerVerdict,
+    duplicated,
+    ids_match,
+    judge_layer,
+    layers_held,
+    plan_batches,
+    rows_match,
+    spread,
+)
+from _hs_read import Folder, Prepared, Sample, stream
+from _hs_ref import (  # noqa: F401 - text_view.py and the tests read them here
+    Alone,
+    Reference,
+    checkpoint_files,
+    decoder_layers,
+    reference_model,
+)
+from _hs_report import Tally, emit
+
 MARK = "HARNESS_VERIFY "
 
 
-def spread(total: int, want: int) -> list[int]:
-    """``want`` indices over ``0..total-1``, evenly, first and last included (0: all)."""
-    if want <= 0 or want >= total:
-        return list(range(total))
-    if want == 1:
-        return [0]
-    return sorted({round(i * (total - 1) / (want - 1)) for i in range(want)})
-
-
-def layer_ids(data: Path) -> list:
-    cfg = json.loads((data / "data_config.json").read_text())
-    for holder in (cfg.get("hidden_states") or {}, cfg):
-        if isinstance(holder, dict) and holder.get("layer_ids"):
-            return [int(x) for x in holder["layer_ids"]]
-    raise SystemExit(f"{data}/data_config.json names no layer_ids")
-
-
-def files(data: Path) -> list:
-    found = {}
-    for f in data.glob("data_*.pt"):
-        try:
-            found[int(f.stem[5:])] = f
-        except ValueError:
-            continue
-    return [found.get(i) for i in range(max(found) + 1)] if found else []
-
-
-def rel_err(got, ref) -> float:
-    got, ref = got.float(), ref.float()
-    return float((got - ref).norm() / ref.norm().clamp_min(1e-12))
-
-
-def report(checked: int, total: int, failed: list, detail: str, **metrics) -> int:
-    line = {"checked": checked, "total": total, "failed": failed, "unit": "samples",
-            "detail": detail, "metrics": metrics}  # fmt: skip
-    print(MARK + json.dumps(line), flush=True)
-    return 1 if failed else 0
-
-
-def lengths(paths: list, torch) -> dict:
-    """name -> why, for files that are missing or whose states do not match their ids."""
-    bad = {}
-    for i, f in enumerate(paths):
-        if f is None:
-            bad[f"data_{i}"] = "missing"
-            continue
-        d = torch.load(f, map_location="cpu", mmap=True, weights_only=True)
-        n = int(d["input_ids"].shape[0])
-        rows = sorted({int(h.shape[0]) for h in d["hidden_states"]})
-        if rows != [n]:
-            bad[f.stem] = f"{rows} rows of states for {n} ids"
-    return bad
-
-
-# where a multimodal wrapper keeps its decoder's causal LM in the checkpoint: Kimi-K2.5 saves
-# ``language_model.model.layers.N...`` and ``language_model.lm_head.weight`` around a DeepSeek-V3
-WRAPPER_PREFIXES = ("language_model.",)
-
-
-def checkpoint_files(model: str) -> dict:
-    """Tensor name -> the safetensors file holding it, of a local checkpoint (its index, else
-    its safetensors files' headers); empty when it has neither. text_view.py reads it too."""
-    folder = Path(model)
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        return dict(json.loads(index.read_text()).get("weight_map") or {})
-    files = {}
-    for f in sorted(folder.glob("*.safetensors")):
-        from safetensors import safe_open
-
-        with safe_open(str(f), framework="pt") as h:
-            files.update(dict.fromkeys(h.keys(), f.name))
-    return files
-
-
-def decoder_prefix(model: str, cfg) -> str:
-    """The prefix of a wrapped decoder's weights ("" when the checkpoint is the causal LM).
-
-    A wrapper (a config with ``text_config`` whose checkpoint keeps ``PREFIX + model.layers.*``)
-    is checked against the text model alone: transformers' class for ``text_config`` (Kimi-K2.5:
-    DeepSeek-V3), its weights read under the prefix -- the text path is what was extracted.
-    """
-    if getattr(cfg, "text_config", None) is None or not Path(model).is_dir():
-        return ""
-    names = checkpoint_files(model)
-    for prefix in WRAPPER_PREFIXES:
-        if any(n.startswith(prefix + "model.layers.") for n in names):
-            return prefix
-    return ""
-
-
-def cut_layers(text, loaded: int) -> None:
-    """``text`` (a decoder config) says ``loaded`` layers; per-layer lists cut to match. What
-    depends on a layer's index stays as it is (``first_k_dense_replace``: the first k layers are
-    dense, the rest MoE -- the loaded layers keep the checkpoint's kinds, dense or MoE)."""
-    text.num_hidden_layers = loaded
-    for name in ("layer_types", "mlp_layer_types"):
-        value = getattr(text, name, None)
-        if isinstance(value, (list, tuple)) and len(value) > loaded:
-            setattr(text, name, list(value)[:loaded])
-
-
-def reference_model(model: str, upto: int, device: str, torch, dtype=None):
-    """The checkpoint's decoder cut after layer ``upto``: only what the check needs loads.
-
-    Returns (model, layers loaded, what it is)."""
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    dtype = dtype or torch.bfloat16
-    cfg = AutoConfig.from_pretrained(model, trust_remote_code=True)
-    text = getattr(cfg, "text_config", None) or cfg
-    loaded = min(upto + 1, text.num_hidden_layers)
-    cut_layers(text, loaded)
-    prefix = decoder_prefix(model, cfg)
-    if prefix:
-        m, info = AutoModelForCausalLM.from_pretrained(
-            model, config=text, dtype=dtype, output_loading_info=True,
-            key_mapping={"^" + re.escape(prefix): ""},
-        )  # fmt: skip
-        if info.get("missing_keys"):
-            raise SystemExit(f"{model}: {type(m).__name__} under '{prefix}' lacks weights: "
-                             f"{sorted(info['missing_keys'])[:8]}")  # fmt: skip
-        what = f"{type(m).__name__} of {type(cfg).__name__}.text_config, weights under '{prefix}'"
-    else:
-        m = AutoModelForCausalLM.from_pretrained(model, config=cfg, dtype=dtype,
-                                                 trust_remote_code=True)  # fmt: skip
-        what = type(m).__name__
-    return m.to(device).eval(), loaded, what
-
-
-def decoder_layers(model):
-    for path in (("model", "layers"), ("model", "language_model", "layers"),
-                 ("language_model", "model", "layers")):  # fmt: skip
-        obj = model
-        for attr in path:
-            obj = getattr(obj, attr, None)
-        if obj is not None:
-            return obj
-    raise SystemExit(f"cannot find decoder layers in {type(model).__name__}")
-
-
-def check_reference(args, paths, picks, layers, torch) -> tuple:
-    model, loaded, kind = reference_model(args.model, max(layers), args.device, torch)
-    blocks = decoder_layers(model)
-    grabbed = {}
-
-    def hook(idx):
-        def fn(_m, _inp, out):
-            grabbed[idx] = (out[0] if isinstance(out, tuple) else out).detach()
-
-        return fn
-
-    for idx in layers:
-        blocks[idx].register_forward_hook(hook(idx))
-    errs = {}
-    for i in picks:
-        d = torch.load(paths[i], map_location="cpu", weights_only=True)
-        with torch.no_grad():
-            model(input_ids=d["input_ids"].to(args.device)[None])
-        errs[paths[i].stem] = max(
-            rel_err(d["hidden_states"][args.captured.index(k)].to(args.device), grabbed[k][0])
-            for k in layers
-        )
-    return errs, f"transformers forward ({kind}), decoder layers 0-{loaded - 1} loaded"
-
-
-def check_alone(args, paths, picks, layers, torch) -> tuple:
-    from speculators.data_generation.vllm_hidden_states_generator import (
-        VllmHiddenStatesGenerator,
-    )
-
-    gen = VllmHiddenStatesGenerator(
-        args.model, layer_ids=args.captured, max_model_len=args.seq_length,
-        gpu_memory_utilization=args.gpu_memory_utilization, tensor_parallel_size=args.tp,
-    )  # fmt: skip
-    errs = {}
-    for i in picks:
-        d = torch.load(paths[i], map_location="cpu", weights_only=True)
-        (alone,) = gen.generate([d["input_ids"].tolist()])
-        errs[paths[i].stem] = max(
-            rel_err(d["hidden_states"][args.captured.index(k)], alone["hidden_states"][
-                args.captured.index(k)]) if d["hidden_states"][0].shape[0] == alone[
-                "hidden_states"][0].shape[0] else float("inf")
-            for k in layers
-        )  # fmt: skip
-    return errs, "the same samples extracted alone (smoke: random weights)"
-
-
-def main() -> int:
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True, help="the folder of data_{i}.pt files")
+    ap.add_argument("--data", required=True, help="the folder of data_{i}.pt / hs_{i}.safetensors")
     ap.add_argument("--model", required=True)
-    ap.add_argument("--samples", type=int, default=64, help="files compared (0 = all)")
+    ap.add_argument("--samples", type=int, default=0, help="files whose values are compared "
+                    "(0 = every one; N: N spread evenly, first and last included)")  # fmt: skip
     ap.add_argument("--layers", default="lowest", help="lowest | all | comma-separated ids")
-    ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--layer-ids", help="the captured layer ids (needed for hs_*.safetensors)")
+    ap.add_argument(
+        "--capture",
+        default="output",
+        choices=("output", "input"),
+        help="layer id k: block k's output (0.3.0) or the stream entering it (vLLM)",
+    )
+    ap.add_argument("--prepared", help="the prepared dataset (save_to_disk): ids checked")
+    ap.add_argument("--tolerance", type=float, default=TOLERANCE)
+    ap.add_argument("--hard-tolerance", type=float, default=HARD)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dtype", default="bfloat16", help="the reference's dtype")
+    ap.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=16384,
+        help="padded tokens per reference forward (0 = one sample at a time)",
+    )
+    ap.add_argument("--window", type=int, default=32, help="samples sorted by length per plan")
+    ap.add_argument("--prefetch", type=int, default=4, help="files loaded ahead")
     ap.add_argument("--alone", action="store_true", help="smoke: batch vs one at a time")
     ap.add_argument("--seq-length", type=int, default=2048)
     ap.add_argument("--tp", type=int, default=1)
     ap.add_argument("--gpu-memory-utilization", type=float, default=0.8)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def compared_layers(spec: str, configured: list[int]) -> list[int]:
+    layers = {"lowest": [min(configured)], "all": list(configured)}.get(spec)
+    if layers is None:
+        layers = [int(x) for x in spec.split(",")]
+    missing = sorted(set(layers) - set(configured))
+    if missing:
+        raise SystemExit(f"--layers {spec}: {missing} not captured (captured: {configured})")
+    return sorted(set(layers))
+
+
+def shape(tally: Tally, s: Sample, configured: list[int]) -> bool:
+    """The checks every file gets (layers, lengths, ids); whether its values can be compared."""
+    if s.error is not None:
+        tally.compare("lengths", s.name, Finding("lengths", s.error))
+        return False
+    held = layers_held(s.held, configured)
+    tally.compare("layers", s.name, held or duplicated(s.dup, configured))
+    fits = tally.compare("lengths", s.name, rows_match(int(s.ids.shape[0]), s.rows))
+    if s.prepared is not False:
+        tally.compare("ids", s.name, ids_match(s.ids.tolist(), s.prepared, s.index))
+    return fits and held is None
+
+
+def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[int],
+            args: argparse.Namespace) -> None:  # fmt: skip
+    """One batch's values against the reference, sample by sample, layer by layer."""
+    for s, refs in zip(batch, ref.states(batch), strict=True):
+        verdicts = {}
+        at_hand = {j: r.float() for j, r in refs.items()}
+        for k in layers:
+            x = s.states[configured.index(k)].to(refs[k].device).float()
+            if x.shape != refs[k].shape:
+                why = f"{tuple(x.shape)} states against {tuple(refs[k].shape)} of the reference"
+                verdicts[k] = LayerVerdict(None, Finding("lengths", why))
+                break
+            verdicts[k] = judge_layer(x, k, at_hand, args.tolerance, args.hard_tolerance)
+            if verdicts[k].finding is not None:
+                break
+        tally.values(s.name, verdicts)
+
+
+def main() -> int:
+    args = arguments()
     import torch
 
     start = time.monotonic()
-    data = Path(args.data)
-    paths = files(data)
-    if not paths:
-        return report(0, 0, ["(no data_*.pt files)"], f"nothing in {data}")
-    # the worker captures each distinct layer once, in layer order (speculators keeps the ids in
-    # a frozenset): [2, 2, 1, 3] from a 4-layer smoke model is three states, layers 1, 2, 3
-    args.captured = sorted(set(layer_ids(data)))
-    layers = {"lowest": [min(args.captured)], "all": list(args.captured)}.get(args.layers)
-    if layers is None:
-        layers = [int(x) for x in args.layers.split(",")]
-    bad = lengths(paths, torch)
-    picks = [i for i in spread(len(paths), args.samples) if paths[i] is not None]
-    picks = [i for i in picks if paths[i].stem not in bad]
-    how = check_alone if args.alone else check_reference
-    errs, what = how(args, paths, picks, layers, torch)
-    wrong = sorted(bad.keys() | {k for k, e in errs.items() if not e <= args.tolerance},
-                   key=lambda s: int(s.split("_")[-1]))  # fmt: skip
-    worst = max((e for e in errs.values() if e != float("inf")), default=0.0)
-    detail = (f"max relative error {worst:.4f} over {len(errs)} samples x layers {layers}, "
-              f"{what}; lengths of all {len(paths)} files checked")  # fmt: skip
-    for name in wrong[:20]:
-        print(f"wrong: {name}: " + (bad.get(name) or f"relative error {errs[name]:.3f}"))
-    return report(len(paths), len(paths), wrong, detail, max_rel_err=worst,
-                  layers=layers, tolerance=args.tolerance,
-                  seconds=round(time.monotonic() - start, 1))  # fmt: skip
+    folder = Folder(Path(args.data), args.layer_ids)
+    configured = folder.layer_ids
+    layers = compared_layers(args.layers, configured)
+    there = bool(args.prepared) and Path(args.prepared).exists()
+    prepared = Prepared(args.prepared) if there else None
+    total = max(folder.total, len(prepared) if prepared is not None else 0)
+    tally = Tally(total)
+    if prepared is None:  # said in the verdict: "ids: not checked (...)"
+        tally.skipped["ids"] = f"nothing at {args.prepared}" if args.prepared else "no --prepared"
+    if total == 0:
+        tally.fail("(none)", Finding("lengths", f"no data_*.pt or hs_*.safetensors in {args.data}"))
+        emit(tally.report(layers, "all", args.tolerance, "nothing to check"), MARK)
+        return 1
+    picks = set(spread(total, args.samples))
+    chosen_by = "all" if len(picks) == total else "spread"
+    positions = [configured.index(k) for k in layers]
+
+    def load(i: int) -> Sample:
+        s = folder.load(i, positions if i in picks else [], torch)
+        s.prepared = prepared.ids(i) if prepared is not None else False
+        return s
+
+    if args.alone:
+        ref = Alone(args, configured, torch)
+    else:
+        ref = Reference(args, layers, args.layers == "all", torch)
+    pending: list[Sample] = []
+
+    def flush() -> None:
+        plan = plan_batches([len(s.ids) for s in pending], args.batch_tokens)
+        for group in plan:
+            compare(tally, ref, [pending[i] for i in group], layers, configured, args)
+        pending.clear()
+
+    for s in stream(load, range(total), args.prefetch):
+        if shape(tally, s, configured) and s.index in picks:
+            pending.append(s)
+            if len(pending) >= args.window:
+                flush()
+    flush()
+    report = tally.report(layers, chosen_by, args.tolerance, ref.what,
+                          hard_tolerance=args.hard_tolerance, capture=args.capture,
+                          seconds=round(time.monotonic() - start, 1))  # fmt: skip
+    for f in report["failed"][:20]:
+        print(f"wrong: {f['sample']}: {f['check']}: {f['why']}", flush=True)
+    emit(report, MARK)
+    return 1 if report["failed"] else 0
 
 
 if __name__ == "__main__":

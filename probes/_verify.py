@@ -1,0 +1,234 @@
+"""A step's output check, run by the supervisor (``verify`` in pipeline.toml) once the step
+exited 0; copied into each run directory with the supervisor.
+
+The verdict must come from the check alone:
+
+1. nothing of the step may still run when the check starts: its process group, session and
+   every process descending from the supervisor (a child subreaper: orphans come back to it)
+   or carrying the run's ``HARNESS_RUN_ID`` get TERM, then KILL after ``GRACE`` seconds; how
+   many were ended goes into the log and ``verify.json`` (``ended``);
+2. a shipped check (``{run_dir}/verifiers/``) runs only with the bytes harness copied at
+   launch: their sha256 are in the spec; a file changed, gone or added is a refused check
+   (``refused``), never run;
+3. the report is read from the check's own channels, never from the log: the pipe whose
+   write end only the check gets (its number in ``HARNESS_VERIFY_FD``), else the last
+   ``HARNESS_VERIFY {json}`` line of the check's own stdout/stderr -- a pipe too, copied
+   into the log as it comes. A leftover of the step writing into the log is not heard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from typing import Any
+
+from probes._proctree import run_tree, self_and_ancestors, terminate
+from probes._rundir import write_record
+
+#: An output check reports its counts on a line starting with this (harness.runs.verification)
+VERIFY_MARK = b"HARNESS_VERIFY "
+#: The environment variable naming the check's report fd
+REPORT_FD_ENV = "HARNESS_VERIFY_FD"
+#: Seconds between TERM and KILL for what the step left running
+GRACE = 5.0
+#: The most bytes of report kept (a report is a few kB; a runaway writer is cut)
+REPORT_LIMIT = 16 << 20
+#: Seconds the check's pipes are still read after it exited (a child of it may hold them)
+DRAIN = 2.0
+
+
+def sha256_of(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def shipped_hashes(folder: str) -> dict[str, str]:
+    """Name -> sha256 of each file in the run's verifiers folder (what launch copied)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    return {n: h for n in names if (h := sha256_of(os.path.join(folder, n))) is not None}
+
+
+def changed(run_dir: str, launched: dict[str, str]) -> str | None:
+    """Why the shipped checks may not run (a file changed since launch), or None."""
+    if not launched:
+        return None
+    now = shipped_hashes(os.path.join(run_dir, "verifiers"))
+    for name, digest in sorted(launched.items()):
+        got = now.get(name)
+        if got != digest:
+            was = "gone" if got is None else f"{got[:12]} now"
+            return (f"the check {name} was changed after launch (sha256 {digest[:12]} at "
+                    f"launch, {was}); not run")  # fmt: skip
+    added = sorted(set(now) - set(launched))
+    if added:
+        return f"the checks' folder gained {', '.join(added)} after launch; not run"
+    return None
+
+
+def end_leftovers(run_id: str, step_sid: int | None) -> dict[str, list[int]]:
+    """TERM, then KILL, whatever of the step still runs; reap what was ours."""
+    procs = run_tree(run_id, {os.getpid()}, step_sid, self_and_ancestors())
+    if not procs:
+        return {"terminated": [], "killed": [], "remaining": []}
+    gone = terminate(procs, GRACE)
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    return gone
+
+
+def run_check(run_dir: str, spec: dict[str, Any], env: dict[str, str], cwd: str | None,
+              devnull: int, step: list[int]) -> None:  # fmt: skip
+    """Run the step's output check like the step (its env, cwd, own session, its output in
+    the log), within its time limit; write verify.json."""
+    log = os.open(os.path.join(run_dir, "log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    shown = spec.get("verify_display") or spec["verify"][0]  # masked: secrets never hit disk
+    say(log, f"harness: verifying the output: {shown}\n".encode("utf-8", "replace"))
+    limit = float(spec.get("verify_timeout") or 3600.0)
+    out: dict[str, Any] = {"exit_code": None, "signal": None, "timed_out": False,
+                           "timeout": limit, "started_at": time.time()}  # fmt: skip
+    gone = end_leftovers(os.path.basename(run_dir.rstrip("/")), step[0] if step else None)
+    out["ended"] = gone
+    n = len(gone["terminated"]) + len(gone["killed"])
+    if n:
+        pids = ", ".join(map(str, gone["terminated"] + gone["killed"]))
+        say(log, f"harness: ended {n} process{'es' if n > 1 else ''} the step left running, "
+                 f"before its check (pids {pids})\n".encode())  # fmt: skip
+    if gone["remaining"]:
+        say(log, f"harness: could not end {gone['remaining']} (left by the step)\n".encode())
+    refused = changed(run_dir, spec.get("verifiers_sha256") or {})
+    if refused:
+        say(log, f"harness: {refused}\n".encode("utf-8", "replace"))
+        out.update(refused=refused, ended_at=time.time(), report=None)
+        os.close(log)
+        write_record(run_dir, "verify.json", out)
+        return
+    out_r, out_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    try:
+        proc = subprocess.Popen(spec["verify"], cwd=cwd, env={**env, REPORT_FD_ENV: str(rep_w)},
+                                stdin=devnull, stdout=out_w, stderr=out_w, pass_fds=(rep_w,),
+                                start_new_session=True, close_fds=True)  # fmt: skip
+    except OSError as exc:
+        say(log, f"harness: cannot start the check: {exc.strerror or exc}\n".encode())
+        out["exit_code"] = 127
+        proc = None
+    os.close(out_w)
+    os.close(rep_w)
+    got = Channels(out_r, rep_r, log)
+    if proc is not None:
+        step.append(proc.pid)  # a SIGTERM to the supervisor reaches the check too
+        _wait(proc, got, out, limit)
+    got.drain(time.monotonic() + DRAIN)
+    os.close(log)
+    out["ended_at"] = time.time()
+    out["report"], out["report_from"] = got.report()
+    write_record(run_dir, "verify.json", out)
+
+
+def _wait(proc: subprocess.Popen, got: Channels, out: dict[str, Any], limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while True:
+        got.read(0.1)
+        try:
+            pid, wstatus = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == proc.pid:
+            proc.returncode = 0  # reaped here, not by Popen
+            if os.WIFSIGNALED(wstatus):
+                out["signal"] = os.WTERMSIG(wstatus)
+            else:
+                out["exit_code"] = os.WEXITSTATUS(wstatus)
+            return
+        if pid == 0:
+            if time.monotonic() > deadline and not out["timed_out"]:
+                out["timed_out"] = True
+                _signal(proc.pid, signal.SIGTERM)
+                deadline = time.monotonic() + 10.0
+            elif out["timed_out"] and time.monotonic() > deadline:
+                _signal(proc.pid, signal.SIGKILL)
+
+
+class Channels:
+    """The check's output (copied into the log, its marker lines kept) and its report pipe."""
+
+    def __init__(self, out_fd: int, report_fd: int, log: int) -> None:
+        self.log = log
+        self.open = [out_fd, report_fd]
+        self.out_fd, self.report_fd = out_fd, report_fd
+        self.line = bytearray()  # the output's unfinished line
+        self.marked: bytes | None = None  # the output's last marker line
+        self.sent = bytearray()  # what came on the report pipe
+
+    def read(self, wait: float) -> None:
+        if not self.open:
+            time.sleep(wait)
+            return
+        ready, _, _ = select.select(self.open, [], [], wait)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                self.open.remove(fd)
+                os.close(fd)
+            elif fd == self.out_fd:
+                say(self.log, chunk)
+                self._scan(chunk)
+            elif len(self.sent) < REPORT_LIMIT:
+                self.sent += chunk
+
+    def _scan(self, chunk: bytes) -> None:
+        self.line += chunk
+        *whole, rest = bytes(self.line).split(b"\n")
+        for line in whole:
+            if line.startswith(VERIFY_MARK):
+                self.marked = line
+        self.line = bytearray(rest[-REPORT_LIMIT:])
+
+    def drain(self, until: float) -> None:
+        while self.open and time.monotonic() < until:
+            self.read(0.05)
+        for fd in self.open:
+            os.close(fd)
+        self.open = []
+        if self.line.startswith(VERIFY_MARK):
+            self.marked = bytes(self.line)
+
+    def report(self) -> tuple[Any, str | None]:
+        """The report from the pipe if the check wrote one there, else from its output."""
+        for line in reversed(bytes(self.sent).splitlines()):
+            found = _parse(line[len(VERIFY_MARK) :] if line.startswith(VERIFY_MARK) else line)
+            if found is not None:
+                return found, "fd"
+        found = _parse(self.marked[len(VERIFY_MARK) :]) if self.marked else None
+        return (found, "output") if found is not None else (None, None)
+
+
+def _parse(data: bytes) -> dict[str, Any] | None:
+    with contextlib.suppress(ValueError):
+        found = json.loads(data.decode("utf-8", "replace"))
+        return found if isinstance(found, dict) else None
+    return None
+
+
+def say(log: int, line: bytes) -> None:
+    """harness's own line in the step's log; a full disk keeps it out, nothing worse."""
+    with contextlib.suppress(OSError):
+        os.write(log, line)
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, sig)

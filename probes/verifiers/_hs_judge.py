@@ -1,0 +1,185 @@
+"""Pure decisions of the extraction check (``hidden_states.py``): which samples, and whether
+one sample's captured states are right -- on tensors already in memory, no I/O.
+
+Per sample and compared layer, in this order, each with its own words (``Finding``):
+
+1. ``non-finite``: "NaN/inf at row r"
+2. ``zeros``: "row r is all zeros (k rows)"
+3. ``position``: each captured row must be nearer (relative L2) its own reference row than
+   reference rows t-1 and t+1; a row within ``hard`` of its own row is never called misplaced
+   (two neighbouring rows can be that alike: a run of one repeated token)
+4. ``layer``: with the reference states of the neighbouring layer ids at hand, the captured
+   layer must be nearer its own reference layer than them (relative Frobenius); one within
+   ``tol`` of its own is right whatever its neighbours are
+5. the error bound: relative Frobenius error <= ``tol`` passes; ``tol < err <= hard`` with
+   3 and 4 holding passes as ``drift`` (a warning); above ``hard`` fails (``values``)
+
+Why both a bound and identities: bf16 noise grows with depth (0.028-0.048 measured at 8-24
+layers against 0.05), and a false "failed" on a day-long run costs as much as a missed
+fault; a misaligned sample is off by ~1.0 and nearest to *another* row or layer, which the
+identity tests name whatever the noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOLERANCE = 0.05
+HARD = 0.25
+#: the four counts of a report; a finding's ``check`` is counted under one of them
+COUNTS = ("values", "ids", "lengths", "layers")
+COUNTED_UNDER = {"non-finite": "values", "zeros": "values", "position": "values",
+                 "layer": "values", "values": "values", "ids": "ids", "lengths": "lengths",
+                 "layers": "layers"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sample's verdict on one check: ``check`` (a key of COUNTED_UNDER) and ``why``."""
+
+    check: str
+    why: str
+
+
+@dataclass(frozen=True)
+class LayerVerdict:
+    """``err``: relative Frobenius error (None when not reached); ``finding``: a failure;
+    ``drift``: passed between ``tol`` and ``hard``, every row and layer identified."""
+
+    err: float | None
+    finding: Finding | None = None
+    drift: bool = False
+    layer_checked: bool = False
+
+
+def spread(total: int, want: int) -> list[int]:
+    """``want`` indices over ``0..total-1``, evenly, first and last included (0: all)."""
+    if want <= 0 or want >= total:
+        return list(range(total))
+    if want == 1:
+        return [0]
+    return sorted({round(i * (total - 1) / (want - 1)) for i in range(want)})
+
+
+def plan_batches(lengths: list[int], budget: int) -> list[list[int]]:
+    """Positions of ``lengths`` grouped into forward batches of padded size (count x longest)
+    at most ``budget`` tokens, similar lengths together (longest first); 0: one per batch."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    out: list[list[int]] = []
+    for i in order:
+        cur = out[-1] if out else None
+        if cur and budget > 0 and (len(cur) + 1) * lengths[cur[0]] <= budget:
+            cur.append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def layers_held(held: int, configured: list[int]) -> Finding | None:
+    """The file holds one state per distinct configured layer id."""
+    want = sorted(set(configured))
+    if held == len(want):
+        return None
+    return Finding("layers", f"holds {held} layers, configured {len(want)} ({want})")
+
+
+def duplicated(pair: tuple[int, int] | None, ids: list[int]) -> Finding | None:
+    """``pair``: positions (earlier, later) of two bit-identical captured layers."""
+    if pair is None:
+        return None
+    a, b = pair
+    return Finding("layers", f"layer {ids[b]}'s states equal layer {ids[a]}'s (duplicated)")
+
+
+def rows_match(n_ids: int, rows: list[int]) -> Finding | None:
+    """Each captured layer has one row per input id."""
+    if sorted(set(rows)) == [n_ids]:
+        return None
+    shown = rows[0] if len(set(rows)) == 1 else sorted(set(rows))
+    return Finding("lengths", f"{shown} rows of states for {n_ids} ids")
+
+
+def ids_match(got: list[int], want: list[int] | None, index: int) -> Finding | None:
+    """The file's token ids are the prepared dataset's sample ``index``."""
+    if want is None:
+        return Finding("ids", f"no prepared sample {index}")
+    if got == want:
+        return None
+    pairs = enumerate(zip(got, want, strict=False))
+    first = next((t for t, (a, b) in pairs if a != b), min(len(got), len(want)))
+    return Finding("ids", f"ids differ from prepared sample {index}'s from position {first} "
+                          f"({len(got)} ids here, {len(want)} there)")  # fmt: skip
+
+
+def _rel_rows(x, r):  # type: ignore[no-untyped-def]
+    return (x - r).norm(dim=-1) / r.norm(dim=-1).clamp_min(1e-12)
+
+
+def rel_err(x, r) -> float:  # type: ignore[no-untyped-def]
+    x, r = x.float(), r.float()
+    return float((x - r).norm() / r.norm().clamp_min(1e-12))
+
+
+def non_finite(x) -> Finding | None:  # type: ignore[no-untyped-def]
+    bad = (~x.isfinite()).any(dim=-1).nonzero()
+    return Finding("non-finite", f"NaN/inf at row {int(bad[0])}") if len(bad) else None
+
+
+def zeros(x) -> Finding | None:  # type: ignore[no-untyped-def]
+    bad = (x == 0).all(dim=-1).nonzero()
+    if not len(bad):
+        return None
+    many = f"{len(bad)} rows" if len(bad) > 1 else "the only one"
+    return Finding("zeros", f"row {int(bad[0])} is all zeros ({many})")
+
+
+def position(x, r, hard: float = HARD) -> Finding | None:  # type: ignore[no-untyped-def]
+    """The first row nearer reference row t-1 or t+1 than its own (and not within ``hard``)."""
+    x, r = x.float(), r.float()
+    own = _rel_rows(x, r)
+    n = x.shape[0]
+    if n < 2:
+        return None
+    big = own.new_full((n,), float("inf"))
+    prev, nxt = big.clone(), big.clone()
+    prev[1:] = _rel_rows(x[1:], r[:-1])
+    nxt[:-1] = _rel_rows(x[:-1], r[1:])
+    bad = (((prev < own) | (nxt < own)) & (own > hard)).nonzero()
+    if not len(bad):
+        return None
+    t = int(bad[0])
+    near = t - 1 if prev[t] <= nxt[t] else t + 1
+    return Finding("position", f"row {t} is nearest reference row {near}")
+
+
+def layer_identity(x, k: int, refs: dict, tol: float = TOLERANCE) -> Finding | None:  # type: ignore[no-untyped-def]
+    """``refs``: layer id -> reference states at hand (``k`` and some others: at least one of
+    ``k-1``, ``k+1`` for the test to mean anything)."""
+    own = rel_err(x, refs[k])
+    if own <= tol:
+        return None
+    errs = {j: rel_err(x, r) for j, r in refs.items() if j != k}
+    near = min(errs, key=lambda j: errs[j], default=None)
+    if near is None or errs[near] >= own:
+        return None
+    return Finding("layer", f"layer {k}'s states are nearest reference layer {near}")
+
+
+def judge_layer(x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD) -> LayerVerdict:  # type: ignore[no-untyped-def]
+    """One sample's captured layer ``k`` (``x``, [n, hidden]) against ``refs[k]``."""
+    for test in (non_finite, zeros):
+        found = test(x)
+        if found is not None:
+            return LayerVerdict(None, found)
+    found = position(x, refs[k], hard)
+    if found is not None:
+        return LayerVerdict(rel_err(x, refs[k]), found)
+    checked = any(j in refs for j in (k - 1, k + 1))
+    found = layer_identity(x, k, refs, tol)
+    err = rel_err(x, refs[k])
+    if found is not None:
+        return LayerVerdict(err, found, layer_checked=checked)
+    if err > hard:
+        why = f"relative error {err:.3f} at layer {k} (hard bound {hard})"
+        return LayerVerdict(err, Finding("values", why), layer_checked=checked)
+    return LayerVerdict(err, None, drift=err > tol, layer_checked=checked)

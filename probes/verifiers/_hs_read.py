@@ -1,0 +1,171 @@
+"""Extracted hidden states, one sample at a time, in either format, streamed.
+
+* speculators 0.3.0: ``data_{i}.pt`` (``input_ids`` [n], ``hidden_states``: a list of
+  [n, hidden], one per captured layer in layer order -- the worker captures each distinct id
+  once, speculators keeps them in a frozenset); the layer ids in ``data_config.json``.
+* speculators 0.9.0: ``hs_{i}.safetensors`` (``token_ids`` [n], ``hidden_states``
+  [n, layers, hidden]); the layer ids are not in the files: ``--layer-ids`` names them, in
+  the order vLLM captures them.
+
+A :class:`Sample` holds what every check needs (ids, how many layers, their rows, a
+duplicated pair) read memory-mapped, and only the layers asked for in memory. :func:`stream`
+loads samples in a background thread, a few ahead, while the caller forwards the previous
+ones: never the whole dataset in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMATS = {"data_": ".pt", "hs_": ".safetensors"}
+
+
+@dataclass
+class Sample:
+    index: int
+    name: str
+    ids: Any = None  # a 1-D LongTensor
+    held: int = 0  # how many layers the file holds
+    rows: list[int] = field(default_factory=list)  # rows per held layer
+    dup: tuple[int, int] | None = None  # positions of two bit-identical layers
+    states: dict[int, Any] = field(default_factory=dict)  # position -> [n, hidden], in memory
+    prepared: Any = None  # the prepared dataset's ids for this index (list), when asked
+    error: str | None = None  # "missing", "cannot be read: ..."
+
+
+class Folder:
+    """The extracted files of one folder: which format, which indices, which layer ids."""
+
+    def __init__(self, data: Path, layer_ids: str | None = None) -> None:
+        self.data = data
+        self.prefix, self.paths = "data_", {}
+        for prefix, ext in FORMATS.items():
+            found = {}
+            for f in data.glob(f"{prefix}*{ext}"):
+                tail = f.name[len(prefix) : -len(ext)]
+                if tail.isdigit():
+                    found[int(tail)] = f
+            if found:
+                self.prefix, self.paths = prefix, found
+                break
+        self.total = max(self.paths) + 1 if self.paths else 0
+        self.layer_ids = self._layer_ids(layer_ids)
+
+    def _layer_ids(self, given: str | None) -> list[int]:
+        if given:
+            ids = [int(x) for x in given.split(",") if x.strip()]
+            return sorted(set(ids)) if self.prefix == "data_" else list(dict.fromkeys(ids))
+        if self.prefix == "hs_":
+            raise SystemExit(f"{self.data}: hs_*.safetensors files do not name their layers: "
+                             "give --layer-ids (e.g. 2,16,29,32)")  # fmt: skip
+        cfg = json.loads((self.data / "data_config.json").read_text())
+        for holder in (cfg.get("hidden_states") or {}, cfg):
+            if isinstance(holder, dict) and holder.get("layer_ids"):
+                return sorted({int(x) for x in holder["layer_ids"]})
+        raise SystemExit(f"{self.data}/data_config.json names no layer_ids")
+
+    def name(self, index: int) -> str:
+        return f"{self.prefix}{index}"
+
+    def load(self, index: int, positions: list[int], torch: Any) -> Sample:
+        """Sample ``index`` with the held layers at ``positions`` in memory."""
+        s = Sample(index, self.name(index))
+        path = self.paths.get(index)
+        if path is None:
+            s.error = "missing"
+            return s
+        try:
+            (_load_pt if self.prefix == "data_" else _load_st)(path, s, positions, torch)
+        except Exception as exc:  # a cut or garbled file: this sample's failure, not a crash
+            s.error = f"cannot be read: {type(exc).__name__}: {str(exc)[:160]}"
+            s.states = {}
+        return s
+
+
+def _load_pt(path: Path, s: Sample, positions: list[int], torch: Any) -> None:
+    d = torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+    s.ids, hs = d["input_ids"], list(d["hidden_states"])
+    s.held, s.rows = len(hs), [int(h.shape[0]) for h in hs]
+    s.dup = _duplicated([h[:1] for h in hs], lambda a, b: torch.equal(hs[a], hs[b]), torch)
+    s.states = {p: hs[p].clone() for p in positions if p < len(hs)}  # read from the map now
+
+
+def _load_st(path: Path, s: Sample, positions: list[int], torch: Any) -> None:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        s.ids = f.get_tensor("token_ids")
+        sl = f.get_slice("hidden_states")
+        shape = list(sl.get_shape())
+        if len(shape) != 3:
+            raise ValueError(f"hidden_states is {shape}, not [n, layers, hidden]")
+        n, s.held = shape[0], shape[1]
+        s.rows = [n] * s.held
+        first = sl[0:1] if n else None
+        heads = [first[:, j] for j in range(s.held)] if first is not None else []
+
+        def same(a: int, b: int) -> bool:
+            return torch.equal(sl[:, a : a + 1], sl[:, b : b + 1])
+
+        s.dup = _duplicated(heads, same, torch)
+        s.states = {p: sl[:, p : p + 1][:, 0].contiguous() for p in positions if p < s.held}
+
+
+def _duplicated(heads: list, same: Callable[[int, int], bool], torch: Any) -> tuple | None:
+    """The first pair of held layers that are bit-identical: their first rows compared (one
+    page each), then the whole layers for a pair whose first rows agree."""
+    for b in range(1, len(heads)):
+        for a in range(b):
+            if heads[a].numel() and torch.equal(heads[a], heads[b]) and same(a, b):
+                return (a, b)
+    return None
+
+
+class Prepared:
+    """The prepared dataset (``datasets.save_to_disk``): its ``input_ids`` row by row, read
+    lazily from the Arrow files (never the whole column in memory)."""
+
+    def __init__(self, path: str) -> None:
+        from datasets import load_from_disk
+
+        self.ds = load_from_disk(path).with_format(None)  # rows as lists, whatever it was saved as
+        if "input_ids" not in self.ds.column_names:
+            raise SystemExit(f"{path}: the prepared dataset has no input_ids column "
+                             f"({self.ds.column_names})")  # fmt: skip
+
+    def __len__(self) -> int:
+        return len(self.ds)
+
+    def ids(self, index: int) -> list[int] | None:
+        if index >= len(self.ds):
+            return None
+        return [int(x) for x in self.ds[index]["input_ids"]]
+
+
+def stream(load: Callable[[int], Sample], indices: Iterable[int], depth: int) -> Iterator[Sample]:
+    """``load(i)`` for each index, in a background thread at most ``depth`` ahead."""
+    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    done = object()
+
+    def work() -> None:
+        try:
+            for i in indices:
+                q.put(load(i))
+        except BaseException as exc:  # handed to the reader, raised there
+            q.put(exc)
+        q.put(done)
+
+    threading.Thread(target=work, daemon=True, name="hs-prefetch").start()
+    while True:
+        got = q.get()
+        if got is done:
+            return
+        if isinstance(got, BaseException):
+            raise got
+        yield got

@@ -1,0 +1,87 @@
+"""The per-layer decisions of the extraction check (``_hs_judge.judge_layer``) on small tensors,
+as a table, run under the check's own torch (the verify-cpu venv; one process for the table).
+
+Reference layers 1, 2, 3 of 8 rows x 16 are residual-stream-like: each layer is the one before
+plus an update of relative size 0.5, so neighbouring layers are near, rows far apart. ``x`` is
+what a file holds for layer 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.pipvenvs import verify_cpu_venv
+
+VERIFIERS = Path(__file__).resolve().parents[2] / "probes" / "verifiers"
+
+SETUP = """
+import torch
+g = torch.Generator().manual_seed(0)
+def rnd(*s): return torch.randn(*s, generator=g)
+def noise(t, rel): n = rnd(*t.shape); return t + n * (rel * t.norm() / n.norm())
+r2 = rnd(8, 16)
+r1 = noise(r2, 0.5)
+r3 = noise(r2, 0.5)
+refs = {1: r1, 2: r2, 3: r3}
+"""
+# name -> (code making x (and maybe refs), check or None, words, drift)
+CASES: dict[str, tuple[str, str | None, str, bool]] = {
+    "right": ("x = noise(r2, 1e-3)", None, "", False),
+    "drift, identified": ("x = noise(r2, 0.1)", None, "", True),
+    "over the hard bound": ("x = noise(r2, 0.4)", "values",
+                            "relative error 0.400 at layer 2 (hard bound 0.25)", False),
+    "rows shifted up": ("x = torch.cat([r2[1:], r2[-1:]])", "position",
+                        "row 0 is nearest reference row 1", False),
+    "rows shifted down": ("x = torch.cat([r2[:1], r2[:-1]])", "position",
+                          "row 1 is nearest reference row 0", False),
+    "two alike rows swapped (a repeated token)": (
+        "r2[4] = noise(r2[3], 0.01); x = noise(r2, 1e-3); x[[3, 4]] = x[[4, 3]]", None, "", False),
+    "NaN": ("x = r2.clone(); x[4, 0] = float('nan')", "non-finite", "NaN/inf at row 4", False),
+    "inf": ("x = r2.clone(); x[6, 3] = float('inf')", "non-finite", "NaN/inf at row 6", False),
+    "zeros": ("x = r2.clone(); x[2] = 0", "zeros", "row 2 is all zeros (the only one)", False),
+    "zeros, more rows": ("x = r2.clone(); x[5:] = 0", "zeros", "row 5 is all zeros (3 rows)",
+                         False),
+    "another layer's states": ("x = noise(r3, 1e-3)", "layer",
+                               "layer 2's states are nearest reference layer 3", False),
+    "near a neighbour, within the tolerance": (
+        "refs[1] = noise(r2, 0.01); x = noise(r2, 0.03)", None, "", False),
+    "drift, no neighbour at hand": ("refs = {2: r2}; x = noise(r2, 0.1)", None, "", True),
+    "the first failing test names it": ("x = noise(r3, 1e-3); x[0] = 0", "zeros",
+                                        "row 0 is all zeros (the only one)", False),
+}  # fmt: skip
+DRIVER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from _hs_judge import judge_layer
+out = {}
+for name, code in json.loads(sys.argv[2]).items():
+    ns = {}
+    exec(SETUP + code, ns)
+    v = judge_layer(ns["x"], 2, ns["refs"])
+    f = v.finding
+    out[name] = [f.check if f else None, f.why if f else "", v.drift]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def judged() -> dict[str, Any]:
+    venv = verify_cpu_venv()
+    code = {name: case[0] for name, case in CASES.items()}
+    r = subprocess.run(
+        [str(venv.python), "-c", f"SETUP = {SETUP!r}\n" + DRIVER, str(VERIFIERS), json.dumps(code)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_layer_is_judged_in_order_with_its_own_words(judged: dict, name: str) -> None:
+    _, check, why, drift = CASES[name]
+    assert judged[name] == [check, why, drift]
