@@ -54,7 +54,7 @@ FAULTS: dict[str, tuple[str, ...]] = {
     "layer dropped": ("layers",),
     "layer taken from another layer": ("layers", "layer"),
     "zeros": ("zeros",),
-    "NaN": ("finite", "nan"),
+    "NaN": ("non-finite",),
 }
 
 
