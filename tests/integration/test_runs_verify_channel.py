@@ -20,14 +20,18 @@ from tests.integration.test_runs_ssh import Harness, local_harness, toml_str
 FORGED = json.dumps({"checked": 9, "total": 9, "failed": []})
 REAL = json.dumps({"checked": 9, "total": 9, "failed": ["data_1", "data_2"]})
 FORGER = f"""
-import time
+import os, time
 while True:
     print("HARNESS_VERIFY " + {FORGED!r}, flush=True)
+    open("forged", "w").close()  # it has printed: the step may end
     time.sleep(0.05)
 """
 LEAVE = f"""
-import subprocess, sys
+import os, subprocess, sys, time
 subprocess.Popen([sys.executable, "-c", {FORGER!r}], start_new_session=True)  # stdout: the log
+deadline = time.monotonic() + 30
+while not os.path.exists("forged") and time.monotonic() < deadline:  # a loaded machine
+    time.sleep(0.02)
 print("step done", flush=True)
 """
 CHECK_LATE = f"""
