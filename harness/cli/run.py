@@ -176,6 +176,7 @@ def run_step(
     from harness.group.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
     from harness.runs.attach import follow_run, print_next
+    from harness.runs.launch import refuse_flags_that_cannot_apply
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.steps import BUILTINS
@@ -199,6 +200,8 @@ def run_step(
     overrides = parse_sets(sets)
     if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
         resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
+    if not smoke:  # a smoke run is the test itself: neither flag applies to it
+        refuse_flags_that_cannot_apply(pipeline, step, require_smoke, require_verified)
     plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
     if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
         overrides = {**overrides, **plan.sets}
