@@ -19,6 +19,7 @@ from harness.errors import (
     HarnessError,
     Interrupted,
     NoSpace,
+    NotWritable,
     PatchConflict,
     PatchError,
     StalePatch,
@@ -163,9 +164,9 @@ def apply_patches(
     with DeferInterrupts() as ctrl_c:
         try:
             written_reports: list[DistReport] | None = _write_all(target, library, reports)
-        except NoSpace:
+        except (NoSpace, NotWritable) as e:
             todo = [r for r in reports if r.plan is not None and r.plan.changes]
-            raise _no_space(target, todo[0].root, _settle(target, todo), again) from None
+            raise _no_space(target, todo[0].root, _settle(target, todo), again, e) from None
         except HarnessError:
             if not ctrl_c.asked:
                 raise
@@ -180,8 +181,16 @@ def apply_patches(
     return written_reports
 
 
-def _no_space(target: Target, where: str | None, left: str, again: str = "") -> PatchError:
-    """A write that met a full disk: where, and what it left (read back, rolled back)."""
+def _no_space(
+    target: Target, where: str | None, left: str, again: str = "", e: Exception | None = None
+) -> PatchError:
+    """A write that met a full disk (or a read-only one, no permission: ``e``): where, and
+    what it left (read back, rolled back)."""
+    if isinstance(e, NotWritable):
+        return PatchError(
+            f"{target.label}: cannot write {e.path or where} ({e.reason}): {left}",
+            f"{e.hint}; see the state with: harness patches{again}",
+        )
     disk = f" that holds {where}" if where else ""
     return PatchError(
         f"{target.label}: no space left on the disk{disk}: {left}",
@@ -275,9 +284,10 @@ def revert_patches(
             for p in planned:
                 done.append(_revert_one(target, p))
             out = done
-        except NoSpace:
+        except (NoSpace, NotWritable) as e:
             where = p.state.root if p.state is not None else None
-            raise _no_space(target, where, _reverted(target, p.dist, list(p.changes))) from None
+            left = _reverted(target, p.dist, list(p.changes))
+            raise _no_space(target, where, left, again, e) from None
         except HarnessError:
             if not ctrl_c.asked:
                 raise
