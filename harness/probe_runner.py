@@ -358,6 +358,13 @@ def _hint(env: Envelope) -> str | None:
         return "the file does not parse under the target's Python; is it the right interpreter?"
     if env.kind == "no-space":
         return "free space on the target (df -h there), then run the command again"
+    if env.kind == "bad-manifest":
+        path, dist = (d or {}).get("path") or "manifest.json", (d or {}).get("dist") or "DIST"
+        return (
+            "harness will not guess what it patched: mend the file if you can (is it "
+            f"half-written, or edited?); else move it aside (mv {path} {path}.bad) and put "
+            f"pip's files back: pip install --force-reinstall --no-deps {dist}==VERSION"
+        )
     if env.kind == "not-writable":
         return "run it as the files' owner, or on an environment you can write (a venv)"
     if env.kind == "internal" and env.traceback:
