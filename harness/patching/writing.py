@@ -33,12 +33,11 @@ from harness.patching.ops import DistReport, holder_text, read_state, status
 from harness.patching.plan import (
     STALE,
     FileChange,
-    Outcome,
-    interrupted_line,
     new_manifest,
     plan_revert,
     sha,
 )
+from harness.patching.states import Outcome, interrupted_line
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
@@ -144,17 +143,21 @@ def apply_patches(
             assert r.plan is not None
             lines += list(r.plan.problems)
             for p in r.plan.patches:
+                lines += [f"{p.id}: {f} is missing on the target" for f in p.missing]
                 for c in p.conflicts:
                     lines.append(
                         f"{p.id}: {c.file}: hunk {c.hunk} (patch line {c.patch_line}) "
                         "does not match"
                     )
         hand = any(r.plan is not None and r.plan.problems for r in blocked)
+        gone = any(p.missing for r in blocked if r.plan is not None for p in r.plan.patches)
         raise PatchConflict(
             "nothing was written: " + "; ".join(lines),
             "run `harness patches` for the expected vs found lines"
-            + ("; --force patches files edited by hand" if hand else ""),
-        )
+            + ("; --force patches files edited by hand" if hand else "")
+            + ("; put a missing file back with pip install --force-reinstall --no-deps "
+               f"{blocked[0].dist}=={blocked[0].installed}" if gone else ""),
+        )  # fmt: skip
     if only and reports and reports[0].plan is None:
         raise VersionMismatch(reports[0].note or "no series applies")
     if check_only:

@@ -13,6 +13,7 @@ Real processes on the tinypkg venv of ``test_patches_faults`` (pip's own install
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -23,9 +24,12 @@ from tests.integration.test_patches_faults import (
     FIXTURES,
     Tiny,
     installed,
+    leftovers,
     tiny,  # noqa: F401 - a fixture
 )
 from tests.support.cli import CliResult, run_cli
+
+ALPHA = "tinypkg/alpha.py"
 
 
 @pytest.fixture
@@ -82,3 +86,58 @@ def test_a_corrupt_manifest_is_named_and_refused(
         assert f"mv {manifest} {manifest}.bad" in hint
         assert "pip install --force-reinstall --no-deps tinypkg==VERSION" in hint
         assert installed(tiny.site) == patched and manifest.read_bytes() == kept
+
+
+# -- item 7: a file deleted by hand -----------------------------------------------------------
+
+
+def test_a_deleted_file_reads_missing_not_as_hunks(
+    h: Callable[..., CliResult],
+    tiny: Tiny,  # noqa: F811
+) -> None:
+    tiny.path(ALPHA).unlink()
+    before = installed(tiny.site)
+    r = h("patches")
+    assert r.code == 1, r.err
+    assert f"conflicts        0001-alpha-greeting ({ALPHA} missing on the target)" in r.out
+    assert "hunk" not in r.out and "expected:" not in r.out, r.out
+    (report,) = json.loads(h("patches", "--json").out)
+    (first,) = [p for p in report["plan"]["patches"] if p["id"] == "0001-alpha-greeting"]
+    assert (first["state"], first["missing"], first["conflicts"]) == ("conflicts", [ALPHA], [])
+    r = h("apply-patches")
+    assert r.code == 1, r.out + r.err
+    error, hint = one_error(r)
+    assert (
+        error
+        == f"error: nothing was written: 0001-alpha-greeting: {ALPHA} is missing on the target"
+    )
+    assert "pip install --force-reinstall --no-deps tinypkg==1.0" in hint
+    r = h("make-patch", "tinypkg", "--name", "x")
+    assert r.code == 2, r.out + r.err
+    error, hint = one_error(r)
+    assert error == (
+        f"error: {ALPHA}: missing in tinypkg 1.0 on venv:{tiny.root} (deleted by hand?); "
+        "make-patch records edits to files, not deletions; no other hand edits found"
+    )
+    assert installed(tiny.site) == before and leftovers(tiny.site) == []
+
+
+def test_a_patched_file_deleted_by_hand_reads_missing(
+    h: Callable[..., CliResult],
+    tiny: Tiny,  # noqa: F811
+) -> None:
+    assert h("apply-patches").code == 0
+    tiny.path(ALPHA).unlink()
+    r = h("patches")
+    assert f"0001-alpha-greeting ({ALPHA} missing on the target)" in r.out, r.out
+    r = h("revert-patches")
+    assert r.code == 2, r.out + r.err
+    error, _ = one_error(r)
+    assert error == (
+        f"error: venv:{tiny.root}: not reverting tinypkg: {ALPHA}: missing (deleted by hand?); "
+        "--force restores the original"
+    )
+    assert not tiny.path(ALPHA).exists()
+    r = h("revert-patches", "--force")
+    assert r.code == 0, r.err
+    assert tiny.path(ALPHA).read_bytes() == (FIXTURES / "tinypkg-1.0" / ALPHA).read_bytes()
