@@ -58,6 +58,18 @@ class NoSpace(ProbeError):
         self.path = path
 
 
+class NotWritable(ProbeError):
+    """The target refused a probe's write (a read-only file system, no permission): a fact,
+    not a crash. ``path``: where; ``reason``: the words for why."""
+
+    def __init__(
+        self, message: str, hint: str | None = None, path: str | None = None, reason: str = ""
+    ) -> None:
+        super().__init__(message, hint)
+        self.path = path
+        self.reason = reason
+
+
 class PatchError(HarnessError):
     """A patch series could not be planned or applied."""
 

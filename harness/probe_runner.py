@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import NoSpace, ProbeError, Stopped, TargetError
+from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
@@ -231,6 +231,11 @@ def run_probe(
         if env.kind == "no-space":  # the command says what it left (nothing written, ...)
             where = (env.details or {}).get("path")
             raise NoSpace(f"{target.label}: {env.error}", _hint(env), where)
+        if env.kind == "not-writable":
+            d = env.details or {}
+            raise NotWritable(
+                f"{target.label}: {env.error}", _hint(env), d.get("path"), d.get("reason", "")
+            )
         raise ProbeError(f"{target.label}: {env.error}", _hint(env))
     if env.cached and hit is not None:
         return hit
@@ -355,6 +360,15 @@ def _hint(env: Envelope) -> str | None:
         return "the file does not parse under the target's Python; is it the right interpreter?"
     if env.kind == "no-space":
         return "free space on the target (df -h there), then run the command again"
+    if env.kind == "bad-manifest":
+        path, dist = (d or {}).get("path") or "manifest.json", (d or {}).get("dist") or "DIST"
+        return (
+            "harness will not guess what it patched: mend the file if you can (is it "
+            f"half-written, or edited?); else move it aside (mv {path} {path}.bad) and put "
+            f"pip's files back: pip install --force-reinstall --no-deps {dist}==VERSION"
+        )
+    if env.kind == "not-writable":
+        return "run it as the files' owner, or on an environment you can write (a venv)"
     if env.kind == "internal" and env.traceback:
         return "probe crashed; last lines:\n" + "\n".join(env.traceback.strip().splitlines()[-4:])
     return None

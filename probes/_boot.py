@@ -95,6 +95,10 @@ def _main():
             kind, details = "no-space", {"path": exc.filename}
             where = " that holds %s" % exc.filename if exc.filename else ""  # noqa: UP031
             exc = OSError("no space left on the disk" + where)
+        elif isinstance(exc, OSError) and exc.errno in (1, 13, 30):  # EPERM, EACCES, EROFS
+            reason = "read-only file system" if exc.errno == 30 else "permission denied"
+            kind, details = "not-writable", {"path": exc.filename, "reason": reason}
+            exc = OSError("cannot write %s (%s)" % (exc.filename or "a file", reason))  # noqa: UP031
         _emit(
             {
                 "ok": False,

@@ -167,12 +167,42 @@ class Reader:
         return out
 
     def manifest(self) -> dict[str, Any]:
+        """This dist's entry of the manifest ({} for none). One that cannot be read is refused,
+        never read as empty: that would call harness's own edits hand edits, and have
+        ``revert-patches`` find nothing to revert."""
+        entry = self.whole_manifest().get(self.dist) or {}
+        if not isinstance(entry, dict) or not isinstance(entry.get("files") or {}, dict):
+            why = "its entry for %s is not a table of files" % self.dist  # noqa: UP031
+            raise self._bad_manifest(why)
+        return entry
+
+    def whole_manifest(self) -> dict[str, Any]:
+        path = os.path.join(self.state, "manifest.json")
         try:
-            with open(os.path.join(self.state, "manifest.json"), encoding="utf-8") as f:
-                data = json.load(f)
-            return data.get(self.dist) or {}
-        except (OSError, ValueError):
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
             return {}
+        except OSError as exc:
+            raise self._bad_manifest(exc.strerror or type(exc).__name__) from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise self._bad_manifest("not UTF-8 text") from None
+        except ValueError as exc:
+            why = "empty" if not raw.strip() else "not JSON: %s" % exc  # noqa: UP031
+            raise self._bad_manifest(why) from None
+        if not isinstance(data, dict):
+            raise self._bad_manifest("not a JSON object")
+        return data
+
+    def _bad_manifest(self, why: str) -> ProbeFailure:
+        path = os.path.join(self.state, "manifest.json")
+        return ProbeFailure(
+            "bad-manifest",
+            "harness's manifest %s cannot be read (%s); nothing was done" % (path, why),  # noqa: UP031
+            {"path": path, "dist": self.dist},
+        )
 
     # -- lock ---------------------------------------------------------------------------
     # Liveness is the flock itself, never ``kill(pid, 0)``: the kernel drops a dead process's

@@ -216,10 +216,7 @@ class Ops(Reader):
 
     def _save_manifest(self, manifest: dict[str, Any]) -> None:
         path = os.path.join(self.state, "manifest.json")
-        try:
-            whole = json.loads(read_text(path) or "{}")
-        except ValueError:
-            whole = {}
+        whole = self.whole_manifest()  # never an unreadable one rewritten as empty
         if manifest.get("files"):
             whole[self.dist] = manifest
         else:

@@ -5,37 +5,64 @@ command shares), :mod:`.common` (console, inventory, opening ``-t``, JSON, error
 module per command group, each with ``register(app)``.
 
 Heavy modules (Fabric, Paramiko, Rich's renderers) are imported inside commands, so that
-``harness --help`` and local work start fast.
+``harness --help`` and local work start fast. Even Typer and the command modules are imported
+inside :func:`main`'s ``try``: a Ctrl-C in the first moments of a command (while they load)
+is one line and exit 130, like any other, never an import's traceback.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
-from harness.cli import cache, hosts, matrix, patches, reading, report, run, runs
-from harness.cli.across import wrap_commands
-from harness.cli.app import app
-from harness.cli.common import report_error
-from harness.cli.options import use_global_options
-from harness.errors import HarnessError
+TYPE_CHECKING = False  # not typing's: importing typing is itself ~20 ms a Ctrl-C may land in
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+    import typer
 
 __all__ = ["app", "main"]
 
-# in --help's order: reading, runs, patches, the review, the cache
-for _group in (reading, matrix, hosts, run, runs, patches, report, cache):
-    _group.register(app)
-wrap_commands(app)  # -t naming several hosts: the command across them, in-process
-use_global_options(app)
+_built: list[typer.Typer] = []
+
+
+def build() -> typer.Typer:
+    """The app with every command registered (once)."""
+    if _built:
+        return _built[0]
+    from harness.cli import cache, hosts, matrix, patches, reading, report, run, runs
+    from harness.cli.across import wrap_commands
+    from harness.cli.app import app
+    from harness.cli.options import use_global_options
+
+    # in --help's order: reading, runs, patches, the review, the cache
+    for group in (reading, matrix, hosts, run, runs, patches, report, cache):
+        group.register(app)
+    wrap_commands(app)  # -t naming several hosts: the command across them, in-process
+    use_global_options(app)
+    _built.append(app)
+    globals()["app"] = app  # the name, not the submodule harness.cli.app it shadows
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # ``from harness.cli import app`` (tests, completion)
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> NoReturn:
-    """Entry point: every HarnessError becomes a message and an exit code, never a traceback."""
+    """Entry point: every HarnessError becomes a message and an exit code, never a traceback;
+    a Ctrl-C at any moment (the imports included) is one line and exit 130."""
     try:
-        app()
-    except HarnessError as exc:
-        report_error(exc)
-        sys.exit(exc.exit_code)
+        from harness.errors import HarnessError
+
+        try:
+            build()()
+        except HarnessError as exc:
+            from harness.cli.common import report_error
+
+            report_error(exc)
+            sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)

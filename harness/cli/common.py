@@ -111,7 +111,8 @@ def report_error(exc: HarnessError, prefix: str = "") -> None:
     label = (
         "[bold yellow]interrupted:[/]" if isinstance(exc, Interrupted) else "[bold red]error:[/]"
     )
-    err.print(f"{label} {escape(prefix + exc.message)}", soft_wrap=True)
+    text = prefix + exc.message
+    err.print(f"{label} {escape(text)}" if text else label.replace(":", ""), soft_wrap=True)
     if exc.hint:
         err.print(f"[yellow]hint:[/] {escape(exc.hint)}", soft_wrap=True)
 

@@ -72,13 +72,16 @@ class GlobalOptionsCommand(TyperCommand):
 
     def invoke(self, ctx: Any) -> Any:
         """Typer turns any KeyboardInterrupt into a silent exit 130: one that says what it
-        stopped (a probe ended on the target) is said, as an Interrupted."""
+        stopped (a probe ended on the target) is said, as an Interrupted; any other is the
+        one line ``interrupted``, as during start-up."""
         from harness.errors import Interrupted, Stopped
 
         try:
             return super().invoke(ctx)
         except Stopped as e:
             raise Interrupted(e.message) from None
+        except KeyboardInterrupt:
+            raise Interrupted("") from None
 
 
 def use_global_options(app: typer.Typer) -> None:

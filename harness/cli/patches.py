@@ -160,11 +160,18 @@ def revert_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Restore every file harness patched, byte-identical (sha256 checked)."""
-    from harness.patching.writing import revert_patches
+    from harness.errors import Interrupted
+    from harness.patching.writing import revert_patches, reverted_line
 
-    with target_for(target, accept_new_host_key) as t:
-        reports = revert_patches(t, _root(patches), force=force, only=dist)
-    _emit(reports, as_json)
+    flags = again(target, patches)
+    reports: list[Any] | None = None
+    try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
+        with target_for(target, accept_new_host_key) as t:
+            reports = revert_patches(t, _root(patches), force=force, only=dist, again=flags)
+        _emit(reports, as_json)
+    except KeyboardInterrupt:
+        left = reverted_line(reports)
+        raise Interrupted(f"{left}; see it with: harness patches{flags}") from None
 
 
 def _emit_lines(lines: list[str], as_json: bool, ok: bool) -> None:

@@ -64,6 +64,7 @@ def report_cmd(
     overrides = _checked(fmt, output, sets)
     if output is not None and fmt == "terminal":  # no --format: the file's suffix says which
         fmt = {".html": "html", ".htm": "html", ".json": "json"}.get(output.suffix.lower(), "md")
+    _flags_apply(step, pipeline, require_smoke, require_verified)
     with target_for(target, accept_new_host_key) as t:
         review = build_review(
             t,
@@ -100,12 +101,26 @@ def report_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     from harness.patching.series import patches_root
 
     overrides = _checked(kw["fmt"], kw["output"], kw["sets"])
+    _flags_apply(kw["step"], kw["pipeline"], kw["require_smoke"], kw["require_verified"])
     _group_report(
         hosts, kw["fmt"], kw["output"], kw["accept_new_host_key"],
         dict(patches=patches_root(kw["patches"]), callers=kw["caller"], step=kw["step"],
              pipeline=kw["pipeline"], overrides=overrides,
              require_smoke=kw["require_smoke"], require_verified=kw["require_verified"]),
     )  # fmt: skip
+
+
+def _flags_apply(
+    step: str | None, pipeline: Path | None, require_smoke: bool, require_verified: bool
+) -> None:
+    """--require-smoke / --require-verified refused for a step that could never meet them."""
+    if not (require_smoke or require_verified):
+        return
+    from harness.runs.launch import refuse_flags_that_cannot_apply
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+
+    loaded = load_pipeline(find_pipeline_file(pipeline))
+    refuse_flags_that_cannot_apply(loaded, step, require_smoke, require_verified)
 
 
 def _checked(fmt: str, output: Any, sets: Any) -> dict[str, str]:

@@ -180,10 +180,13 @@ def run_step(
     """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
     its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
 
+    from harness.cache import cache_root
+    from harness.cli.foreground import check_copy_folder, check_stdout, launched
     from harness.cli.screen import SCREEN
     from harness.group.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
     from harness.runs.attach import follow_run, print_next
+    from harness.runs.launch import refuse_flags_that_cannot_apply
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.services import until_ready
@@ -193,6 +196,8 @@ def run_step(
 
     err = console(stderr=True)
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    if step is not None:
+        check_stdout(detach, as_json)
     if step is None:
         if as_json:
             print_json(pipeline.to_dict())
@@ -206,6 +211,8 @@ def run_step(
     overrides = parse_sets(sets)
     if step not in pipeline.steps or overrides:  # a typo should not cost a handshake
         resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
+    if not smoke:  # a smoke run is the test itself: neither flag applies to it
+        refuse_flags_that_cannot_apply(pipeline, step, require_smoke, require_verified)
     plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
     if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
         overrides = {**overrides, **plan.sets}
@@ -218,6 +225,8 @@ def run_step(
         return hosts_cfg.hosts[name].address if group else ""
 
     with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:
+        for host in hosts if not detach else ():  # the log's local copy: before launching
+            check_copy_folder(cache_root() / "runs" / host.target.name)
         outcome = start_run(
             pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e)),
             wait_ready=lambda h, info: until_ready(h.ctx, h.target, h.workdir, info, SCREEN,
@@ -227,7 +236,10 @@ def run_step(
         if group is None:  # one target: followed on the connection it was launched on
             one = hosts[0]
             if not detach:
-                return follow_run(one.ctx, one.target, info, start=0, follow=True, screen=SCREEN)
+                with launched(info.id, one.target.label, one.ctx.flag):
+                    return follow_run(
+                        one.ctx, one.target, info, start=0, follow=True, screen=SCREEN
+                    )
             if as_json:
                 print_json(info.to_dict())
             else:
@@ -237,7 +249,8 @@ def run_step(
     if detach:
         err.print(f"follow it with: harness logs {info.id} -t {','.join(group)} --follow")
         return 0
-    code = follow_group(outcome.followed, info.id, accept, workdir)
+    with launched(info.id, ",".join(group), f" -t {','.join(group)}"):
+        code = follow_group(outcome.followed, info.id, accept, workdir)
     finish(outcome.launch)
     return code
 

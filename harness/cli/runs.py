@@ -77,7 +77,10 @@ def logs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Print a run's log (byte-exact local copy kept); --follow reattaches to a live one."""
+    from harness.cli.foreground import stdout_open
     from harness.cli.screen import SCREEN
+
+    stdout_open("the log has nowhere to go", "send stdout to a file: harness logs RUN > FILE")
     from harness.runs.commands import show_logs
 
     code = show_logs(

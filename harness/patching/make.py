@@ -80,6 +80,16 @@ def make_patch(
     if version is None:
         raise PatchError(f"{dist} is not installed on {target.label}")
     wanted = files or probe.hand_edited()
+    gone = [] if files else probe.missing()
+    if gone:  # a deletion is no edit to record: said, not "no hand edits"
+        raise UsageError(
+            f"{', '.join(gone)}: missing in {dist} {version} on {target.label} (deleted by "
+            "hand?); make-patch records edits to files, not deletions"
+            + ("" if wanted else "; no other hand edits found"),
+            ("record the edited files alone by naming them (harness make-patch DIST FILE ...), "
+             "or put " if wanted else "put ")
+            + f"it back first: pip install --force-reinstall --no-deps {dist}=={version}",
+        )  # fmt: skip
     if not wanted:
         raise UsageError(
             f"no hand edits found in {dist} {version} on {target.label}",
@@ -100,7 +110,8 @@ def make_patch(
     for path in wanted:
         live = state.live[path]
         if live.text is None:
-            raise PatchError(f"{path}: missing or not UTF-8 on {target.label}")
+            what = "not UTF-8" if live.binary else "missing (deleted by hand?)"
+            raise PatchError(f"{path}: {what} on {target.label}")
         backup = state.backups.get(path)
         if path in state.manifest.files and backup is not None:
             applied = set(state.manifest.applied_ids)

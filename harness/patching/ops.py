@@ -42,6 +42,16 @@ class TargetState:
         """What this dist owns here: its RECORD, and the files harness created for it."""
         return Ownership(self.dist, frozenset(self.record), self.owners, self.manifest.created())
 
+    def missing(self) -> list[str]:
+        """Installed files (pip's RECORD lists them, hashed) that are gone, not by harness."""
+        return [
+            path
+            for path, got in sorted(self.actual.items())
+            if got is None
+            and self.record.get(path)
+            and not (path in self.manifest.files and self.manifest.after_sha256(path) is None)
+        ]
+
     def hand_edited(self) -> list[str]:
         """Installed files that match neither pip's RECORD nor what harness wrote."""
         out = []

@@ -68,6 +68,7 @@ class PatchState:
     #: STALE only: unified diff from the text that was applied to the series' text now
     #: (empty when an older harness applied it without recording the text).
     text_diff: str = ""
+    missing: tuple[str, ...] = ()  # CONFLICTS: files it changes that are not there (deleted)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +79,7 @@ class PatchState:
             "conflicts": [c.to_dict() for c in self.conflicts],
             "offsets": list(self.offsets),
             "text_diff": self.text_diff,
+            "missing": list(self.missing),
         }
 
 
@@ -174,15 +176,11 @@ def plan_apply(
                     PatchState(spec.id, spec.why, BY_HAND, "the files already contain this change")
                 )
                 continue
-            states.append(
-                PatchState(
-                    spec.id,
-                    spec.why,
-                    CONFLICTS,
-                    f"{len(conflicts)} hunk(s) do not match",
-                    tuple(conflicts),
-                )
-            )
+            gone = _missing(spec, texts, live)
+            rest = tuple(c for c in conflicts if c.file not in gone)
+            words = [f"{', '.join(gone)} missing on the target"] if gone else []
+            detail = "; ".join(words + [f"{len(rest)} hunk(s) do not match"] * bool(rest))
+            states.append(PatchState(spec.id, spec.why, CONFLICTS, detail, rest, missing=gone))
             continue
         offsets = tuple(
             f"{r.path}: hunk {h.hunk.header} at line {h.applied_at} (offset {h.offset:+d})"
@@ -215,6 +213,19 @@ def plan_apply(
         tuple(states),
         tuple(changes),
         tuple(problems),
+    )
+
+
+def _missing(
+    spec: PatchSpec, texts: Mapping[str, str | None], live: Mapping[str, LiveFile]
+) -> tuple[str, ...]:
+    """The files ``spec`` changes (not creates) that are not there: deleted by hand."""
+    return tuple(
+        fp.path
+        for fp in spec.files
+        if texts.get(fp.path) is None
+        and not fp.new_file
+        and not getattr(live.get(fp.path), "binary", False)
     )
 
 
@@ -308,32 +319,6 @@ def _manifest(
     return old.with_files(files, records, dist=dist, version=version, series=series)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """One dist's files as read back after an interrupted apply."""
-
-    dist: str
-    applied: bool  # every planned file holds its patched text
-    untouched: bool  # every planned file holds what it held before
-    rolled_back: bool  # the read-back found a dead transaction and undid it
-
-
-def interrupted_line(outcomes: list[Outcome]) -> str:
-    """Pure: the one line an interrupted apply prints about the state it left."""
-    if all(o.applied for o in outcomes):
-        return "the series is fully applied"
-    if all(o.untouched for o in outcomes):
-        if any(o.rolled_back for o in outcomes):
-            return "rolled back: the files are as they were before"
-        return "nothing written"
-    parts = [
-        f"{o.dist} "
-        + ("fully applied" if o.applied else "as before" if o.untouched else "half-written")
-        for o in outcomes
-    ]
-    return "left " + ", ".join(parts)
-
-
 def plan_revert(
     manifest: Manifest,
     live: dict[str, LiveFile],
@@ -350,8 +335,11 @@ def plan_revert(
             problems.append(f"{path}: not readable on the target")
             continue
         if f.sha256 != entry.after_sha256 and not force:
+            gone = f.sha256 is None and not f.binary  # deleted by hand: said so
             problems.append(
-                f"{path}: changed since harness patched it (reinstalled or edited?)"
+                f"{path}: missing (deleted by hand?); --force restores the original"
+                if gone
+                else f"{path}: changed since harness patched it (reinstalled or edited?)"
                 "; refusing to clobber it (--force restores the original anyway)"
             )
             continue
@@ -384,10 +372,8 @@ __all__ = [
     "Conflict",
     "FileChange",
     "LiveFile",
-    "Outcome",
     "PatchState",
     "Plan",
-    "interrupted_line",
     "new_manifest",
     "plan_apply",
     "plan_revert",

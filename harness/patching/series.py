@@ -228,6 +228,14 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
         text = patch_text(path.read_bytes())
     except OSError as exc:
         raise ConfigError(f"{where}: patch.file: cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:  # binary bytes, or another encoding
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); a patch is "
+            f"a text diff (named at {where})",
+            "harness patches Python sources as UTF-8 text; re-create the patch from the "
+            "edited file with: harness make-patch DIST FILE --name SLUG",
+        ) from None
     try:
         files = parse(text, str(path))
     except PatchError:

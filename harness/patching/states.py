@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.vocab import Word
 
 
@@ -25,3 +27,29 @@ class Status(Word):
     #: now: the files hold the old change, so "applied" would be a lie and re-applying would
     #: conflict.
     STALE = ("applied (an older text of this patch)", "bold red")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One dist's files as read back after an interrupted apply."""
+
+    dist: str
+    applied: bool  # every planned file holds its patched text
+    untouched: bool  # every planned file holds what it held before
+    rolled_back: bool  # the read-back found a dead transaction and undid it
+
+
+def interrupted_line(outcomes: list[Outcome]) -> str:
+    """Pure: the one line an interrupted apply prints about the state it left."""
+    if all(o.applied for o in outcomes):
+        return "the series is fully applied"
+    if all(o.untouched for o in outcomes):
+        if any(o.rolled_back for o in outcomes):
+            return "rolled back: the files are as they were before"
+        return "nothing written"
+    parts = [
+        f"{o.dist} "
+        + ("fully applied" if o.applied else "as before" if o.untouched else "half-written")
+        for o in outcomes
+    ]
+    return "left " + ", ".join(parts)

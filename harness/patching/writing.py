@@ -11,6 +11,7 @@ from __future__ import annotations
 import getpass
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from harness.errors import (
     HarnessError,
     Interrupted,
     NoSpace,
+    NotWritable,
     PatchConflict,
     PatchError,
     StalePatch,
@@ -31,12 +33,11 @@ from harness.patching.ops import DistReport, holder_text, read_state, status
 from harness.patching.plan import (
     STALE,
     FileChange,
-    Outcome,
-    interrupted_line,
     new_manifest,
     plan_revert,
     sha,
 )
+from harness.patching.states import Outcome, interrupted_line
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
@@ -142,17 +143,21 @@ def apply_patches(
             assert r.plan is not None
             lines += list(r.plan.problems)
             for p in r.plan.patches:
+                lines += [f"{p.id}: {f} is missing on the target" for f in p.missing]
                 for c in p.conflicts:
                     lines.append(
                         f"{p.id}: {c.file}: hunk {c.hunk} (patch line {c.patch_line}) "
                         "does not match"
                     )
         hand = any(r.plan is not None and r.plan.problems for r in blocked)
+        gone = any(p.missing for r in blocked if r.plan is not None for p in r.plan.patches)
         raise PatchConflict(
             "nothing was written: " + "; ".join(lines),
             "run `harness patches` for the expected vs found lines"
-            + ("; --force patches files edited by hand" if hand else ""),
-        )
+            + ("; --force patches files edited by hand" if hand else "")
+            + ("; put a missing file back with pip install --force-reinstall --no-deps "
+               f"{blocked[0].dist}=={blocked[0].installed}" if gone else ""),
+        )  # fmt: skip
     if only and reports and reports[0].plan is None:
         raise VersionMismatch(reports[0].note or "no series applies")
     if check_only:
@@ -162,9 +167,9 @@ def apply_patches(
     with DeferInterrupts() as ctrl_c:
         try:
             written_reports: list[DistReport] | None = _write_all(target, library, reports)
-        except NoSpace:
+        except (NoSpace, NotWritable) as e:
             todo = [r for r in reports if r.plan is not None and r.plan.changes]
-            raise _no_space(target, todo[0].root, _settle(target, todo), again) from None
+            raise _no_space(target, todo[0].root, _settle(target, todo), again, e) from None
         except HarnessError:
             if not ctrl_c.asked:
                 raise
@@ -179,8 +184,16 @@ def apply_patches(
     return written_reports
 
 
-def _no_space(target: Target, where: str | None, left: str, again: str = "") -> PatchError:
-    """A write that met a full disk: where, and what it left (read back, rolled back)."""
+def _no_space(
+    target: Target, where: str | None, left: str, again: str = "", e: Exception | None = None
+) -> PatchError:
+    """A write that met a full disk (or a read-only one, no permission: ``e``): where, and
+    what it left (read back, rolled back)."""
+    if isinstance(e, NotWritable):
+        return PatchError(
+            f"{target.label}: cannot write {e.path or where} ({e.reason}): {left}",
+            f"{e.hint}; see the state with: harness patches{again}",
+        )
     disk = f" that holds {where}" if where else ""
     return PatchError(
         f"{target.label}: no space left on the disk{disk}: {left}",
@@ -250,43 +263,98 @@ def _settle(target: Target, todo: list[DistReport]) -> str:
 
 
 def revert_patches(
-    target: Target, root: Path | SeriesLibrary, *, force: bool = False, only: str | None = None
+    target: Target,
+    root: Path | SeriesLibrary,
+    *,
+    force: bool = False,
+    only: str | None = None,
+    again: str = "",
 ) -> list[DistReport]:
-    out = []
-    for dist in SeriesLibrary.of(root).chosen(only):
-        probe = read_state(target, dist, [])
-        files = sorted(probe.manifest.files)
-        if not files:
-            out.append(
-                DistReport(
-                    dist, probe.version, [], None, [], probe.recovered, note="nothing to revert"
-                )
-            )
-            continue
-        state = read_state(target, dist, files)
-        changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
-        if problems:
-            raise PatchError(
-                f"{target.label}: not reverting {dist}: " + "; ".join(problems),
-                "nothing was written",
-            )
+    """Every dist's revert planned first (any refusal: nothing written), then written.
+
+    A Ctrl-C while reading leaves nothing written; once the writes have begun they finish
+    (as ``apply-patches``' do) and the command then says in one line what it left.
+    """
+    try:
+        dists = SeriesLibrary.of(root).chosen(only)
+        planned = [_plan_revert(target, dist, force) for dist in dists]
+    except KeyboardInterrupt:
+        raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
+    out: list[DistReport] | None = None
+    with DeferInterrupts() as ctrl_c:
+        done: list[DistReport] = []
         try:
-            written = write_files(target, dist, changes, NONE, "revert-patches")
-        except NoSpace:
-            raise _no_space(target, state.root, _reverted(target, dist, changes)) from None
-        out.append(
-            DistReport(
-                dist,
-                state.version,
-                [],
-                None,
-                [],
-                probe.recovered or state.recovered,
-                written,
-                note=f"restored {len(written)} file(s) byte-identical",
-            )
-        )
+            for p in planned:
+                done.append(_revert_one(target, p))
+            out = done
+        except (NoSpace, NotWritable) as e:
+            where = p.state.root if p.state is not None else None
+            left = _reverted(target, p.dist, list(p.changes))
+            raise _no_space(target, where, left, again, e) from None
+        except HarnessError:
+            if not ctrl_c.asked:
+                raise
+    if ctrl_c.asked:
+        left = reverted_line(out) if out is not None else _reverted_all(target, planned)
+        raise Interrupted(f"{left}; see it with: harness patches{again}")
+    assert out is not None
     return out
+
+
+@dataclass(frozen=True)
+class _Revert:
+    """One dist's revert, planned: its state as read, and the files to restore."""
+
+    dist: str
+    probe: Any  # the first read (for its version and what it recovered)
+    state: Any = None  # None: nothing to revert
+    changes: tuple[FileChange, ...] = ()
+
+
+def _plan_revert(target: Target, dist: str, force: bool) -> _Revert:
+    probe = read_state(target, dist, [])
+    files = sorted(probe.manifest.files)
+    if not files:
+        return _Revert(dist, probe)
+    state = read_state(target, dist, files)
+    changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
+    if problems:
+        raise PatchError(
+            f"{target.label}: not reverting {dist}: " + "; ".join(problems),
+            "nothing was written",
+        )
+    return _Revert(dist, probe, state, tuple(changes))
+
+
+def _revert_one(target: Target, p: _Revert) -> DistReport:
+    if p.state is None:
+        return DistReport(
+            p.dist, p.probe.version, [], None, [], p.probe.recovered, note="nothing to revert"
+        )
+    written = write_files(target, p.dist, list(p.changes), NONE, "revert-patches")
+    return DistReport(
+        p.dist,
+        p.state.version,
+        [],
+        None,
+        [],
+        p.probe.recovered or p.state.recovered,
+        written,
+        note=f"restored {len(written)} file(s) byte-identical",
+    )
+
+
+def reverted_line(reports: list[DistReport] | None) -> str:
+    """What a revert run has left once its writes returned (``None``: none started)."""
+    files = sum(len(r.written) for r in reports or [])
+    if not files:
+        return "nothing written"
+    return f"the series is reverted ({files} file(s) restored byte-identical)"
+
+
+def _reverted_all(target: Target, planned: list[_Revert]) -> str:
+    """After a revert write failed following a Ctrl-C: each dist read back, said."""
+    return "; ".join(_reverted(target, p.dist, list(p.changes)) for p in planned if p.changes)
 
 
 def _reverted(target: Target, dist: str, changes: list[FileChange]) -> str:
@@ -302,4 +370,4 @@ def _reverted(target: Target, dist: str, changes: list[FileChange]) -> str:
     return f"the {dist} series is partly reverted"
 
 
-__all__ = ["applied_line", "apply_patches", "revert_patches", "write_files"]
+__all__ = ["applied_line", "apply_patches", "revert_patches", "reverted_line", "write_files"]

@@ -14,7 +14,7 @@ from harness.runs.context import Context
 from harness.runs.describe import preflight_of
 from harness.runs.models import Verdict
 from harness.runs.preflight import Preflight
-from harness.runs.steps import ResolvedStep
+from harness.runs.steps import Pipeline, ResolvedStep
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
@@ -61,3 +61,38 @@ def preflight_verdicts(
 ) -> Preflight:
     """The preflight's verdicts for ``resolved`` on ``target``: decided, not told."""
     return preflight_of(target, workdir, resolved, ctx.device_glob, kill_stale)
+
+
+def refuse_flags_that_cannot_apply(
+    pipeline: Pipeline, step: str | None, require_smoke: bool, require_verified: bool
+) -> None:
+    """``--require-smoke`` / ``--require-verified`` for a step that declares no smoke mode /
+    no ``verify``: no run of it could ever satisfy the flag, so it is refused in one line
+    instead of doing nothing (before any connection).
+
+    Raises:
+        UsageError: naming the step's entry (``file:line``) and the flag.
+    """
+    from harness.errors import UsageError
+
+    flags = (
+        ("--require-smoke", require_smoke, "smoke",
+         "no smoke mode, so no run of it is ever smoke-tested"),
+        ("--require-verified", require_verified, "verify",
+         "no verify (an output check), so no run of it is ever verified"),
+    )  # fmt: skip
+    wanted = [(flag, key, what) for flag, on, key, what in flags if on]
+    if not wanted:
+        return
+    if step is None:
+        raise UsageError(
+            f"{wanted[0][0]} applies to a step, and none was named",
+            f"name the step: harness report STEP {wanted[0][0]}",
+        )
+    spec = pipeline.steps.get(step)
+    for flag, key, what in wanted:
+        if spec is not None and getattr(spec, key) is None:
+            raise UsageError(
+                f"{pipeline.where('steps', step)}: {flag}: step {step!r} declares {what}",
+                f"add [steps.{step}.{key}] to its entry, or leave out {flag}",
+            )

@@ -303,8 +303,16 @@ class _Checker:
                 self.placeholders(a, (*key, name))
             argvs.append(argv)
         timeout = table.get("timeout", VERIFY_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise self.fail((*key, "timeout"), "expected a number of seconds, more than 0")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 < timeout < float("inf")  # nan and inf too
+        ):
+            raise self.fail(
+                (*key, "timeout"),
+                f"expected a number of seconds, more than 0 (a finite one), got {timeout!r}",
+                f"e.g. timeout = {VERIFY_TIMEOUT:g} (the default; a day is 86400)",
+            )
         return VerifySpec(argvs[0], argvs[1], float(timeout))
 
     def spread(

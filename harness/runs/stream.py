@@ -48,8 +48,15 @@ class LocalCopy:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a read-only HOME, a full disk: one line, not a traceback
+            raise RunError(
+                f"the run's log cannot be copied to {path.parent} on this machine "
+                f"({e.strerror or type(e).__name__})",
+                "set HARNESS_CACHE to a folder you can write",
+            ) from None
 
     @property
     def size(self) -> int:

@@ -127,7 +127,15 @@ class PypiTarget(LocalTarget):
 
     def probe_paths(self) -> list[str]:
         if self._roots is None:
-            self._roots = [str(self._unpacked(p)) for p in self.pins]
+            try:
+                self._roots = [str(self._unpacked(p)) for p in self.pins]
+            except OSError as e:  # a read-only HOME, a cache folder that is a file, ...
+                where = f": {e.filename}" if e.filename else ""
+                raise TargetError(
+                    f"{self.label}: harness's cache {self.cache} cannot be written "
+                    f"({e.strerror or type(e).__name__}{where}); the wheels are unpacked there",
+                    "set HARNESS_CACHE to a folder you can write",
+                ) from None
         return self._roots
 
     # -- cache ----------------------------------------------------------------------------

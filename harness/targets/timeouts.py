@@ -31,8 +31,10 @@ def _env(name: str) -> float | None:
         value = float(raw)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise UsageError(f"${name}={raw!r}: expected a number of seconds > 0", f"e.g. {name}=900")
+    if not 0 < value < float("inf"):  # nan, inf and 1e400 too
+        raise UsageError(
+            f"${name}={raw!r}: expected a number of seconds > 0 (a finite one)", f"e.g. {name}=900"
+        )
     return value
 
 

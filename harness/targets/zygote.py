@@ -21,11 +21,21 @@ from harness.targets import shell
 from harness.targets.base import CommandResult
 
 READY = b"\n@@HARNESS-ZYGOTE-READY@@\n"
+#: How long a worker may take to start when the probe has no timeout of its own.
 START_S = 15.0
+#: How long killing a worker that never started may take (a second session there).
+KILL_WAIT_S = 5.0
+#: How long to wait for a worker's pid line when it must be killed before it was read.
+PID_WAIT_S = 2.0
 
 
 class WorkerBroken(Exception):
     """The worker cannot serve this request; run the probe the plain way."""
+
+
+class StartTimedOut(WorkerBroken):
+    """The worker did not start within the probe's time (an interpreter hung at start-up);
+    it was killed there, with its children."""
 
 
 class Cancelled(Exception):
@@ -67,32 +77,80 @@ class ProbeWorker:
         self.chan: Any = None
         self.broken = False
         self.cancelled = False
+        #: the worker's pid there, also its process group's (sshd starts a session with
+        #: ``setsid``): what is killed when it does not start, or is dropped while starting
+        self.pid: int | None = None
+        self.ready = False
+        self._killing = threading.Lock()
 
     def cancel(self) -> None:
-        """End the running probe: closing the channel ends the worker, which ends its child."""
+        """End the running probe: closing the channel ends a ready worker, which ends its
+        child. A worker still starting (an interpreter hung at start-up) is killed there by
+        the start in progress, which sees this within 0.2 s (:meth:`settle` waits for it)."""
         self.cancelled = True
         chan = self.chan
-        if chan is not None:
+        if chan is not None and self.ready:
             with contextlib.suppress(Exception):
                 chan.close()
 
-    def _start(self) -> None:
+    def kill(self) -> None:
+        """SIGKILL the worker's process group there (best effort, a few seconds at most)."""
+        from harness.targets.ssh.channel import kill_group
+
+        with self._killing:  # a second caller waits until the first one's kill is done
+            pid, self.pid = self.pid, None
+            kill_group(self.transport, pid, KILL_WAIT_S)
+
+    def _start(self, deadline: float) -> None:
+        """Start the worker and wait for its READY line until ``deadline``.
+
+        Raises:
+            WorkerBroken: it exited (no such python, an old one).
+            StartTimedOut: no READY by ``deadline``; the worker was killed with its children.
+        """
         chan = self.transport.open_session()
-        chan.exec_command(shell.command([self.python, "-B", "-u", "-c", _source()]))
-        seen = b""
-        deadline = time.monotonic() + START_S
+        self.chan = chan  # reachable by cancel() while it starts
+        argv = [self.python, "-B", "-u", "-c", _source()]
+        chan.exec_command(shell.command(argv, exec_=True, report_pid=True))
+        seen, err = b"", b""
         while READY not in seen:  # a noisy login may print first
-            if time.monotonic() > deadline or (chan.exit_status_ready() and not chan.recv_ready()):
+            while chan.recv_stderr_ready():  # its pid, then whatever a login script says
+                err = (err + chan.recv_stderr(65536))[-4096:]
+                if self.pid is None:
+                    self.pid = shell.split_pid(err)[0]
+            got = chan.recv_ready()
+            if got:
+                seen = (seen + chan.recv(65536))[-4096:]
+                if READY in seen:
+                    break
+            elif chan.eof_received or chan.exit_status_ready():
                 chan.close()
+                self.pid = None  # gone: nothing there to kill
                 raise WorkerBroken("the probe worker did not start")
-            ready, _, _ = select.select([chan], [], [], 0.2)
-            if ready:
-                chunk = chan.recv(65536)
-                if not chunk:
-                    chan.close()
-                    raise WorkerBroken("the probe worker exited")
-                seen = (seen + chunk)[-4096:]
-        self.chan = chan
+            if time.monotonic() > deadline or self.cancelled:
+                self._await_pid(chan, err)
+                chan.close()
+                self.kill()
+                raise StartTimedOut("the probe worker did not start in time")
+            if not got:
+                select.select([chan], [], [], 0.2)  # stdout or stderr: the loop tells which
+        self.ready = True
+
+    def _await_pid(self, chan: Any, err: bytes) -> None:
+        """Give the worker's pid line (printed before the interpreter starts) a moment to
+        arrive: without it there is nothing to kill."""
+        until = time.monotonic() + PID_WAIT_S
+        while self.pid is None and time.monotonic() < until and not chan.closed:
+            if chan.recv_stderr_ready():
+                err = (err + chan.recv_stderr(65536))[-4096:]
+                self.pid = shell.split_pid(err)[0]
+            else:
+                time.sleep(0.02)
+
+    def settle(self, wait: float) -> None:
+        """Wait (``wait`` s at most) for the call in progress, if any, to finish (its kill)."""
+        if self.lock.acquire(timeout=wait):
+            self.lock.release()
 
     def _recv(self, n: int, deadline: float | None) -> bytes:
         buf = b""
@@ -100,7 +158,11 @@ class ProbeWorker:
             wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
             if deadline is not None and time.monotonic() > deadline + 5.0:
                 raise WorkerBroken("the probe worker stopped answering")
+            while self.chan.recv_stderr_ready():  # not the reply, and it would wake select
+                self.chan.recv_stderr(65536)
             ready, _, _ = select.select([self.chan], [], [], wait)
+            if ready and not (self.chan.recv_ready() or self.chan.eof_received):
+                continue  # stderr woke it
             if not ready:
                 if self.chan.exit_status_ready() or not self.transport.is_active():
                     raise WorkerBroken("the probe worker is gone")
@@ -121,8 +183,8 @@ class ProbeWorker:
         start = time.monotonic()
         watch = _watch(client, self.cancel) if client is not None else None
         try:
-            if self.chan is None:
-                self._start()
+            if not self.ready:  # it may take the probe's whole time: that is the same wait
+                self._start(start + (START_S if timeout is None else timeout))
             raw = code.encode("utf-8")
             self.chan.sendall(
                 struct.pack("!IId", len(raw), len(stdin), float(timeout or 0)) + raw + stdin
@@ -131,6 +193,14 @@ class ProbeWorker:
             status, n_out, n_err = struct.unpack("!iII", self._recv(12, deadline))
             out = self._recv(n_out, deadline)
             err = self._recv(n_err, deadline)
+        except StartTimedOut:
+            self.close()
+            self.broken = True
+            if self.cancelled:
+                raise Cancelled() from None
+            if timeout is None:
+                raise
+            status, out, err = -9, b"", b""  # timed out, as a probe that ran would
         except (WorkerBroken, OSError, EOFError) as e:
             self.close()
             self.broken = True
@@ -145,7 +215,11 @@ class ProbeWorker:
         return CommandResult(argv, status, out, err, time.monotonic() - start)
 
     def close(self) -> None:
+        """Close its channel: a ready worker reads the end of its input and exits (ending its
+        child); one that never became ready reads nothing, so it is killed there."""
         if self.chan is not None:
             with contextlib.suppress(Exception):  # closing a dead channel is not news
                 self.chan.close()
             self.chan = None
+        if not self.ready:
+            self.kill()

@@ -175,7 +175,7 @@ def test_reapplied_patch_records_its_new_text() -> None:
 
 # -- item 5 of issue 10: the one line an interrupted apply prints -------------------------
 
-from harness.patching.plan import Outcome, interrupted_line  # noqa: E402
+from harness.patching.states import Outcome, interrupted_line  # noqa: E402
 
 
 @pytest.mark.parametrize(

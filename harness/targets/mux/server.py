@@ -107,6 +107,13 @@ class MuxServer:
         self.retire(self._reason)
         with contextlib.suppress(OSError):
             self.listener.close()
+        with self._state:
+            workers = list(self._workers.values())
+        for worker in workers:  # one still starting (a hung interpreter) would outlive us
+            if not worker.ready:
+                worker.cancel()
+                worker.settle(10.0)  # the probe waiting for it kills it: not after we exit
+                worker.kill()  # (nothing left to do if it did)
         self.target.close()  # in-flight commands fail fast and answer ConnectError
         with self._state:
             self._state.wait_for(lambda: self._active == 0, timeout=DRAIN_S)

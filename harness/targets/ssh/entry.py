@@ -82,7 +82,11 @@ def parse_entry(check: TableChecker, name: str, table: dict[str, Any]) -> HostCo
     check.unknown_keys(table, here, _HOST_KEYS)
     for key, value in table.items():
         if key in _SECONDS:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 < value < float("inf")  # nan and inf too
+            ):
                 example = f"e.g. {_HOST_KEYS[key][1]}"
                 raise check.fail((*here, key), f"expected seconds > 0, got {value!r}", example)
             continue
