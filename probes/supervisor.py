@@ -68,7 +68,14 @@ from probes._rundir import (
     write_record,
 )
 from probes._service import stop_services, wait_ready
-from probes._verify import VERIFY_MARK, run_check  # noqa: F401 - the mark: the contract tests
+from probes._verify import (  # noqa: F401 - the mark: the contract tests
+    REAPED,
+    VERIFY_MARK,
+    Started,
+    abandon,
+    run_check,
+    start_warm,
+)
 
 PROTOCOL = 1
 
@@ -156,6 +163,9 @@ def supervise(run_dir: str) -> int:
         _forward(step, signal.SIGKILL)  # no handshake: the launch is undone, the step too
         raise
     os.close(log)
+    warm = None if spec.get("service") else start_warm(run_dir, spec, env, cwd, devnull)
+    if warm is not None and warm.proc is not None:
+        step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too
     wstatus = None
     if spec.get("service"):  # a server: ready when its health URL answers
         wstatus = _until_ready(run_dir, spec, proc.pid, status)
@@ -170,7 +180,9 @@ def supervise(run_dir: str) -> int:
         status["exit_code"] = os.WEXITSTATUS(wstatus)
     stopped = os.path.exists(os.path.join(run_dir, "stop.json"))
     if status["exit_code"] == 0 and spec.get("verify") and not stopped:
-        _verify(run_dir, spec, env, cwd, devnull, step)
+        _verify(run_dir, spec, env, cwd, devnull, step, warm)
+    elif warm is not None:
+        abandon(warm)  # nothing to check: the warm check leaves
     if spec.get("services"):  # the services this step needed end with it, unless kept
         status["services"] = stop_services(run_dir, spec, _say_in(run_dir))
     _finish(run_dir, status)
@@ -191,6 +203,7 @@ def _reap(pid: int, block: bool) -> int | None:
             return wstatus
         if got == 0:
             return None
+        REAPED[got] = wstatus  # another child: a warm check that ended early, for run_check
 
 
 def _until_ready(run_dir: str, spec: dict[str, Any], pid: int, status: dict[str, Any]) -> Any:
@@ -230,11 +243,13 @@ def _verify(
     cwd: str | None,
     devnull: int,
     step: list[int],
+    warm: Started | None = None,
 ) -> None:
     """Run the step's output check (:mod:`probes._verify`): what the step left running is
     ended first, a shipped check changed since launch is refused, and the verdict is read
-    from the check's own channels, never from the log; verify.json is written."""
-    run_check(run_dir, spec, env, cwd, devnull, step)
+    from the check's own channels, never from the log; verify.json is written. ``warm``: the
+    check started with the step, waiting at its gate."""
+    run_check(run_dir, spec, env, cwd, devnull, step, warm)
 
 
 def _too_long(argv: list[str], env: dict[str, str]) -> str:

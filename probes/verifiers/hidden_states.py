@@ -31,6 +31,10 @@ background thread loads the next files (``_hs_read.py``; never the whole dataset
 of layer k: vLLM's aux hidden states). ``--alone`` (a smoke run: random weights) compares with
 the same samples extracted again one at a time instead.
 
+Started with the step (the supervisor sees ``HARNESS_VERIFY_GATE`` named here): the imports
+and the reference's model code load while the step runs (:func:`warm`), then the check waits
+at its gate (``_gate.py``) for the step's end -- its start-up no longer follows the step.
+
 Why 0.05 and 0.25: bf16 keeps 8 significant bits; vLLM and transformers use different kernels
 and summation orders, so the error grows with depth -- 0.9% over 8 layers of a dense Llama,
 0.028-0.033 over a 24-layer DeepSeek-V3 shape, 0.048 at layer 7 of a Kimi-K2.5 shape. A
@@ -39,10 +43,12 @@ norm) and is nearest to another row or layer, which the identity tests name.
 """
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
 
+from _gate import wait_for_go
 from _hs_judge import (
     HARD,
     TOLERANCE,
@@ -144,10 +150,30 @@ def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[
         tally.values(s.name, verdicts)
 
 
+def warm(args: argparse.Namespace) -> None:
+    """What the check loads before its gate: its libraries and the reference model's code --
+    no GPU, no data (the step may still be writing it). Best effort: the check loads them
+    again after the gate anyway."""
+    import transformers
+    from transformers.models.auto import modeling_auto
+
+    if args.prepared:
+        import datasets  # noqa: F401 - the prepared dataset's reader
+    with contextlib.suppress(Exception):
+        cfg = transformers.AutoConfig.from_pretrained(args.model, trust_remote_code=True)
+        text = getattr(cfg, "text_config", None) or cfg
+        name = modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(text.model_type)
+        if name:
+            getattr(transformers, name)
+
+
 def main() -> int:
     args = arguments()
     import torch
 
+    warm(args)
+    if not wait_for_go():  # the step failed or was stopped: nothing to check
+        return 0
     start = time.monotonic()
     folder = Folder(Path(args.data), args.layer_ids)
     configured = folder.layer_ids

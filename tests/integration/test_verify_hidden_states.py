@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,66 @@ timeout = 900
     runs = json.loads(h("runs", "-t", "local", "--json").out)
     verify = json.loads((h.run_dir(runs[0]["record"]["id"]) / "verify.json").read_text())
     assert verify["report_from"] == "fd"
+    assert verify["warm"] is True  # started with the step, waited at its gate
+
+
+def _check_processes(run_dir: Path) -> list[int]:
+    """Live processes running this run's copy of the extraction check."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(str(run_dir).encode() in a and b"hidden_states.py" in a for a in cmd):
+            found.append(int(pid))
+    return found
+
+
+def test_the_warm_check_reads_nothing_before_the_step_ends(made: tuple, tmp_path: Path) -> None:
+    """The check starts with the step, but the data it checks appears only as the step ends:
+    it waited at its gate, then checked what the step wrote."""
+    venv, out, _ = made
+    data = tmp_path / "written-by-the-step"
+    clean = str(out / "clean")
+    make = f"import shutil, time; time.sleep(2); shutil.copytree({clean!r}, {str(data)!r})"
+    pipeline = f"""
+[steps.extract]
+command = ["{{python}}", "-c", "{make}"]
+[steps.extract.verify]
+command = ["{venv.python}", "{{verifiers}}/hidden_states.py", "--data", "{data}",
+           "--model", "{out / "model"}", "--device", "cpu", "--dtype", "float32",
+           "--prepared", "{out / "prepared"}"]
+timeout = 900
+"""
+    h = local_harness(tmp_path, pipeline)
+    r = h("run", "extract", "-t", "local", timeout=900)
+    assert r.code == 0, r.err
+    assert "succeeded · verified: values 70/70 at layer 1" in r.err, r.err
+
+
+def test_a_failed_step_sends_its_warm_check_away(made: tuple, tmp_path: Path) -> None:
+    venv, out, _ = made
+    pipeline = f"""
+[steps.extract]
+command = ["{{python}}", "-c", "import time, sys; time.sleep(3); sys.exit(3)"]
+[steps.extract.verify]
+command = ["{venv.python}", "{{verifiers}}/hidden_states.py", "--data", "{out / "clean"}",
+           "--model", "{out / "model"}", "--device", "cpu"]
+"""
+    h = local_harness(tmp_path, pipeline)
+    r = h("run", "extract", "-t", "local", "--detach", timeout=120)
+    assert r.code == 0, r.err
+    run_id = json.loads(h("runs", "-t", "local", "--json").out)[0]["record"]["id"]
+    run_dir = h.run_dir(run_id)
+    deadline = time.monotonic() + 60
+    while not _check_processes(run_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _check_processes(run_dir), "the check did not start with the step"
+    while not (run_dir / "status.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (run_dir / "status.json").exists()
+    assert not _check_processes(run_dir)  # gone before the run was called ended
+    assert not (run_dir / "verify.json").exists()  # nothing was checked
+    run = json.loads(h("runs", "-t", "local", "--json").out)[0]
+    assert run["state"] == "failed" and run["exit"] == 3
