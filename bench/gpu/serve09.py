@@ -66,7 +66,7 @@ def environments() -> None:
         f'#!/bin/sh\nPYTHONPATH={SPEC_SITE}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} "$@"\n'
     )
     SPEC_PY.chmod(0o755)
-    got = subprocess.run([str(SPEC_PY), "-c", "import speculators, vllm; print(speculators.__version__, vllm.__version__)"],
+    got = subprocess.run([str(SPEC_PY), "-c", "from importlib.metadata import version as v; print(v('speculators'), v('hs-connectors'), v('vllm'))"],
                          capture_output=True, text=True, check=False)  # fmt: skip
     say(
         f"environments: speculators {got.stdout.strip() or got.stderr.strip()[-200:]} via {SPEC_PY}; vLLM in {sys.executable}"
@@ -105,6 +105,10 @@ def sets(model: Path, data: str, layer_ids: str, extra: list[str] | None = None)
     return [x for v in values for x in ("--set", v)]
 
 
+class Stop(Exception):
+    """The server did not start: every later step would fail the same way."""
+
+
 def step(name: str, label: str, args: list[str], timeout: float = 400) -> dict[str, Any] | None:
     r = vb.harness(
         "run", name, "-t", "local", "--pipeline", str(PIPE), *args, name=label, timeout=timeout
@@ -112,7 +116,9 @@ def step(name: str, label: str, args: list[str], timeout: float = 400) -> dict[s
     e2e.keep_log(name, label.replace(" ", "-"))
     info = vb.newest(name)
     if info is None:
-        say(f"  BAD {label}: no run recorded -- {(r.err or r.out).strip()[-400:]}")
+        say(f"  BAD {label}: no run recorded -- {(r.err or r.out).strip()[-900:]}")
+        if "service" in r.err:
+            raise Stop(label)
         return None
     v = info.get("verification") or {}
     ok = info.get("state") == "succeeded" and v.get("outcome") == "passed"
