@@ -32,8 +32,10 @@ def ready_services(
     wait: Wait,
     start: Start,
     on_event: Callable[[RunEvent], None],
+    started: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``."""
+    """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``; the ids of
+    those started here (not reused) go into ``started``."""
     from dataclasses import replace
 
     from harness.runs import remote
@@ -55,6 +57,8 @@ def ready_services(
                           require_smoke=False, require_verified=False)  # fmt: skip
             alone = replace(host, resolved=None, review=None)  # the step's own stay as they are
             info = start(pipeline, [alone], sub, on_event=on_event).run
+            if started is not None and info is not None:
+                started.append(info.id)
         assert info is not None
         info = wait(host, info)
         took = None if reused else time.monotonic() - began

@@ -14,6 +14,7 @@ hosts' are named per host, and nothing launches anywhere unless every host is re
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -166,11 +167,16 @@ def start_run(
     if not_ready is not None:
         on_event(Forced())
     services = None
+    started: list[str] = []  # services started for this step, stopped if its launch fails
     if needs:
         from harness.group.needs import ready_services
 
         wait = wait_ready or (lambda h, info: info)
-        services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event)
+        try:
+            services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started)
+        except BaseException:
+            _stop_started(hosts[0], started, req.keep_service)
+            raise
     runs = []
     try:
         spread.before(hosts, launch)
@@ -181,8 +187,20 @@ def start_run(
             on_event(Started(run_id, tuple(h for h, _ in runs)))
     except BaseException:
         finish(launch)  # never leave a cluster behind
+        if not runs:  # the step never started: nothing will stop its services at its end
+            _stop_started(hosts[0], started, req.keep_service)
         raise
     return RunOutcome(launch, tuple(runs), reviews)
+
+
+def _stop_started(host: Host, started: list[str], keep: bool) -> None:
+    """The services this launch started, stopped: the step they were for did not start."""
+    from harness.runs import remote
+
+    for run_id in [] if keep else started:
+        with contextlib.suppress(Exception):  # the launch's own error is the one to show
+            remote.stop(host.target, host.workdir, run_id, grace=host.ctx.timings.stop_grace,
+                        timings=host.ctx.timings, device_glob=host.ctx.device_glob)  # fmt: skip
 
 
 def finish(launch: Launch) -> None:
