@@ -114,7 +114,8 @@ class DistReport:
         return "; ".join(self.plan.problems)
 
 
-def _installed_versions(target: Target, dists: list[str]) -> dict[str, str | None]:
+def installed_versions(target: Target, dists: list[str]) -> dict[str, str | None]:
+    """Dist -> its installed version on the target (None: not installed), one probe."""
     from packaging.utils import canonicalize_name
 
     env = run_probe(target, "facts", {"dists": dists, "gpus": False})
@@ -183,7 +184,7 @@ def status(
     required = library.required_dists(dists)
     wanted = dists + required
     if installed is None or any(d not in installed for d in wanted):
-        installed = _installed_versions(target, wanted)
+        installed = installed_versions(target, wanted)
     typos = misspelled(target, required, library.dists(), installed)
     out = []
     for dist in dists:

@@ -29,7 +29,7 @@ from harness.errors import (
 from harness.interrupts import DeferInterrupts
 from harness.patching.library import SeriesLibrary
 from harness.patching.manifest import NONE, Manifest
-from harness.patching.ops import DistReport, holder_text, read_state, status
+from harness.patching.ops import DistReport, holder_text, installed_versions, read_state, status
 from harness.patching.plan import (
     STALE,
     FileChange,
@@ -275,8 +275,15 @@ def revert_patches(
     A Ctrl-C while reading leaves nothing written; once the writes have begun they finish
     (as ``apply-patches``' do) and the command then says in one line what it left.
     """
+    absent: list[DistReport] = []
     try:
         dists = SeriesLibrary.of(root).chosen(only)
+        if only is None and len(dists) > 1:  # a series for a dist this target lacks: said
+            have = installed_versions(target, dists)
+            gone = f"is not installed on {target.label}"
+            absent = [DistReport(d, None, [], None, [], note=f"{d} {gone}")
+                      for d in dists if have.get(d) is None]  # fmt: skip
+            dists = [d for d in dists if have.get(d) is not None]
         planned = [_plan_revert(target, dist, force) for dist in dists]
     except KeyboardInterrupt:
         raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
@@ -286,7 +293,7 @@ def revert_patches(
         try:
             for p in planned:
                 done.append(_revert_one(target, p))
-            out = done
+            out = done + absent
         except (NoSpace, NotWritable) as e:
             where = p.state.root if p.state is not None else None
             left = _reverted(target, p.dist, list(p.changes))

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,17 @@ from tests.support.sshd import SshServer
 from tests.support.wheels import SEED_REQUIREMENTS, SPECULATORS, SeedVenv, Wheels, make_venv
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _speculators_series() -> Path:
+    """The shipped speculators 0.3.0 series alone (patches/ also holds vLLM 0.24.0's, for the
+    speculators 0.9 pipeline: tests/integration/test_series_vllm.py)."""
+    dest = Path(tempfile.mkdtemp(prefix="harness-series-")) / "patches"
+    shutil.copytree(REPO / "patches" / "speculators", dest / "speculators")
+    return dest
+
+
+SPECULATORS_SERIES = _speculators_series()
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"
 WORKER = "speculators/data_generation/custom_worker.py"
 PATCHED = [WORKER, GEN]  # the files the ten patches for vLLM 0.16 touch
@@ -112,7 +124,7 @@ def pristine(container: SeedVenv, wheels: Wheels) -> SeedVenv:
 @pytest.fixture
 def patches_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "patches"
-    shutil.copytree(REPO / "patches", dest)
+    shutil.copytree(SPECULATORS_SERIES, dest)
     return dest
 
 
@@ -123,6 +135,7 @@ def cli(env: dict[str, str], *args: str, cwd: Path | None = None) -> CliResult:
 def states(env: dict[str, str], *args: str) -> list[str]:
     r = cli(env, "patches", "--json", *args)
     assert r.code in (0, 1), r.err
+    assert r.out, r.err
     (report,) = json.loads(r.out)
     return [p["state"] for p in report["plan"]["patches"]]
 
@@ -153,7 +166,7 @@ def test_series_over_ssh_review_apply_again_check_revert(
     hosts.write_text('default = "box"\n' + sshd.host_entry("box", python=str(pristine.python)))
     # a short-lived mux: the later commands share the first one's connection, as users' do
     env = {**cli_env, "HARNESS_HOSTS": str(hosts), "HARNESS_SSH_PERSIST": "5"}
-    patches = ("--patches", str(REPO / "patches"))
+    patches = ("--patches", str(SPECULATORS_SERIES))
 
     assert states(env, *patches) == FRESH
 
@@ -205,7 +218,7 @@ def test_series_over_ssh_review_apply_again_check_revert(
 
 def test_series_on_a_venv_target(pristine: SeedVenv, cli_env: dict[str, str]) -> None:
     site = pristine.site_packages
-    args = ("-t", f"venv:{pristine.root}", "--patches", str(REPO / "patches"))
+    args = ("-t", f"venv:{pristine.root}", "--patches", str(SPECULATORS_SERIES))
     r = cli(cli_env, "apply-patches", *args)
     assert r.code == 0, r.err
     assert "applied: 2 file(s) written" in r.out
@@ -327,7 +340,7 @@ def test_make_patch_round_trip(
 
 def test_series_is_skipped_where_its_requires_do_not_hold(cli_env: dict[str, str]) -> None:
     """On vLLM 0.11.0 every patch is gated off (read from wheels: nothing can be written)."""
-    args = ("-t", "pypi:speculators==0.3.0,vllm==0.11.0", "--patches", str(REPO / "patches"))
+    args = ("-t", "pypi:speculators==0.3.0,vllm==0.11.0", "--patches", str(SPECULATORS_SERIES))
     r = cli(cli_env, "patches", "--json", *args)
     assert r.code == 0, r.err
     (report,) = json.loads(r.out)
@@ -342,5 +355,5 @@ def test_series_is_skipped_where_its_requires_do_not_hold(cli_env: dict[str, str
     assert r.code == 0, r.err
     assert "nothing written: no patch of the series applies here (14 skipped)" in r.out
     r = cli(cli_env, "apply-patches", "-t", "pypi:speculators==0.3.0,vllm==0.16.0",
-            "--patches", str(REPO / "patches"))  # fmt: skip
+            "--patches", str(SPECULATORS_SERIES))  # fmt: skip
     assert r.code == 2 and "is read-only" in r.err
