@@ -16,7 +16,7 @@ The pieces, each with one job:
   :mod:`~harness.runs.smoke`, :mod:`~harness.runs.needs` -- pure decisions, table-tested
   (``preflight`` also holds the hook into :mod:`harness.patching`).
 * :mod:`~harness.runs.launch` (``run``'s gates per target: the review, the preflight; the
-  launch itself, on one target or several, is :mod:`harness.group.start`),
+  launch itself, on one target or several, is :mod:`harness.launch.start`),
   :mod:`~harness.runs.attach` (follow a run to its end; Ctrl-C detaches),
   :mod:`~harness.runs.commands` (``runs``, ``logs``, ``stop``) over
   :mod:`~harness.runs.context`; :mod:`harness.views.launch` and :mod:`harness.views.runs`

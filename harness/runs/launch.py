@@ -1,6 +1,6 @@
 """The gates of a launch on one target: the pre-run review and the preflight, decided, not told.
 
-:func:`harness.group.start.start_run` (the one launch path, one target or several) calls them
+:func:`harness.launch.start.start_run` (the one launch path, one target or several) calls them
 per host; following the launched run is :mod:`harness.runs.attach`.
 """
 

@@ -303,7 +303,7 @@ def test_no_category_or_change_kind_value_spelled_outside_its_enum() -> None:
 
 
 def test_one_launch_path() -> None:
-    """A run starts on a target in one place (``harness.group.start``, and the Ray cluster a
+    """A run starts on a target in one place (``harness.launch.start``, and the Ray cluster a
     run owns): a step feature written there holds on one host and across hosts alike."""
     callers = set()
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -312,7 +312,7 @@ def test_one_launch_path() -> None:
             name = ast.unparse(f) if isinstance(f, ast.Attribute) else ""
             if name == "remote.launch":
                 callers.add(str(path.relative_to(REPO)))
-    assert callers == {"harness/group/start.py", "harness/group/ray.py"}
+    assert callers == {"harness/launch/start.py", "harness/launch/ray.py"}
 
 
 #: Views return renderables; only the CLI prints (docs/ARCHITECTURE.md, issue 23 part 2).
