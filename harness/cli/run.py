@@ -183,10 +183,10 @@ def run_step(
     from harness.cache import cache_root
     from harness.cli.foreground import check_copy_folder, check_stdout, launched
     from harness.cli.screen import SCREEN
+    from harness.launch.gates import refuse_flags_that_cannot_apply
     from harness.launch.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
     from harness.runs.attach import follow_run, print_next
-    from harness.runs.launch import refuse_flags_that_cannot_apply
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.services import until_ready

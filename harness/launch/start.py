@@ -238,7 +238,7 @@ def _review(
     hosts) the hosts agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
-    from harness.runs.launch import gate_review
+    from harness.launch.gates import gate_review
 
     def review(h: Host) -> Review:
         return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
@@ -298,7 +298,7 @@ def preflight_refusal(
 
 
 def _preflight(h: Host, kill_stale: bool) -> Any:
-    from harness.runs.launch import preflight_verdicts
+    from harness.launch.gates import preflight_verdicts
 
     assert h.resolved is not None
     return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, kill_stale)

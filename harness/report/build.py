@@ -51,7 +51,7 @@ def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
     server); one the check could not read says why in a note (a warning of the review)."""
     if plan is None or plan.error is not None:
         return None
-    from harness.reading.serve import check_serve, pipeline_text
+    from harness.runs.serve import check_serve, pipeline_text
 
     try:
         return check_serve(target, plan, pipeline_text(plan))

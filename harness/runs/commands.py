@@ -3,7 +3,7 @@
 Each opens the target once, asks :mod:`~harness.runs.remote` for facts or an action, lets
 the pure modules decide, and returns a model (:func:`list_runs`, :func:`stop_run`) for the
 CLI to render; :func:`show_logs` follows a run live (:mod:`~harness.runs.attach`) and returns
-its exit code. ``harness run`` is :mod:`harness.runs.launch`.
+its exit code. ``harness run`` is :mod:`harness.launch`.
 """
 
 from __future__ import annotations
