@@ -7,6 +7,6 @@ start, launch -- the only caller of ``remote.launch`` with :mod:`~harness.launch
 :mod:`~harness.launch.ray` (the Ray cluster a run owns), :mod:`~harness.launch.needs` (the
 services a step needs, ready before it launches) and :mod:`~harness.launch.events` (what the
 launch tells, host-tagged; :mod:`harness.views.launch` renders them). It stands on
-:mod:`harness.runs` (one target's gates, the runs probe) and :mod:`harness.group` (fan-out,
+:mod:`harness.runs` (resolving a step, the runs probe) and :mod:`harness.group` (fan-out,
 sameness, the group review); nothing below imports it.
 """
