@@ -351,7 +351,7 @@ def test_no_category_or_change_kind_value_spelled_outside_its_enum() -> None:
 
 #: Where a run state's word is another vocabulary's word, spelled the same.
 OTHER_RUN_WORDS = {
-    ("harness/reading/matrix.py", "failed"): "a matrix row's key: why the version could not be checked",
+    ("harness/reading/matrix.py", "failed"): "a matrix row's key: why a version was not checked",
     ("harness/runs/attach.py", "lost"): "the link event a stream reports (not the run)",
     ("harness/runs/stream.py", "lost"): "the link event a stream reports (not the run)",
     ("harness/targets/mux/streams.py", "lost"): "the kept connection's frame op",
