@@ -373,6 +373,29 @@ def test_no_run_state_spelled_outside_its_enum() -> None:
     assert spelled_words(words, others=OTHER_RUN_WORDS) == []
 
 
+#: Where a symbol kind's word is another vocabulary's word, spelled the same.
+OTHER_SYMBOL_WORDS = {
+    ("harness/analysis/facts.py", "method"): "a resolution's key: the method it was read in",
+    ("harness/analysis/rules/attributes.py", "class"): "AttrUse.on: read on the class itself",
+    ("harness/analysis/uses.py", "class"): "a subclass site's key: its class name",
+    ("harness/analysis/uses.py", "function"): "a site's key: the function it is in",
+    ("harness/targets/shell.py", "function"): "a shell keyword",
+}
+
+
+def test_no_symbol_kind_spelled_outside_its_enum() -> None:
+    """``Symbol.kind`` is a :class:`~harness.models.SymbolKind`: a rule asks
+    ``sym.kind == SymbolKind.CLASSMETHOD``, never a word that could drift from the probe's."""
+    from harness import models
+
+    words = {k.value: Path(models.__file__) for k in models.SymbolKind}
+    assert len(words) == 7 and "staticmethod" in words
+    assert spelled_words(words, others=OTHER_SYMBOL_WORDS) == []
+    sym = models.Symbol.from_dict({"qualname": "f", "kind": "staticmethod", "line": 1})
+    assert sym.kind is models.SymbolKind.STATICMETHOD
+    assert type(sym.to_dict()["kind"]) is str  # the wire keeps the plain word
+
+
 def test_one_launch_path() -> None:
     """A run starts on a target in one place (``harness.launch.start``, and the Ray cluster a
     run owns): a step feature written there holds on one host and across hosts alike."""
