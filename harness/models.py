@@ -134,12 +134,27 @@ class Overload:
         )
 
 
+class SymbolKind(Word):
+    """What a definition is, in the probe's words (``probes/_describe.py``'s
+    ``function_kind``, ``class``, ``variable``)."""
+
+    keyword: str  # what Python writes before its name: "def", "class" or ""
+
+    FUNCTION = ("function", "def")
+    METHOD = ("method", "def")
+    STATICMETHOD = ("staticmethod", "def")
+    CLASSMETHOD = ("classmethod", "def")
+    PROPERTY = ("property", "def")
+    CLASS = ("class", "class")
+    VARIABLE = ("variable",)
+
+
 @dataclass(frozen=True)
 class Symbol:
     """A function, class, method or variable as defined in the source (not as imported)."""
 
     qualname: str
-    kind: str  # function|method|staticmethod|classmethod|property|class|variable
+    kind: SymbolKind
     file: str  # relative to its site-packages root
     line: int
     end_line: int
@@ -159,6 +174,9 @@ class Symbol:
     annotation: str | None = None
     doc: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", SymbolKind(self.kind))
+
     @property
     def signature(self) -> str:
         if self.parameters is None:
@@ -169,7 +187,7 @@ class Symbol:
     def to_dict(self) -> dict[str, Any]:
         return {
             "qualname": self.qualname,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "module": self.module,
             "file": self.file,
             "line": self.line,
@@ -197,7 +215,7 @@ class Symbol:
         params = d.get("parameters")
         return cls(
             qualname=d["qualname"],
-            kind=d["kind"],
+            kind=SymbolKind(d["kind"]),
             file=d.get("file") or "",
             line=int(d.get("line") or 0),
             end_line=int(d.get("end_line") or d.get("line") or 0),

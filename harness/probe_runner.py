@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
+from harness.probe_files import probes_dir
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
@@ -83,17 +83,6 @@ def waiting(label: Callable[[], str], what: str, timeout: float) -> Iterator[Non
         yield
     finally:
         done.set()
-
-
-def probes_dir() -> Path:
-    """``harness/_probes`` in an installed wheel, the repo's ``probes/`` in a checkout."""
-    here = Path(__file__).resolve().parent
-    for cand in (here / "_probes", here.parent / "probes"):
-        if (cand / "_boot.py").is_file():
-            return cand
-    raise TargetError(
-        "harness is installed without its probes/ folder", "reinstall harness (pip install -e .)"
-    )
 
 
 @cache

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.models import Parameter, Symbol
+from harness.models import Parameter, Symbol, SymbolKind
 from harness.vocab import Word
 
 
@@ -215,7 +215,7 @@ def _union_members(n: Any) -> list[Any]:
 
 def _params(sym: Symbol) -> tuple[Parameter, ...]:
     params = sym.parameters or ()
-    if sym.kind in ("method", "classmethod", "property") and params:
+    if sym.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD, SymbolKind.PROPERTY) and params:
         params = params[1:]  # self/cls never changes meaning
     return params
 
@@ -277,7 +277,7 @@ def public_methods(sym: Symbol) -> dict[str, Symbol]:
     return {
         m.qualname.rsplit(".", 1)[-1]: m
         for m in sym.members
-        if m.kind != "class" and not m.qualname.rsplit(".", 1)[-1].startswith("_")
+        if m.kind != SymbolKind.CLASS and not m.qualname.rsplit(".", 1)[-1].startswith("_")
     }
 
 
@@ -293,7 +293,7 @@ def compare_symbols(old: Symbol, new: Symbol, *, members: bool = True) -> list[C
         out += compare_parameters(_params(old), _params(new))
     if normalize_annotation(old.returns) != normalize_annotation(new.returns):
         out.append(Change(ChangeKind.RETURNS_CHANGED, "", old.returns, new.returns))
-    if old.kind == "class":
+    if old.kind == SymbolKind.CLASS:
         ov = (old.constructor or {}).get("via")
         nv = (new.constructor or {}).get("via")
         if ov != nv and ov and nv:

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.analysis.facts import Constructor, Fits, Forwards, Opaque, Resolution, ReturnPath
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, Subclass
-from harness.models import Parameter, Symbol
+from harness.models import Parameter, Symbol, SymbolKind
 
 Json = dict[str, Any]
 
@@ -40,7 +40,7 @@ class Callee:
         return self.symbol.qualname
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> SymbolKind:
         return self.symbol.kind
 
     @property
@@ -62,7 +62,9 @@ class Callee:
     def parameters(self, *, bound: bool) -> tuple[Parameter, ...]:
         """The parameters a call binds to; ``bound`` drops ``self``/``cls`` of methods."""
         params = self.symbol.parameters or ()
-        if params and (self.kind == "classmethod" or (self.kind == "method" and bound)):
+        if params and (
+            self.kind == SymbolKind.CLASSMETHOD or (self.kind == SymbolKind.METHOD and bound)
+        ):
             return params[1:]
         return params
 

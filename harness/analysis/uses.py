@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.analysis.bind import CallShape
 from harness.analysis.facts import parameters_of
-from harness.models import Parameter
+from harness.models import Parameter, SymbolKind
 
 Json = dict[str, Any]
 
@@ -247,13 +247,16 @@ class Method:
 
     name: str
     line: int
-    kind: str
+    kind: SymbolKind
     parameters: tuple[Parameter, ...]
 
     @classmethod
     def from_dict(cls, d: Json) -> Method:
         return cls(
-            d["name"], int(d["line"]), d.get("kind", "method"), parameters_of(d.get("parameters"))
+            d["name"],
+            int(d["line"]),
+            SymbolKind(d.get("kind") or SymbolKind.METHOD),
+            parameters_of(d.get("parameters")),
         )
 
 

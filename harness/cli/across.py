@@ -23,7 +23,7 @@ from harness.group.result import GroupResult, HostResult
 #: Commands that take a group in their own body, and when (given their arguments) they do;
 #: the others with a meaning across hosts declare their group form (:func:`on_group`).
 OWN_MEANING: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "run": lambda kw: True,  # one path for one target and several (harness.group.start)
+    "run": lambda kw: True,  # one path for one target and several (harness.launch.start)
     "hosts": lambda kw: True,  # --check with no -t is every host too
 }
 

@@ -199,9 +199,9 @@ def check(
 def _serve_report(t: Target, step: str, pipeline: Path | None, sets: list[str]) -> CheckReport:
     """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
     starts no vLLM server)."""
-    from harness.reading.serve import check_serve, pipeline_text
     from harness.runs.describe import describe
     from harness.runs.resolve import parse_sets
+    from harness.runs.serve import check_serve, pipeline_text
 
     plan = describe(t, step, pipeline, parse_sets(sets))
     report = check_serve(t, plan, pipeline_text(plan))
@@ -280,7 +280,7 @@ def _fix(
     if as_json:
         print_json(report.to_dict())
     else:
-        from harness.fixing.view import fix_report
+        from harness.views.fixing import fix_report
 
         show(console(), fix_report(report))
     if report.manual:

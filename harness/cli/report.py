@@ -116,7 +116,7 @@ def _flags_apply(
     """--require-smoke / --require-verified refused for a step that could never meet them."""
     if not (require_smoke or require_verified):
         return
-    from harness.runs.launch import refuse_flags_that_cannot_apply
+    from harness.launch.gates import refuse_flags_that_cannot_apply
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
 
     loaded = load_pipeline(find_pipeline_file(pipeline))

@@ -1,5 +1,5 @@
 """``harness run``: one step on ``-t``'s target, or over its hosts as the step's ``spread``
-says -- one path (:func:`harness.group.start.start_run`), its events shown as they come.
+says -- one path (:func:`harness.launch.start.start_run`), its events shown as they come.
 
 Thin: parse, call, render, exit with the step's code. Registered on the main app by
 ``harness.cli``; nothing heavy is imported until the command runs.
@@ -177,16 +177,16 @@ def run_step(
     require_verified: bool = False,
     keep_service: bool = False,
 ) -> int:
-    """Launch detached on ``-t``'s target or hosts (:func:`harness.group.start.start_run`,
+    """Launch detached on ``-t``'s target or hosts (:func:`harness.launch.start.start_run`,
     its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
 
     from harness.cache import cache_root
     from harness.cli.foreground import check_copy_folder, check_stdout, launched
     from harness.cli.screen import SCREEN
-    from harness.group.start import Request, finish, opened, spread_for, start_run
+    from harness.launch.gates import refuse_flags_that_cannot_apply
+    from harness.launch.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
     from harness.runs.attach import follow_run, print_next
-    from harness.runs.launch import refuse_flags_that_cannot_apply
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.services import until_ready

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.cli.common import show
 from harness.runs.decode import LineBuffer, Utf8Decoder
+from harness.runs.lifecycle import RunState
 from harness.runs.models import FailureSummary, Phase, RunInfo
 from harness.runs.phases import PhaseTracker
 from harness.runs.state import duration_of, format_duration
@@ -62,7 +63,7 @@ class StreamView:
         return self._resume if self._resume is not None else (self.pos or 0)
 
     def elapsed(self) -> float | None:
-        if self.info.state != "running":
+        if self.info.state != RunState.RUNNING:
             return duration_of(self.info)
         if self._elapsed0 is None:
             return None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.findings import Finding
-from harness.models import Parameter, Symbol
+from harness.models import Parameter, Symbol, SymbolKind
 
 Json = dict[str, Any]
 
@@ -164,7 +164,7 @@ class Refusal:
 
 def signature_of(sym: Symbol) -> str:
     """``qualname(params) -> ret`` as the check prints it."""
-    return f"{sym.qualname}{sym.signature}" if sym.kind != "variable" else sym.qualname
+    return f"{sym.qualname}{sym.signature}" if sym.kind != SymbolKind.VARIABLE else sym.qualname
 
 
 def location_of(sym: Symbol) -> str:
@@ -175,7 +175,7 @@ def location_of(sym: Symbol) -> str:
 def own_parameters(sym: Symbol) -> tuple[Parameter, ...]:
     """The parameters a caller passes: ``self``/``cls`` of methods left out."""
     params = sym.parameters or ()
-    if sym.kind in ("method", "classmethod", "property") and params:
+    if sym.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD, SymbolKind.PROPERTY) and params:
         return params[1:]
     return params
 

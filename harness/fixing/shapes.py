@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.analysis.apidiff import ChangeKind, compare_parameters, normalize_annotation
 from harness.fixing.model import own_parameters
-from harness.models import Symbol
+from harness.models import Symbol, SymbolKind
 
 #: Parameter changes a moved symbol may carry and still be the same symbol: the calls that
 #: pass a removed parameter (or rely on a shifted position) get their own finding at the
@@ -65,14 +65,14 @@ def same_shape(old: Symbol, new: Symbol) -> bool:
     a, b = _params_key(old), _params_key(new)
     if a is None or a != b:
         return False
-    if old.kind == "class":
+    if old.kind == SymbolKind.CLASS:
         return public_methods(old) == public_methods(new)
     return True
 
 
 def distinctive(sym: Symbol) -> bool:
     """Is the shape worth anything as evidence? ``f()`` matches every other ``g()``."""
-    return bool(own_parameters(sym)) or (sym.kind == "class" and bool(public_methods(sym)))
+    return bool(own_parameters(sym)) or (sym.kind == SymbolKind.CLASS and bool(public_methods(sym)))
 
 
 def public_methods(sym: Symbol) -> dict[str, object]:
@@ -80,7 +80,7 @@ def public_methods(sym: Symbol) -> dict[str, object]:
     return {
         m.qualname.rsplit(".", 1)[-1]: _params_key(m)
         for m in sym.members
-        if m.kind != "class" and not m.qualname.rsplit(".", 1)[-1].startswith("_")
+        if m.kind != SymbolKind.CLASS and not m.qualname.rsplit(".", 1)[-1].startswith("_")
     }
 
 

@@ -1,9 +1,12 @@
-"""Several hosts as one target: groups from hosts.toml, per-host results, sameness, fan-out.
+"""What is about groups of hosts: naming them, fanning a command out, comparing them.
 
-``-t gpu1,gpu2`` or ``-t nodes`` (a ``[groups]`` entry) names several hosts. Commands with a
-meaning across hosts (``hosts --check``, ``report``, ``apply-patches``, ``revert-patches``,
-``run``, ``runs``, ``logs``, ``stop``) have their own implementation; every other command runs
-once per host, concurrently, in-process, and reports per host (:mod:`harness.cli.across`).
-``harness run`` on one target or several is :func:`harness.group.start.start_run`, each
-``spread`` a :class:`harness.group.spread.Spread`.
+``-t gpu1,gpu2`` or ``-t nodes`` (a ``[groups]`` entry) names several hosts
+(:mod:`~harness.group.spec`). :mod:`~harness.group.result` runs one call per host and keeps
+one outcome each (``GroupResult``); :mod:`~harness.group.sameness` compares the hosts where a
+multi-node run needs them alike; the commands with a meaning across hosts have their group
+form here: ``report`` (:mod:`~harness.group.review`), ``apply-patches`` / ``revert-patches``
+(:mod:`~harness.group.patches`, all or nothing), ``runs`` / ``stop``
+(:mod:`~harness.group.listing`). Every other command runs once per host, in-process
+(:mod:`harness.cli.across`). ``harness run`` -- on one target or several -- is not here: it is
+:mod:`harness.launch`, which uses these.
 """

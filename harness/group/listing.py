@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.group.result import GroupResult, run_each
+from harness.runs.lifecycle import RunState
 
 
 def _listing(make_ctx: Callable[[str], Any], names: Sequence[str]) -> GroupResult[Any]:
@@ -37,9 +38,9 @@ class GroupRun:
         seen = set(self.states.values())
         if len(seen) == 1:
             return next(iter(seen))
-        for worst in ("running", "failed", "killed", "lost"):
-            if any(v.startswith(worst) for v in seen):
-                return worst
+        for worst in (RunState.RUNNING, RunState.FAILED, RunState.KILLED, RunState.LOST):
+            if any(v.startswith(str(worst)) for v in seen):
+                return str(worst)
         return "mixed"
 
 
@@ -100,7 +101,7 @@ def stop_on(
             for r in remote.list_runs(t, wd).runs:
                 gid = (r.record.group or {}).get("id")
                 if r.id == run or gid == run:
-                    if r.state == "running":
+                    if r.state == RunState.RUNNING:
                         wait = ctx.timings.stop_grace if grace is None else grace
                         remote.stop(t, wd, r.id, timings=ctx.timings, grace=wait)
                     stopped.append(r.id)

@@ -17,7 +17,7 @@ from harness.analysis.rules.api_drift import relevant_changes
 from harness.analysis.scan import Lookup, Scan, lookups_from
 from harness.analysis.uses import AttributeUse, Site
 from harness.errors import HarnessError, ProbeError, UsageError
-from harness.models import Symbol
+from harness.models import Symbol, SymbolKind
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
@@ -162,9 +162,9 @@ def _diff_used(dist: str, old: Target, new: Target, caller: str, start: float) -
 
 def _methods(sym: Symbol | None) -> set[str]:
     """A class's public methods by name (properties are read, not driven)."""
-    if sym is None or sym.kind != "class":
+    if sym is None or sym.kind != SymbolKind.CLASS:
         return set()
-    return {n for n, m in public_methods(sym).items() if m.kind != "property"}
+    return {n for n, m in public_methods(sym).items() if m.kind != SymbolKind.PROPERTY}
 
 
 def _dedup(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

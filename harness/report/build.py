@@ -13,6 +13,7 @@ from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
+from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, RunInfo, Verdict
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
@@ -51,7 +52,7 @@ def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
     server); one the check could not read says why in a note (a warning of the review)."""
     if plan is None or plan.error is not None:
         return None
-    from harness.reading.serve import check_serve, pipeline_text
+    from harness.runs.serve import check_serve, pipeline_text
 
     try:
         return check_serve(target, plan, pipeline_text(plan))
@@ -92,18 +93,18 @@ def _vouching(
 
 
 def _smoke_green(r: RunInfo) -> bool:
-    return bool(r.record.smoke) and r.state == "succeeded"
+    return bool(r.record.smoke) and r.state == RunState.SUCCEEDED
 
 
 def _verified(r: RunInfo) -> bool:
-    return not r.record.smoke and r.state == "succeeded" and r.verification is not None
+    return not r.record.smoke and r.state == RunState.SUCCEEDED and r.verification is not None
 
 
 def _last_failed(runs: tuple[RunInfo, ...]) -> str | None:
     """The newest real run's label if its output failed its check."""
     from harness.runs.lifecycle import state_label
 
-    real = [r for r in runs if not r.record.smoke and r.state != "running"]
+    real = [r for r in runs if not r.record.smoke and r.state != RunState.RUNNING]
     last = max(real, key=lambda r: r.record.created_at or 0.0) if real else None
     bad = last is not None and last.verification is not None and not last.verification.passed
     return f"{last.id} {state_label(last)}" if bad and last is not None else None

@@ -13,11 +13,11 @@ The pieces, each with one job:
   byte-exact local copy.
 * :mod:`~harness.runs.decode`, :mod:`~harness.runs.phases`, :mod:`~harness.runs.failure`,
   :mod:`~harness.runs.state`, :mod:`~harness.runs.lifecycle`, :mod:`~harness.runs.preflight`,
-  :mod:`~harness.runs.smoke`, :mod:`~harness.runs.needs` -- pure decisions, table-tested
-  (``preflight`` also holds the hook into :mod:`harness.patching`).
-* :mod:`~harness.runs.launch` (``run``'s gates per target: the review, the preflight; the
-  launch itself, on one target or several, is :mod:`harness.group.start`),
-  :mod:`~harness.runs.attach` (follow a run to its end; Ctrl-C detaches),
+  :mod:`~harness.runs.smoke`, :mod:`~harness.runs.needs` -- pure decisions, table-tested.
+* :mod:`~harness.runs.serve` (``check --step``: a step's ``vllm serve`` arguments against the
+  target's vLLM).
+* The launch itself, on one target or several, with its gates, is :mod:`harness.launch` (above
+  this package); here: :mod:`~harness.runs.attach` (follow a run to its end; Ctrl-C detaches),
   :mod:`~harness.runs.commands` (``runs``, ``logs``, ``stop``) over
   :mod:`~harness.runs.context`; :mod:`harness.views.launch` and :mod:`harness.views.runs`
   render, :mod:`harness.cli.screen` shows a followed run live; :mod:`harness.cli.runs`

@@ -19,7 +19,7 @@ from harness.errors import ConnectError, RunError
 from harness.runs.context import Context
 from harness.runs.decode import last_lines, tail_offset
 from harness.runs.failure import summarize
-from harness.runs.lifecycle import exit_code_of, state_label
+from harness.runs.lifecycle import RunState, exit_code_of, state_label
 from harness.runs.models import FailureSummary, RunInfo
 from harness.runs.stream import (
     Follower,
@@ -77,14 +77,14 @@ def follow_run(
     detached (the step keeps running).
     """
     path = copy_path(cache_root(), target.name, info.id)
-    if info.log_size is None and info.state != "running":  # its log is gone on the target
+    if info.log_size is None and info.state != RunState.RUNNING:  # its log is gone on the target
         why = f"{info.id}: its log on {target.label} is gone ({info.log_path})"
         return show_copy(
             ctx, target, info, path, why, start=start, tail=tail, follow=follow, screen=screen
         )
     copy = LocalCopy(path)
     initial = info.log_size or 0
-    if copy.size > initial and info.state != "running":
+    if copy.size > initial and info.state != RunState.RUNNING:
         # An ended run's log does not grow: a longer copy is not of this log. Start over.
         # (While it runs, another `harness logs` may simply have copied further already.)
         copy.truncate(0)
@@ -166,9 +166,9 @@ def follow_run(
         if end.reason == "ready":
             return 0
         final = _final(end.facts, info)
-        if final.state not in ("running", "lost") and final.log_size == copy.size:
+        if final.state not in (RunState.RUNNING, RunState.LOST) and final.log_size == copy.size:
             mark_complete(path, copy.size, final.to_dict())  # `logs` can rely on it later
-        if final.state != "running":
+        if final.state != RunState.RUNNING:
             _conclude(notes, screen, ctx, final, copy, path, target)
         elif not follow:
             notes.print(f"[dim]{info.id} is still running; add --follow to keep reading[/]")
@@ -297,9 +297,9 @@ def _conclude(
 
     label = state_label(info)
     took = format_duration(duration_of(info))
-    if info.state == "succeeded":
+    if info.state == RunState.SUCCEEDED:
         out.print(f"[green]✓ {info.id} {esc(label)}[/] in {took}")
-    elif info.state == "lost":
+    elif info.state == RunState.LOST:
         out.print(
             f"[red]✗ {info.id} lost[/]: its supervisor is gone, so how the step ended is "
             "unknown (it may still be running)"
@@ -308,7 +308,7 @@ def _conclude(
     else:
         out.print(f"[red]✗ {info.id} {esc(label)}[/] after {took}")
         summary = failure_summary(copy, ctx.target_name, info.record.step)
-        if summary is not None and info.state == "failed":
+        if summary is not None and info.state == RunState.FAILED:
             screen.failure(out, summary, _installed_signature(target, summary))
         elif info.status is not None and info.status.error:
             out.print(f"  {esc(info.status.error)}")

@@ -3,7 +3,7 @@
 Each opens the target once, asks :mod:`~harness.runs.remote` for facts or an action, lets
 the pure modules decide, and returns a model (:func:`list_runs`, :func:`stop_run`) for the
 CLI to render; :func:`show_logs` follows a run live (:mod:`~harness.runs.attach`) and returns
-its exit code. ``harness run`` is :mod:`harness.runs.launch`.
+its exit code. ``harness run`` is :mod:`harness.launch`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from harness.errors import UsageError
 from harness.runs import remote
 from harness.runs.attach import Screen, follow_run, show_copy
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
+from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, RunInfo
 from harness.runs.state import classify_holders, match_run
 from harness.runs.stopped import StopReport
@@ -75,7 +76,7 @@ def show_logs(
                 screen=screen,
             )
         past = offset is not None and offset > (info.log_size or 0)
-        if past and info.state != "running" and info.log_size is not None:
+        if past and info.state != RunState.RUNNING and info.log_size is not None:
             raise UsageError(
                 f"--offset {offset} is past the end of {info.id}'s log ({info.log_size} bytes)"
             )

@@ -44,7 +44,7 @@ def resolve_on(
 ) -> ResolvedStep:
     """The step's argv/cwd/env for this target: built-ins filled in, host env underneath.
 
-    ``node``: this host's place in a step spread over several (:func:`harness.group.spread.
+    ``node``: this host's place in a step spread over several (:func:`harness.launch.spread.
     node_builtins`); alone, a host is node 0 of 1 and its own ``{head}``.
 
     ``PYTHONUNBUFFERED=1`` by default: a Python step's prints reach the log (and the

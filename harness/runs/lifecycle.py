@@ -7,12 +7,25 @@ that take models (``RunInfo.state`` and its ``--json`` fields come from here).
 from __future__ import annotations
 
 import signal
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from harness.runs import verification as checks
 from harness.runs.verification import Verification
+from harness.vocab import Word
 
-RunState = Literal["running", "succeeded", "failed", "killed", "lost"]
+
+class RunState(Word):
+    """Where a run is: derived from its facts by :func:`derive_state`, never stored; the word
+    is what ``--json``'s ``state`` and the labels carry."""
+
+    style: str  # its colour in ``harness runs``
+    service: str  # what a service is in it (``""`` while running: starting or ready)
+
+    RUNNING = ("running", "cyan")
+    SUCCEEDED = ("succeeded", "green", "stopped")
+    FAILED = ("failed", "red", "failed")
+    KILLED = ("killed", "magenta", "stopped")  # a signal, or harness stop asked
+    LOST = ("lost", "yellow", "lost")  # the supervisor is gone and left no status
 
 
 class RunStatus(Protocol):
@@ -62,17 +75,17 @@ def derive_state(
     """
     if status is not None:
         if status.stop_requested:
-            return "killed"
+            return RunState.KILLED
         if status.not_ready:  # a service that exited or timed out before it was ready
-            return "failed"
+            return RunState.FAILED
         if status.signal is not None:
-            return "killed"
+            return RunState.KILLED
         if status.exit_code == 0:
-            if verified is None:
-                return "failed" if declared else "succeeded"  # a declared check left no verdict
-            return "succeeded" if verified.passed else "failed"
-        return "failed"
-    return "running" if supervisor_alive else "lost"
+            if verified is None:  # a declared check that left no verdict fails the run
+                return RunState.FAILED if declared else RunState.SUCCEEDED
+            return RunState.SUCCEEDED if verified.passed else RunState.FAILED
+        return RunState.FAILED
+    return RunState.RUNNING if supervisor_alive else RunState.LOST
 
 
 def signal_name(num: int) -> str:
@@ -90,16 +103,16 @@ def exit_code_of(info: RunInfo) -> int | None:
     """
     state = info.state
     status = info.status
-    if state == "running":
+    if state == RunState.RUNNING:
         return None
     if status is None:
         return 1
     if status.signal is not None:
         return 128 + status.signal
-    if status.exit_code == 0 and state == "failed":  # the step's output failed its check
+    if status.exit_code == 0 and state == RunState.FAILED:  # the step's output failed its check
         return checks.exit_code(info.verification) if info.verification is not None else 1
     if status.exit_code is not None:
-        return status.exit_code if status.exit_code != 0 or state != "killed" else 128 + 15
+        return status.exit_code if status.exit_code != 0 or state != RunState.KILLED else 128 + 15
     return 1
 
 
@@ -112,8 +125,8 @@ def state_label(info: RunInfo) -> str:
     if info.record.service:
         return service_label(info)
     if status is None:
-        return state
-    if status.exit_code == 0 and state in ("succeeded", "failed"):
+        return str(state)
+    if status.exit_code == 0 and state in (RunState.SUCCEEDED, RunState.FAILED):
         v = info.verification
         if v is None:
             if info.record.verify is None:
@@ -122,24 +135,20 @@ def state_label(info: RunInfo) -> str:
         return ("succeeded · " if v.passed else "") + checks.describe(v)
     if status.signal is not None:
         return f"{state} ({signal_name(status.signal)})"
-    if state == "failed" and status.exit_code is not None:
+    if state == RunState.FAILED and status.exit_code is not None:
         return f"failed ({status.exit_code})"
-    if state == "killed" and status.exit_code is not None:
+    if state == RunState.KILLED and status.exit_code is not None:
         return f"killed (exit {status.exit_code})"
-    if state == "failed" and status.error:
+    if state == RunState.FAILED and status.error:
         return "failed (did not start)"
-    return state
-
-
-#: What a service is, by its run's state: ``starting`` until its health URL answered.
-SERVICE_WORDS = {"succeeded": "stopped", "killed": "stopped", "failed": "failed", "lost": "lost"}
+    return str(state)
 
 
 def service_word(info: RunInfo) -> str:
     """``starting`` / ``ready`` / ``stopped`` / ``failed`` (``lost``: its supervisor is gone)."""
-    if info.state == "running":
+    if info.state == RunState.RUNNING:  # ``starting`` until its health URL answered
         return "ready" if info.ready else "starting"
-    return SERVICE_WORDS[info.state]
+    return info.state.service
 
 
 def service_label(info: RunInfo) -> str:

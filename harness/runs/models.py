@@ -200,7 +200,7 @@ class RunInfo:
             "verification": None if self.verification is None else self.verification.to_dict(),
             "ready": self.ready,
             # Derived, for readers of --json; from_dict ignores them.
-            "state": self.state,
+            "state": self.state.value,
             "label": state_label(self),
             "exit": exit_code_of(self),
         }

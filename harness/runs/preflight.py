@@ -1,7 +1,7 @@
-"""Preflight verdicts: one line per check, decided from the facts the target reported.
+"""Preflight verdicts: one line per check, decided from the facts the target reported (pure).
 
-Everything here is pure except :func:`patch_series_verdict`, the hook into the patching
-module (imported lazily, so ``harness run`` works with or without it).
+The patch series' state is the pre-run review's to judge (:mod:`harness.report`), not a
+preflight line.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from typing import Any
 from harness import __version__
 from harness.errors import NoSpace, RunError
 from harness.models import GpuInfo
-from harness.probe_runner import probes_dir, run_probe
+from harness.probe_files import probes_dir
+from harness.probe_runner import run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord
 from harness.runs.steps import VERIFIERS, ResolvedStep
 from harness.runs.stopped import StopReport

@@ -20,7 +20,7 @@ from harness.runs import remote
 from harness.runs.attach import Screen, follow_run
 from harness.runs.context import Context
 from harness.runs.decode import last_lines
-from harness.runs.lifecycle import state_label
+from harness.runs.lifecycle import RunState, state_label
 from harness.runs.models import RunInfo
 from harness.runs.steps import ResolvedStep
 from harness.runs.stream import LocalCopy, copy_path
@@ -53,7 +53,7 @@ def live_service(runs: Sequence[RunInfo], step: str, digest: str) -> RunInfo | N
         for r in runs
         if r.record.step == step
         and (r.record.service or {}).get("digest") == digest
-        and r.state == "running"
+        and r.state == RunState.RUNNING
     ]
     same.sort(key=lambda r: (r.ready is not None, r.started_at or 0.0, r.id))
     return same[-1] if same else None
@@ -71,9 +71,9 @@ def until_ready(
     if info.ready is None:
         follow_run(ctx, target, info, start=0, follow=True, screen=screen, until_ready=True)
     (now,) = remote.list_runs(target, workdir, ids=[info.id]).runs
-    if now.state == "running" and now.ready is not None:
+    if now.state == RunState.RUNNING and now.ready is not None:
         return now
-    if now.state == "running":
+    if now.state == RunState.RUNNING:
         raise RunError(
             f"{needed_by} was not launched: {now.id} is still starting",
             f"see it with: harness logs {now.id}{ctx.flag} --follow; run {needed_by} again "

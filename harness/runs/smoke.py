@@ -79,7 +79,7 @@ def smoke_dir(run_dir: str) -> str:
 
 
 def hook_source() -> str:
-    from harness.probe_runner import probes_dir
+    from harness.probe_files import probes_dir
 
     return (probes_dir() / "smoke_hook.py").read_text(encoding="utf-8")
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 
 from harness.errors import UsageError
+from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, RunInfo
 from harness.runs.steps import LATEST_WORDS
 
@@ -31,7 +32,7 @@ def duration_of(info: RunInfo) -> float | None:
     if start is None:
         return None
     end = info.status.ended_at if info.status else None
-    if end is None and info.state == "running":
+    if end is None and info.state == RunState.RUNNING:
         end = info.observed_at
     return None if end is None else max(0.0, end - start)
 
@@ -106,7 +107,7 @@ def classify_holders(
         if h.comm in GPU_DAEMONS:
             continue
         state = states.get(h.run_id) if h.run_id else None
-        if state == "running":
+        if state == RunState.RUNNING:
             busy.append((h, f"run {h.run_id} is running"))
         elif state is not None or h.ppid <= 1 or (h.parent_comm or "") in INIT_NAMES:
             stale.append(h)

@@ -62,7 +62,7 @@ def _watch(client: Any, cancel: Any) -> threading.Event:
 
 
 def _source() -> str:
-    from harness.probe_runner import probes_dir
+    from harness.probe_files import probes_dir
 
     return shell.NOT_PYTHON_GUARD + (probes_dir() / "zygote.py").read_text(encoding="utf-8")
 

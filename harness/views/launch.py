@@ -1,11 +1,11 @@
-"""``harness run``'s lines as its use case tells what happens (:mod:`harness.group.start`):
+"""``harness run``'s lines as its use case tells what happens (:mod:`harness.launch.start`):
 renderables back, printed by the CLI."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.group.events import (
+from harness.launch.events import (
     ClusterStopped,
     ClusterUp,
     Compared,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.models import ProbeReport, Symbol, TargetFacts
+from harness.models import ProbeReport, Symbol, SymbolKind, TargetFacts
 from harness.views.lines import Lines
 
 if TYPE_CHECKING:
@@ -25,14 +25,12 @@ def _where(sym: Symbol) -> str:
 def _def_line(sym: Symbol) -> str:
     from rich.markup import escape
 
-    prefix = (
-        "async def" if sym.is_async else {"class": "class", "variable": ""}.get(sym.kind, "def")
-    )
-    name = sym.qualname.rsplit(".", 1)[-1] if sym.kind != "class" else sym.qualname
-    if sym.kind == "class":
+    prefix = "async def" if sym.is_async else sym.kind.keyword
+    name = sym.qualname.rsplit(".", 1)[-1] if sym.kind != SymbolKind.CLASS else sym.qualname
+    if sym.kind == SymbolKind.CLASS:
         sig = escape(f"({', '.join(sym.bases)})") if sym.bases else ""
     else:
-        sig = "" if sym.kind == "variable" else escape(sym.signature)
+        sig = "" if sym.kind == SymbolKind.VARIABLE else escape(sym.signature)
     return f"[bold]{prefix}[/] [green]{escape(name)}[/]{sig}".strip()
 
 
@@ -46,7 +44,7 @@ def _symbol(lines: Lines, sym: Symbol, indent: str = "") -> None:
     for o in sym.overloads:
         sig = Symbol(sym.qualname, sym.kind, "", 0, 0, parameters=o.parameters, returns=o.returns)
         lines.add(f"{indent}    [dim]@overload[/] {escape(sig.signature)}", soft_wrap=True)
-    if sym.kind == "class":
+    if sym.kind == SymbolKind.CLASS:
         _class_details(lines, sym, indent)
 
 
@@ -75,11 +73,11 @@ def _class_details(lines: Lines, sym: Symbol, indent: str) -> None:
         iv = " [dim](InitVar)[/]" if p.init_var else ""
         ann = f": {escape(p.annotation)}" if p.annotation else ""
         lines.add(f"{indent}      {escape(p.name)}{ann}  {req}{kind}{iv}", soft_wrap=True)
-    methods = [m for m in sym.members if m.kind != "class"]
+    methods = [m for m in sym.members if m.kind != SymbolKind.CLASS]
     if methods:
         lines.add(f"{indent}    methods:")
         for m in methods:
-            tag = "" if m.kind == "method" else f" [dim]({m.kind})[/]"
+            tag = "" if m.kind == SymbolKind.METHOD else f" [dim]({m.kind})[/]"
             name = m.qualname.rsplit(".", 1)[-1]
             lines.add(
                 f"{indent}      [green]{escape(name)}[/]{escape(m.signature)}{tag}  "

@@ -66,13 +66,12 @@ def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = (
             lines.add(f"no runs on {esc(target)} yet; start one with harness run STEP")
         return lines
     lines.piped_width = 250  # a pipe gets whole ids, not "count-2025…"
-    colour = {"running": "cyan", "succeeded": "green", "failed": "red", "killed": "magenta"}
     rows = []
     for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id)):
         from harness.runs.lifecycle import exit_code_of
 
         code = exit_code_of(r)
-        style = colour.get(r.state, "yellow")
+        style = r.state.style
         rows.append(
             (
                 r.id,

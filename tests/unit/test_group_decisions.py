@@ -12,11 +12,11 @@ import pytest
 from harness.config import HostsConfig
 from harness.errors import UsageError
 from harness.group.listing import group_runs
-from harness.group.nodes import Node
-from harness.group.ray import ray_start_argv
 from harness.group.sameness import compare
 from harness.group.spec import expand
-from harness.group.spread import node_builtins, socket_env, torchrun_argv
+from harness.launch.nodes import Node
+from harness.launch.ray import ray_start_argv
+from harness.launch.spread import node_builtins, socket_env, torchrun_argv
 from harness.models import GpuInfo, TargetFacts
 
 CFG = HostsConfig(

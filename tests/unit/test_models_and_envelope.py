@@ -11,7 +11,8 @@ import pytest
 
 from harness.errors import ProbeError, TargetError
 from harness.models import Parameter, ProbeReport, Symbol, TargetFacts, render_parameters
-from harness.probe_runner import build_payload, parse_envelope, probes_dir, run_probe
+from harness.probe_files import probes_dir
+from harness.probe_runner import build_payload, parse_envelope, run_probe
 from harness.targets.local import LocalTarget
 from probes import signatures
 

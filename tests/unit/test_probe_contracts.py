@@ -21,12 +21,13 @@ from harness.analysis.scan import Scan, lookups_from
 from harness.fixing.facts import Wanted, read_side
 from harness.fixing.run import _compile_errors
 from harness.patching.gates import misspelled
-from harness.probe_runner import MARK, PROBE_MODULES, probes_dir, run_probe
+from harness.probe_files import probes_dir
+from harness.probe_runner import MARK, PROBE_MODULES, run_probe
 from harness.reading.compare import diff
 from harness.reading.probe import gather_facts, probe
-from harness.reading.serve import read_vocab, serve_call
 from harness.runs import preflight, remote, state, stream, verification
 from harness.runs.describe import StepPlan
+from harness.runs.serve import read_vocab, serve_call
 from harness.targets.local import LocalTarget
 from probes import _follow, _proctree, _rundir, runs, supervisor
 from tests.support.tinydist import FolderTarget, install

@@ -13,9 +13,9 @@ import pytest
 
 from harness.cli.hostio import Captured, Prefixed, on_each, routed
 from harness.errors import UsageError
-from harness.group.nodes import Node
-from harness.group.spread import SINGLE, SPREADS, node_builtins
-from harness.group.start import preflight_refusal, spread_for
+from harness.launch.nodes import Node
+from harness.launch.spread import SINGLE, SPREADS, node_builtins
+from harness.launch.start import preflight_refusal, spread_for
 from harness.runs.models import Level, Verdict
 from harness.runs.pipeline import load_pipeline
 from harness.runs.steps import Step
@@ -41,7 +41,7 @@ def test_each_spread_adds_only_what_differs(
     spread: Any, port: int | None, want_port: int | None, builtins: Any, step_hosts: list[str],
     same_stack: bool,
 ) -> None:  # fmt: skip
-    from harness.group.nodes import Host
+    from harness.launch.nodes import Host
 
     step = Step("s", ("x",), spread=spread.name, port=port)
     hosts = [Host(n, None, "/w", None) for n in NODES]
@@ -150,9 +150,9 @@ def test_the_run_path_is_typed() -> None:
     import inspect
     from typing import get_type_hints
 
-    from harness.group import events
-    from harness.group.nodes import Host, Launch
-    from harness.group.spread import Spread
+    from harness.launch import events
+    from harness.launch.nodes import Host, Launch
+    from harness.launch.spread import Spread
     from harness.runs import remote
     from harness.runs.context import Context
     from harness.targets.base import Target

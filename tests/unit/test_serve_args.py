@@ -26,11 +26,11 @@ from harness.analysis.serve import (
 from harness.analysis.uses import Site
 from harness.errors import ConfigError
 from harness.models import GpuInfo, TargetFacts
-from harness.reading.serve import Locator, serve_call, words_of
 from harness.report.model import BLOCKER, INFO, WARNING, Gate, Reason, judge
 from harness.runs.describe import StepPlan
 from harness.runs.needs import Need
 from harness.runs.pipeline import parse_pipeline
+from harness.runs.serve import Locator, serve_call, words_of
 from probes import serveargs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "serve"

@@ -167,27 +167,69 @@ def test_no_import_cycle_even_through_type_checking_imports() -> None:
     assert cycles(graph) == []
 
 
-#: The layers below the command line, and what they may not import: a target or a run is
-#: used by views, groups and the CLI, never the other way round.
-LOWER = ("harness.targets", "harness.runs")
-UPPER = ("harness.group", "harness.views", "harness.cli")
+#: Every folder's floor (docs/ARCHITECTURE.md, "Floors"): a module imports only from a lower
+#: floor or its own folder, lazy and ``if TYPE_CHECKING:`` imports included -- an arrow that
+#: runs back up, or sideways between two folders of one floor, fails. A new folder (or a new
+#: module at the top of ``harness/``) needs its line here.
+FLOORS = {
+    "harness.__main__": 12,
+    "harness.cli": 11,
+    "harness.views": 10,
+    "harness.launch": 9,
+    "harness.group": 8,
+    "harness.report": 7, "harness.fixing": 7,
+    "harness.runs": 6,
+    "harness.reading": 5,
+    "harness.patching": 4, "harness.analysis": 4,
+    "harness.probe_runner": 3,
+    "harness.targets": 2,
+    "harness.config": 1, "harness.models": 1, "harness.probe_files": 1,
+    "harness": 0, "harness.errors": 0, "harness.vocab": 0, "harness.cache": 0,
+    "harness.interrupts": 0, "harness.mdtext": 0,
+}  # fmt: skip
 
 
-def _within(module: str, packages: tuple[str, ...]) -> bool:
-    return any(module == p or module.startswith(p + ".") for p in packages)
+def folder_of(module: str) -> str:
+    """The unit a floor is given to: ``harness.X`` for a package or a top-level module."""
+    return ".".join(module.split(".")[:2])
 
 
-def test_no_upward_import_from_targets_or_runs() -> None:
+def against_the_floors(graph: dict[str, set[str]], floors: dict[str, int]) -> list[str]:
+    """``module -> dep`` for each import that does not go down to a lower floor (its own
+    folder aside), and ``module: no floor`` for a module whose folder has no line."""
+    bad = sorted(f"{m}: no floor" for m in graph if folder_of(m) not in floors)
+    for m, deps in sorted(graph.items()):
+        here = folder_of(m)
+        for dep in sorted(deps):
+            there = folder_of(dep)
+            if here in floors and there != here and floors.get(there, 99) >= floors[here]:
+                bad.append(f"{m} -> {dep}")
+    return bad
+
+
+def test_every_import_goes_down_a_floor() -> None:
     graph = import_graph(type_checking=True)
-    upward = sorted(
-        f"{m} -> {dep}"
-        for m, deps in graph.items()
-        if _within(m, LOWER)
-        for dep in deps
-        if _within(dep, UPPER)
-    )
-    assert graph["harness.targets.registry"]  # the walk saw the lower layers
-    assert upward == []
+    assert graph["harness.targets.registry"] and graph["harness.launch.start"]  # walked
+    assert against_the_floors(graph, FLOORS) == []
+
+
+def test_the_floor_check_catches_an_arrow_back_up_or_sideways() -> None:
+    """Planted: a run importing the report (up), a reader importing a patcher's peer (sideways
+    on one floor), and a folder the table does not know."""
+    floors = {"harness.runs": 6, "harness.report": 7, "harness.patching": 4, "harness.analysis": 4}
+    graph = {
+        "harness.runs.launch": {"harness.report.build", "harness.runs.models"},
+        "harness.runs.models": set(),
+        "harness.report.build": {"harness.runs.models"},
+        "harness.patching.plan": {"harness.analysis.scan"},
+        "harness.analysis.scan": set(),
+        "harness.newthing.x": set(),
+    }
+    assert against_the_floors(graph, floors) == [
+        "harness.newthing.x: no floor",
+        "harness.patching.plan -> harness.analysis.scan",
+        "harness.runs.launch -> harness.report.build",
+    ]
 
 
 def test_the_layer_check_sees_lazy_and_type_checking_imports() -> None:
@@ -198,7 +240,7 @@ def test_the_layer_check_sees_lazy_and_type_checking_imports() -> None:
     )
     got = [m for m, _ in _imports(tree, "harness.runs", type_checking=True)]
     assert "harness.views.runs" in got and "harness.group" in got
-    assert _within("harness.views.runs", UPPER) and not _within("harness.viewsx", UPPER)
+    assert folder_of("harness.views.runs") == "harness.views"
 
 
 def test_no_module_does_five_jobs() -> None:
@@ -264,9 +306,14 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
-def spelled_words(words: dict[str, Path], root: Path = REPO) -> list[str]:
+def spelled_words(
+    words: dict[str, Path],
+    root: Path = REPO,
+    others: dict[tuple[str, str], str] = OTHER_WORDS,
+) -> list[str]:
     """``path:line 'word'`` for each string literal equal to a word, outside the module that
-    defines the word's enum (``words``: word -> that module); docstrings do not count."""
+    defines the word's enum (``words``: word -> that module); docstrings do not count, nor
+    ``others``: ``(path, word)`` where the word is another vocabulary's."""
     found = []
     for path in sorted((root / "harness").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -278,7 +325,7 @@ def spelled_words(words: dict[str, Path], root: Path = REPO) -> list[str]:
             home = words.get(node.value)
             if home is None or home == path or id(node) in docs:
                 continue
-            if (rel, node.value) not in OTHER_WORDS:
+            if (rel, node.value) not in others:
                 found.append(f"{rel}:{node.lineno} {node.value!r}")
     return found
 
@@ -302,8 +349,55 @@ def test_no_category_or_change_kind_value_spelled_outside_its_enum() -> None:
     assert spelled_words(words) == []
 
 
+#: Where a run state's word is another vocabulary's word, spelled the same.
+OTHER_RUN_WORDS = {
+    ("harness/reading/matrix.py", "failed"): "a matrix row's key: why a version was not checked",
+    ("harness/runs/attach.py", "lost"): "the link event a stream reports (not the run)",
+    ("harness/runs/stream.py", "lost"): "the link event a stream reports (not the run)",
+    ("harness/targets/mux/streams.py", "lost"): "the kept connection's frame op",
+    ("harness/runs/remote.py", "killed"): "the stop report's key: the pids it killed",
+    ("harness/runs/stopped.py", "killed"): "the stop report's key: the pids it killed",
+    ("harness/views/runs.py", "killed"): "the stop report's key: the pids it killed",
+    ("harness/runs/verification.py", "killed"): "the leftovers report's key: pids killed",
+    ("harness/runs/verification.py", "failed"): "Outcome.FAILED's word and the report's key",
+}
+
+
+def test_no_run_state_spelled_outside_its_enum() -> None:
+    """A run's state is named by its member (``RunState.RUNNING``): a comparison with a
+    misspelled or renamed word would be silently false forever."""
+    from harness.runs import lifecycle
+
+    words = {s.value: Path(lifecycle.__file__) for s in lifecycle.RunState}
+    assert set(words) == {"running", "succeeded", "failed", "killed", "lost"}
+    assert spelled_words(words, others=OTHER_RUN_WORDS) == []
+
+
+#: Where a symbol kind's word is another vocabulary's word, spelled the same.
+OTHER_SYMBOL_WORDS = {
+    ("harness/analysis/facts.py", "method"): "a resolution's key: the method it was read in",
+    ("harness/analysis/rules/attributes.py", "class"): "AttrUse.on: read on the class itself",
+    ("harness/analysis/uses.py", "class"): "a subclass site's key: its class name",
+    ("harness/analysis/uses.py", "function"): "a site's key: the function it is in",
+    ("harness/targets/shell.py", "function"): "a shell keyword",
+}
+
+
+def test_no_symbol_kind_spelled_outside_its_enum() -> None:
+    """``Symbol.kind`` is a :class:`~harness.models.SymbolKind`: a rule asks
+    ``sym.kind == SymbolKind.CLASSMETHOD``, never a word that could drift from the probe's."""
+    from harness import models
+
+    words = {k.value: Path(models.__file__) for k in models.SymbolKind}
+    assert len(words) == 7 and "staticmethod" in words
+    assert spelled_words(words, others=OTHER_SYMBOL_WORDS) == []
+    sym = models.Symbol.from_dict({"qualname": "f", "kind": "staticmethod", "line": 1})
+    assert sym.kind is models.SymbolKind.STATICMETHOD
+    assert type(sym.to_dict()["kind"]) is str  # the wire keeps the plain word
+
+
 def test_one_launch_path() -> None:
-    """A run starts on a target in one place (``harness.group.start``, and the Ray cluster a
+    """A run starts on a target in one place (``harness.launch.start``, and the Ray cluster a
     run owns): a step feature written there holds on one host and across hosts alike."""
     callers = set()
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -312,11 +406,11 @@ def test_one_launch_path() -> None:
             name = ast.unparse(f) if isinstance(f, ast.Attribute) else ""
             if name == "remote.launch":
                 callers.add(str(path.relative_to(REPO)))
-    assert callers == {"harness/group/start.py", "harness/group/ray.py"}
+    assert callers == {"harness/launch/start.py", "harness/launch/ray.py"}
 
 
 #: Views return renderables; only the CLI prints (docs/ARCHITECTURE.md, issue 23 part 2).
-VIEWS = (*sorted((PACKAGE / "views").glob("*.py")), PACKAGE / "fixing" / "view.py")
+VIEWS = tuple(sorted((PACKAGE / "views").glob("*.py")))
 
 
 def _print_calls(path: Path) -> list[int]:

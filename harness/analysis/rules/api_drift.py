@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from harness.analysis.apidiff import Change, ChangeKind, compare_symbols, public_methods
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.uses import AttributeUse, CallUse, Site
+from harness.models import SymbolKind
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context
@@ -129,12 +130,12 @@ def relevant_changes(
 
 def _methods(sym: Callee) -> set[str]:
     """The class's public methods by name (properties are read, not driven)."""
-    return {n for n, m in public_methods(sym.symbol).items() if m.kind != "property"}
+    return {n for n, m in public_methods(sym.symbol).items() if m.kind != SymbolKind.PROPERTY}
 
 
 def old_params(sym: Callee) -> tuple[Parameter, ...]:
     """Parameters as a call passes them (``self``/``cls`` of methods left out)."""
     params = sym.symbol.parameters or ()
-    if sym.kind in ("method", "classmethod") and params:
+    if sym.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and params:
         params = params[1:]
     return params

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.facts import Opaque
 from harness.analysis.findings import Category, Finding, Severity
+from harness.models import SymbolKind
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context
@@ -64,7 +65,7 @@ def missing(ctx: Context, use: Site, key: str, entry: Lookup) -> list[Finding]:
     owner = ctx.callee(f"{module}:{qual.rpartition('.')[0]}") if "." in qual else None
     if owner is not None and qual.rpartition(".")[2] in owner.mro_members:
         return []  # a member we know from a published or stdlib base (BaseModel.model_validate)
-    if owner is not None and owner.kind == "class" and opaque_for(owner, on_class=True):
+    if owner is not None and owner.kind == SymbolKind.CLASS and opaque_for(owner, on_class=True):
         return opaque(ctx, use, key, owner, True)
     sugg = entry.suggestions
     hint = f" Did you mean {', '.join(sugg)}?" if sugg else ""

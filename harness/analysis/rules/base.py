@@ -18,7 +18,7 @@ from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.scan import Callee, Lookup, Scan
 from harness.analysis.serve import ServeFacts
 from harness.analysis.uses import Site
-from harness.models import Symbol
+from harness.models import Symbol, SymbolKind
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Context:
         s = sym.symbol if isinstance(sym, Callee) else sym
         sig = None
         if s is not None:
-            sig = f"{s.qualname}{s.signature}" if s.kind != "variable" else s.qualname
+            sig = f"{s.qualname}{s.signature}" if s.kind != SymbolKind.VARIABLE else s.qualname
         return Finding(
             severity=severity,
             category=category,

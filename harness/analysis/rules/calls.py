@@ -14,6 +14,7 @@ from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules import forwards
 from harness.analysis.rules.base import Produced, Rule
+from harness.models import SymbolKind
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
@@ -107,19 +108,24 @@ def binding(ctx: Context) -> list[Finding]:
 def call_variants(sym: Callee, use: CallUse) -> tuple[list[tuple[Parameter, ...]], bool] | None:
     """Parameter lists a call can bind to (self/cls removed), and whether extras pass."""
     kind = sym.kind
-    if kind == "class":
+    if kind == SymbolKind.CLASS:
         params = sym.symbol.parameters
         if params is None:
             return None
         ctor = sym.constructor
         overloads = list(ctor.overloads) if ctor is not None else []
         return [params, *overloads], ctor is not None and ctor.lenient
-    if kind in ("function", "method", "classmethod", "staticmethod"):
+    if kind in (
+        SymbolKind.FUNCTION,
+        SymbolKind.METHOD,
+        SymbolKind.CLASSMETHOD,
+        SymbolKind.STATICMETHOD,
+    ):
         raw = [sym.symbol.parameters or ()] + [o.parameters for o in sym.symbol.overloads]
         if sym.symbol.overloads:
             raw = raw[1:]  # the implementation is not callable as written; overloads are
         drop = 0
-        if kind == "classmethod" or (kind == "method" and use.on_instance):
+        if kind == SymbolKind.CLASSMETHOD or (kind == SymbolKind.METHOD and use.on_instance):
             drop = 1
         return [tuple(r[drop:]) for r in raw], False
     return None

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.findings import Category, Finding, Severity
-from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, VAR_POSITIONAL
+from harness.models import (
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_KEYWORD,
+    VAR_POSITIONAL,
+    SymbolKind,
+)
 
 if TYPE_CHECKING:
     from harness.analysis.facts import Resolution
@@ -70,7 +76,13 @@ def defaults_drift(ctx: Context) -> list[Finding]:
         new, old = ctx.callee(site.symbol), ctx.base_callee(site.symbol)
         if new is None or old is None or new.kind != old.kind:
             continue
-        if new.kind not in ("class", "function", "method", "classmethod", "staticmethod"):
+        if new.kind not in (
+            SymbolKind.CLASS,
+            SymbolKind.FUNCTION,
+            SymbolKind.METHOD,
+            SymbolKind.CLASSMETHOD,
+            SymbolKind.STATICMETHOD,
+        ):
             continue
         found = changed_defaults(
             site, old.parameters(bound=site.on_instance), new.parameters(bound=site.on_instance)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.analysis.findings import Category, Finding, Severity
-from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Parameter
+from harness.models import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, Parameter, SymbolKind
 
 if TYPE_CHECKING:
     from harness.analysis.facts import Forwards
@@ -68,7 +68,7 @@ def forwarded(ctx: Context) -> list[Finding]:
         sym = ctx.callee(key)
         if sym is None or not sym.forwards:
             continue
-        if sym.kind == "class":
+        if sym.kind == SymbolKind.CLASS:
             params = sym.symbol.parameters or ()
         else:
             params = sym.parameters(bound=use.on_instance)

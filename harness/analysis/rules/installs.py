@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from harness.analysis.apidiff import Change, ChangeKind
 from harness.analysis.facts import FitClass, Fits
 from harness.analysis.findings import Category, Finding, Severity
-from harness.models import Symbol
+from harness.models import Symbol, SymbolKind
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context
@@ -127,7 +127,7 @@ def installs_drift(ctx: Context) -> list[Finding]:
                 f"Use {guess[0][0]} where {ins.function} reads self.{attr}"
                 if guess
                 else f"Find what replaced {attr} on those classes (`harness diff`).",
-                Symbol(top.qualname, "class", top.file, top.line, top.line),
+                Symbol(top.qualname, SymbolKind.CLASS, top.file, top.line, top.line),
                 (
                     Change(
                         ChangeKind.ATTRIBUTE_REMOVED,

@@ -14,6 +14,7 @@ from harness.models import (
     VAR_KEYWORD,
     VAR_POSITIONAL,
     Parameter,
+    SymbolKind,
 )
 
 if TYPE_CHECKING:
@@ -90,9 +91,9 @@ def override_problems(base: Signed, meth: Signed) -> list[tuple[str, bool]]:
         return []
     bp = list(base.parameters)
     op = list(meth.parameters or ())
-    if base.kind in ("method", "classmethod") and bp:
+    if base.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and bp:
         bp = bp[1:]
-    if meth.kind in ("method", "classmethod") and op:
+    if meth.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and op:
         op = op[1:]
     issues: list[tuple[str, bool]] = []
     o_var_pos = any(p.kind == VAR_POSITIONAL for p in op)

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Produced, Rule
-from harness.models import POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, Parameter
+from harness.models import (
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_POSITIONAL,
+    Parameter,
+    SymbolKind,
+)
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
@@ -74,11 +80,15 @@ def call_parameters(sym: Callee, use: CallUse) -> tuple[Parameter, ...] | None:
     params = sym.symbol.parameters
     if params is None:
         return None
-    if sym.kind == "class":
+    if sym.kind == SymbolKind.CLASS:
         return params
-    if sym.kind == "classmethod" or (sym.kind == "method" and use.on_instance):
+    if sym.kind == SymbolKind.CLASSMETHOD or (sym.kind == SymbolKind.METHOD and use.on_instance):
         return params[1:]
-    return params if sym.kind in ("function", "method", "staticmethod") else None
+    return (
+        params
+        if sym.kind in (SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.STATICMETHOD)
+        else None
+    )
 
 
 def check(ctx: Context, earlier: Earlier) -> Produced:

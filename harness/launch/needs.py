@@ -1,7 +1,7 @@
 """The services a step ``needs``, ready before it launches: a live run of the same service
 reused, or one started through the one launch path and followed until it answers.
 
-:func:`harness.group.start.start_run` calls :func:`ready_services` once the step's own gates
+:func:`harness.launch.start.start_run` calls :func:`ready_services` once the step's own gates
 passed (a refused step starts no server); following a service's start is the caller's
 (``wait``), like following any run. What the step's run records -- ``[{"step", "run_id",
 "keep"}]`` -- is what its supervisor stops when it ends (``probes/_service.py``).
@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from harness.group.events import RunEvent, ServiceUp
-from harness.group.nodes import Host
+from harness.launch.events import RunEvent, ServiceUp
+from harness.launch.nodes import Host
 from harness.runs.models import RunInfo
 from harness.runs.steps import Pipeline
 
@@ -28,7 +28,7 @@ Start = Callable[..., Any]
 def ready_services(
     pipeline: Pipeline,
     host: Host,
-    req: Any,  # harness.group.start.Request (which imports this module)
+    req: Any,  # harness.launch.start.Request (which imports this module)
     wait: Wait,
     start: Start,
     on_event: Callable[[RunEvent], None],

@@ -1,9 +1,9 @@
 """``harness run``'s use case, on one target or several hosts: the only launch path.
 
-:func:`start_run` resolves the step on every host (as its :class:`~harness.group.spread.Spread`
+:func:`start_run` resolves the step on every host (as its :class:`~harness.launch.spread.Spread`
 prepares it), reviews and preflights every host before anything launches, starts what the
 spread runs on (a Ray cluster), launches detached and returns; what happens is told through
-``on_event`` as host-tagged events (:mod:`harness.group.events`), never printed. A step
+``on_event`` as host-tagged events (:mod:`harness.launch.events`), never printed. A step
 feature (smoke, output verification, timeouts, the gates) lives in the resolve, the review or
 the launch here, so it holds on one host and across hosts alike. Following is the CLI's
 (:mod:`harness.runs.attach`); :func:`finish` stops what the spread started, afterwards.
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.errors import NotReady, RunError, UsageError
-from harness.group.events import (
+from harness.group.result import GroupResult, run_each
+from harness.launch.events import (
     Compared,
     Forced,
     Launched,
@@ -32,9 +33,8 @@ from harness.group.events import (
     RunEvent,
     Started,
 )
-from harness.group.nodes import Host, Launch, Node
-from harness.group.result import GroupResult, run_each
-from harness.group.spread import SINGLE, SPREADS, Spread
+from harness.launch.nodes import Host, Launch, Node
+from harness.launch.spread import SINGLE, SPREADS, Spread
 from harness.runs.models import Level, RunInfo
 from harness.runs.steps import Pipeline
 
@@ -131,7 +131,7 @@ def start_run(
     """Resolve, review, preflight and launch ``req.step`` detached on every host.
 
     A step that ``needs`` services gets each one ready first, once its own gates passed
-    (:mod:`harness.group.needs`): a live run of it reused, or one started here and followed
+    (:mod:`harness.launch.needs`): a live run of it reused, or one started here and followed
     by ``wait_ready`` (the caller's: following is the CLI's) until it answers.
 
     Raises:
@@ -169,7 +169,7 @@ def start_run(
     services = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
     if needs:
-        from harness.group.needs import ready_services
+        from harness.launch.needs import ready_services
 
         wait = wait_ready or (lambda h, info: info)
         try:
@@ -238,7 +238,7 @@ def _review(
     hosts) the hosts agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
-    from harness.runs.launch import gate_review
+    from harness.launch.gates import gate_review
 
     def review(h: Host) -> Review:
         return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
@@ -298,7 +298,7 @@ def preflight_refusal(
 
 
 def _preflight(h: Host, kill_stale: bool) -> Any:
-    from harness.runs.launch import preflight_verdicts
+    from harness.launch.gates import preflight_verdicts
 
     assert h.resolved is not None
     return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, kill_stale)

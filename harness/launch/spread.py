@@ -9,10 +9,10 @@ nothing itself:
 * ``"torchrun"``: one job over all hosts -- ``python -m torch.distributed.run --nnodes N
   --node-rank R --rdzv-backend c10d --rdzv-endpoint FIRST:PORT`` on each host (the first hosts
   the rendezvous store, every node advertises its inventory address);
-* ``"ray"``: harness starts a Ray cluster it owns (:mod:`harness.group.ray`), runs the step on
+* ``"ray"``: harness starts a Ray cluster it owns (:mod:`harness.launch.ray`), runs the step on
   the head with ``RAY_ADDRESS``, and stops exactly that cluster afterwards.
 
-:func:`harness.group.start.start_run` is the one launch; a kind adds only what differs, here.
+:func:`harness.launch.start.start_run` is the one launch; a kind adds only what differs, here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from harness.group.nodes import Host, Launch, Node, Spread
+from harness.launch.nodes import Host, Launch, Node, Spread
 from harness.runs.steps import ResolvedStep, Step
 
 TORCHRUN_PORT = 29500
@@ -126,12 +126,12 @@ class Ray(Shard):
     same_stack = True
 
     def port(self, spec: Step) -> int | None:
-        from harness.group.ray import RAY_PORT
+        from harness.launch.ray import RAY_PORT
 
         return spec.port or RAY_PORT
 
     def before(self, hosts: Sequence[Host], launch: Launch) -> None:
-        from harness.group.ray import start_ray
+        from harness.launch.ray import start_ray
 
         start_ray(hosts, launch)
 
@@ -144,7 +144,7 @@ class Ray(Shard):
         return replace(resolved, env=env)
 
     def after(self, hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
-        from harness.group.ray import stop_cluster
+        from harness.launch.ray import stop_cluster
 
         stop_cluster(hosts, cluster, launch)
 

@@ -16,11 +16,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import RunError
-from harness.group.events import ClusterStopped, ClusterUp
 from harness.group.result import run_each
+from harness.launch.events import ClusterStopped, ClusterUp
 
 if TYPE_CHECKING:
-    from harness.group.nodes import Host, Launch, Node
+    from harness.launch.nodes import Host, Launch, Node
 
 RAY_PORT = 6379
 RAY_WAIT_S = float(os.environ.get("HARNESS_RAY_WAIT_S") or 90)

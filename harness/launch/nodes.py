@@ -1,5 +1,5 @@
 """The nodes of a run: each host's rank and address, what harness worked out for it, the
-launch under way, and the hooks of a :class:`Spread` (its kinds: :mod:`harness.group.spread`)
+launch under way, and the hooks of a :class:`Spread` (its kinds: :mod:`harness.launch.spread`)
 -- shared by the launch, the spreads and the Ray cluster one may own."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from harness.runs.steps import ResolvedStep, Step
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
-    from harness.group.events import RunEvent
+    from harness.launch.events import RunEvent
 
 
 @dataclass(frozen=True)

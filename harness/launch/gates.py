@@ -1,7 +1,10 @@
 """The gates of a launch on one target: the pre-run review and the preflight, decided, not told.
 
-:func:`harness.group.start.start_run` (the one launch path, one target or several) calls them
-per host; following the launched run is :mod:`harness.runs.attach`.
+:func:`harness.launch.start.start_run` (the one launch path, one target or several) calls them
+per host; following the launched run is :mod:`harness.runs.attach`. Here, above
+:mod:`harness.report` and :mod:`harness.runs`, because the review is the report's and the
+preflight the runs probe's; ``run`` and ``report`` refuse the flags no run of a step could
+satisfy through :func:`refuse_flags_that_cannot_apply`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What ``harness run`` tells as it happens, on one host or several (each event names its host).
 
-:func:`harness.group.start.start_run` emits them through ``on_event``; the CLI renders each
+:func:`harness.launch.start.start_run` emits them through ``on_event``; the CLI renders each
 as one or more lines (:mod:`harness.views.launch`). ``host`` is ``None`` when the run is on
 one target: its lines then say nothing of hosts, as they always have.
 """
