@@ -233,6 +233,7 @@ def _write_all(
                 r.recovered,
                 written,
                 warnings=r.warnings,
+                series_dir=r.series_dir,
             )
         )
     return written_reports

@@ -1,0 +1,44 @@
+"""Issue 35 item 13, the rest: one test each (real CLI processes, a real venv, no mocks).
+
+- two patches of one series numbered alike (0001-a, 0001-b: made apart) are named, not applied.
+- ``patches --patches DIR`` names DIR's series folder, not the default ``patches/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.integration.test_patches_faults import FIXTURES, make_tiny
+from tests.support.cli import run_cli
+
+
+def _series(tmp_path: Path) -> Path:
+    dest = tmp_path / "elsewhere" / "my-series"
+    shutil.copytree(FIXTURES / "good", dest)
+    return dest
+
+
+def test_patches_names_the_folder_given(cli_env: dict[str, str], tmp_path: Path) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    root = _series(tmp_path)
+    r = run_cli("patches", "-t", f"venv:{tiny.root}", "--patches", str(root), env=cli_env)
+    assert r.code == 0, r.out + r.err
+    assert f"series {root / 'tinypkg' / '1.0'}" in r.out, r.out
+    assert "series patches/" not in r.out
+
+
+def test_two_patches_numbered_alike_are_named(cli_env: dict[str, str], tmp_path: Path) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    root = _series(tmp_path)
+    folder = root / "tinypkg" / "1.0"
+    (folder / "0002-beta-limit.patch").rename(folder / "0001-beta-limit.patch")
+    toml = folder / "series.toml"
+    toml.write_text(toml.read_text().replace("0002-beta-limit", "0001-beta-limit"))
+    before = tiny.read("tinypkg/alpha.py")
+    r = run_cli("apply-patches", "-t", f"venv:{tiny.root}", "--patches", str(root), env=cli_env)
+    assert r.code != 0, r.out + r.err
+    assert f"{toml}:7: patch.file: 0001-beta-limit.patch is numbered like " in r.err, r.err
+    assert "0001-alpha-greeting.patch (both 0001)" in r.err, r.err
+    assert "Traceback" not in r.err
+    assert tiny.read("tinypkg/alpha.py") == before
