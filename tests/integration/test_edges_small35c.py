@@ -2,6 +2,7 @@
 
 - two patches of one series numbered alike (0001-a, 0001-b: made apart) are named, not applied.
 - ``patches --patches DIR`` names DIR's series folder, not the default ``patches/``.
+- ``check`` over SSH ended with a hint meant for ``pypi:`` targets.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import shutil
 from pathlib import Path
 
 from tests.integration.test_patches_faults import FIXTURES, make_tiny
+from tests.integration.test_runs_ssh import base_env
 from tests.support.cli import run_cli
+from tests.support.sshd import SshServer
 
 
 def _series(tmp_path: Path) -> Path:
@@ -42,3 +45,32 @@ def test_two_patches_numbered_alike_are_named(cli_env: dict[str, str], tmp_path:
     assert "0001-alpha-greeting.patch (both 0001)" in r.err, r.err
     assert "Traceback" not in r.err
     assert tiny.read("tinypkg/alpha.py") == before
+
+
+def _caller(site: Path, *imports: str) -> None:
+    """A dist ``usesit`` 1.0, one module per name in ``imports`` importing it (as pip would)."""
+    (site / "usesit").mkdir()
+    rows = ["usesit/__init__.py,,"]
+    (site / "usesit" / "__init__.py").write_text("")
+    for name in imports:
+        (site / "usesit" / f"use_{name}.py").write_text(f"import {name}\n")
+        rows.append(f"usesit/use_{name}.py,,")
+    info = site / "usesit-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: usesit\nVersion: 1.0\n")
+    (info / "RECORD").write_text("\n".join([*rows, "usesit-1.0.dist-info/RECORD,,"]) + "\n")
+
+
+def test_check_over_ssh_gives_no_pypi_hint(sshd: SshServer, tmp_path: Path) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    _caller(tiny.site, "tinypkg", "notinstalled")
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(sshd.host_entry("box", python=str(tiny.python)))
+    env = base_env(tmp_path) | {"HARNESS_HOSTS": str(hosts)}
+    r = run_cli("check", "usesit", "-t", "box", "--no-baseline", env=env)
+    assert "notinstalled, not installed on box" in r.out, r.out + r.err
+    assert "pypi:" not in r.out + r.err, r.out + r.err
+    shutil.rmtree(tiny.site / "tinypkg")  # now nothing it imports is there
+    r = run_cli("check", "usesit", "-t", "box", "--no-baseline", env=env)
+    assert r.code != 0 and "nothing to check" in r.err, r.out + r.err
+    assert "pypi:" not in r.err and "hint: install what usesit imports" in r.err, r.err
