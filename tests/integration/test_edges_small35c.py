@@ -3,15 +3,18 @@
 - two patches of one series numbered alike (0001-a, 0001-b: made apart) are named, not applied.
 - ``patches --patches DIR`` names DIR's series folder, not the default ``patches/``.
 - ``check`` over SSH ended with a hint meant for ``pypi:`` targets.
+- a log without a final newline had the verdict glued to its last line (``2>&1``); stdout
+  alone stays the log byte for byte.
 """
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from tests.integration.test_patches_faults import FIXTURES, make_tiny
-from tests.integration.test_runs_ssh import base_env
+from tests.integration.test_runs_ssh import base_env, local_harness
 from tests.support.cli import run_cli
 from tests.support.sshd import SshServer
 
@@ -74,3 +77,15 @@ def test_check_over_ssh_gives_no_pypi_hint(sshd: SshServer, tmp_path: Path) -> N
     r = run_cli("check", "usesit", "-t", "box", "--no-baseline", env=env)
     assert r.code != 0 and "nothing to check" in r.err, r.out + r.err
     assert "pypi:" not in r.err and "hint: install what usesit imports" in r.err, r.err
+
+
+def test_the_verdict_starts_its_own_line(tmp_path: Path) -> None:
+    h = local_harness(tmp_path, '[steps.say]\ncommand = ["printf", "no final newline"]\n')
+    both = subprocess.run(
+        h.argv("run", "say", "-t", "local"), cwd=h.cwd, env=h.env, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+    )  # fmt: skip
+    assert both.returncode == 0, both.stdout
+    assert "no final newline\n✓ say-" in both.stdout, both.stdout
+    alone = h("run", "say", "-t", "local")
+    assert alone.code == 0 and alone.out == "no final newline", (alone.out, alone.err)
