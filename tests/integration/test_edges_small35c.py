@@ -5,10 +5,13 @@
 - ``check`` over SSH ended with a hint meant for ``pypi:`` targets.
 - a log without a final newline had the verdict glued to its last line (``2>&1``); stdout
   alone stays the log byte for byte.
+- ``cache prune --all`` said "nothing to prune" while ``cache list`` showed run log copies:
+  ``--all`` is every entry listed; a prune that keeps some says which and why.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -89,3 +92,17 @@ def test_the_verdict_starts_its_own_line(tmp_path: Path) -> None:
     assert "no final newline\n✓ say-" in both.stdout, both.stdout
     alone = h("run", "say", "-t", "local")
     assert alone.code == 0 and alone.out == "no final newline", (alone.out, alone.err)
+
+
+def test_cache_prune_all_prunes_what_cache_list_shows(tmp_path: Path) -> None:
+    h = local_harness(tmp_path, '[steps.say]\ncommand = ["echo", "hi"]\n')
+    assert h("run", "say", "-t", "local").code == 0  # leaves a local copy of the run's log
+    listed = json.loads(h("cache", "list", "--json").out)["entries"]
+    assert [e["kind"] for e in listed] == ["runs"], listed
+    fresh = h("cache", "prune")
+    assert fresh.code == 0 and "nothing to prune" in fresh.out, fresh.out + fresh.err
+    assert "kept 1 (" in fresh.out and "): run log copies (add --runs)" in fresh.out, fresh.out
+    r = h("cache", "prune", "--all")
+    assert r.code == 0 and "removed runs local/say-" in r.out, r.out + r.err
+    assert "kept" not in r.out, r.out
+    assert json.loads(h("cache", "list", "--json").out)["entries"] == []
