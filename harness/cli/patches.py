@@ -156,6 +156,14 @@ def revert_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="restore originals even over files changed since")
     ] = False,
+    forget: Annotated[
+        bool,
+        typer.Option(
+            "--forget",
+            help="files pip installed again since the apply are left as pip's; only "
+            "harness's record of them goes",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -167,7 +175,9 @@ def revert_cmd(
     reports: list[Any] | None = None
     try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
         with target_for(target, accept_new_host_key) as t:
-            reports = revert_patches(t, _root(patches), force=force, only=dist, again=flags)
+            reports = revert_patches(
+                t, _root(patches), force=force, only=dist, again=flags, forget=forget
+            )
         _emit(reports, as_json)
     except KeyboardInterrupt:
         left = reverted_line(reports)
@@ -244,7 +254,7 @@ def revert_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
 
     got = revert_across(
         hosts, lambda h: target_for(h, kw["accept_new_host_key"]), _root(kw["patches"]),
-        force=kw["force"], only=kw["dist"],
+        force=kw["force"], only=kw["dist"], forget=kw["forget"],
     )  # fmt: skip
     lines = [f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results]
     _emit_lines(lines, kw["as_json"], got.ok)

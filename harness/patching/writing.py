@@ -34,6 +34,7 @@ from harness.patching.plan import (
     STALE,
     FileChange,
     new_manifest,
+    pip_reinstalled,
     plan_revert,
     sha,
 )
@@ -270,6 +271,7 @@ def revert_patches(
     force: bool = False,
     only: str | None = None,
     again: str = "",
+    forget: bool = False,
 ) -> list[DistReport]:
     """Every dist's revert planned first (any refusal: nothing written), then written.
 
@@ -278,7 +280,7 @@ def revert_patches(
     """
     try:
         dists = SeriesLibrary.of(root).chosen(only)
-        planned = [_plan_revert(target, dist, force) for dist in dists]
+        planned = [_plan_revert(target, dist, force, forget, again) for dist in dists]
     except KeyboardInterrupt:
         raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
     out: list[DistReport] | None = None
@@ -310,21 +312,28 @@ class _Revert:
     probe: Any  # the first read (for its version and what it recovered)
     state: Any = None  # None: nothing to revert
     changes: tuple[FileChange, ...] = ()
+    forgotten: tuple[str, ...] = ()  # pip's files again, dropped from the manifest (--forget)
 
 
-def _plan_revert(target: Target, dist: str, force: bool) -> _Revert:
+def _plan_revert(target: Target, dist: str, force: bool, forget: bool, again: str) -> _Revert:
     probe = read_state(target, dist, [])
     files = sorted(probe.manifest.files)
     if not files:
         return _Revert(dist, probe)
     state = read_state(target, dist, files)
-    changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
+    changes, problems = plan_revert(
+        state.manifest, state.live, state.backups, force=force, forget=forget
+    )
+    pips = pip_reinstalled(state.manifest, state.live)
     if problems:
-        raise PatchError(
-            f"{target.label}: not reverting {dist}: " + "; ".join(problems),
-            "nothing was written",
-        )
-    return _Revert(dist, probe, state, tuple(changes))
+        hint = "nothing was written"
+        if pips and not forget:
+            hint += (
+                f"; the files pip installed again are its own: `harness revert-patches "
+                f"--forget{again}` drops harness's record of them and writes none of them"
+            )
+        raise PatchError(f"{target.label}: not reverting {dist}: " + "; ".join(problems), hint)
+    return _Revert(dist, probe, state, tuple(changes), tuple(pips) if forget else ())
 
 
 def _revert_one(target: Target, p: _Revert) -> DistReport:
@@ -333,6 +342,9 @@ def _revert_one(target: Target, p: _Revert) -> DistReport:
             p.dist, p.probe.version, [], None, [], p.probe.recovered, note="nothing to revert"
         )
     written = write_files(target, p.dist, list(p.changes), NONE, "revert-patches")
+    note = f"restored {len(written)} file(s) byte-identical"
+    if p.forgotten:
+        note += f"; forgot {len(p.forgotten)} file(s) pip installed again (left as pip's)"
     return DistReport(
         p.dist,
         p.state.version,
@@ -341,7 +353,7 @@ def _revert_one(target: Target, p: _Revert) -> DistReport:
         [],
         p.probe.recovered or p.state.recovered,
         written,
-        note=f"restored {len(written)} file(s) byte-identical",
+        note=note,
     )
 
 

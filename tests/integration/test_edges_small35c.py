@@ -7,6 +7,8 @@
   alone stays the log byte for byte.
 - ``cache prune --all`` said "nothing to prune" while ``cache list`` showed run log copies:
   ``--all`` is every entry listed; a prune that keeps some says which and why.
+- ``revert-patches`` after pip installed the patched files again: they are pip's; it says so,
+  and ``--forget`` drops harness's record of them, writing none of them.
 """
 
 from __future__ import annotations
@@ -106,3 +108,26 @@ def test_cache_prune_all_prunes_what_cache_list_shows(tmp_path: Path) -> None:
     assert r.code == 0 and "removed runs local/say-" in r.out, r.out + r.err
     assert "kept" not in r.out, r.out
     assert json.loads(h("cache", "list", "--json").out)["entries"] == []
+
+
+def test_revert_after_pip_reinstalled_the_files(cli_env: dict[str, str], tmp_path: Path) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    root = _series(tmp_path)
+    t = ["-t", f"venv:{tiny.root}", "--patches", str(root)]
+    assert run_cli("apply-patches", *t, env=cli_env).code == 0
+    pristine = FIXTURES / "tinypkg-1.0"
+    for rel in ("tinypkg/alpha.py", "tinypkg/gamma.py"):  # pip install --force-reinstall
+        tiny.reinstall(rel, (pristine / rel).read_bytes())
+    tiny.reinstall("tinypkg/beta.py", b"LIMIT = 99  # a rebuild\n")  # another build of it
+    before = {rel: tiny.read(rel) for rel in ("tinypkg/alpha.py", "tinypkg/beta.py")}
+    r = run_cli("revert-patches", *t, env=cli_env)
+    assert r.code != 0, r.out + r.err
+    assert "tinypkg/alpha.py, tinypkg/beta.py, tinypkg/gamma.py: pip's own again" in r.err, r.err
+    assert f"`harness revert-patches --forget -t venv:{tiny.root} --patches {root}`" in r.err
+    assert "Traceback" not in r.err
+    r = run_cli("revert-patches", *t, "--forget", env=cli_env)
+    assert r.code == 0, r.out + r.err
+    assert "forgot 3 file(s) pip installed again (left as pip's)" in r.out, r.out
+    assert {rel: tiny.read(rel) for rel in before} == before  # pip's files, untouched
+    again = run_cli("revert-patches", *t, env=cli_env)
+    assert again.code == 0 and "nothing to revert" in again.out, again.out + again.err
