@@ -9,6 +9,7 @@
   ``--all`` is every entry listed; a prune that keeps some says which and why.
 - ``revert-patches`` after pip installed the patched files again: they are pip's; it says so,
   and ``--forget`` drops harness's record of them, writing none of them.
+- ``run STEP`` while STEP is already running on the target: the preflight warns, naming it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from tests.integration.test_patches_faults import FIXTURES, make_tiny
-from tests.integration.test_runs_ssh import base_env, local_harness
+from tests.integration.test_runs_ssh import Harness, base_env, local_harness
 from tests.support.cli import run_cli
 from tests.support.sshd import SshServer
 
@@ -131,3 +132,24 @@ def test_revert_after_pip_reinstalled_the_files(cli_env: dict[str, str], tmp_pat
     assert {rel: tiny.read(rel) for rel in before} == before  # pip's files, untouched
     again = run_cli("revert-patches", *t, env=cli_env)
     assert again.code == 0 and "nothing to revert" in again.out, again.out + again.err
+
+
+def _stop_all(h: Harness) -> None:
+    for run in json.loads(h("runs", "-t", "local", "--json").out):
+        if run["label"].startswith("running"):
+            h("stop", run["record"]["id"], "-t", "local")
+
+
+def test_launching_a_step_already_running_warns(tmp_path: Path) -> None:
+    h = local_harness(tmp_path, '[steps.slow]\ncommand = ["sleep", "60"]\n')
+    try:
+        first = h.launch("slow")
+        r = h("run", "slow", "-t", "local", "--detach")
+        assert r.code == 0, r.err
+        assert f"! running  already running here: {first}; this starts another" in r.err, r.err
+        assert f"hint: follow it with: harness logs {first} -f" in r.err
+        _stop_all(h)
+        alone = h("run", "slow", "-t", "local", "--detach")  # none running now: no warning
+        assert alone.code == 0 and "already running" not in alone.err, alone.err
+    finally:
+        _stop_all(h)
