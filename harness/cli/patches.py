@@ -127,6 +127,8 @@ def apply_cmd(
     reports: list[Any] | None = None
     try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
         with target_for(target, accept_new_host_key) as t:
+            if not dry_run:
+                warn_live_runs(t)
             reports = apply_patches(
                 t,
                 _root(patches),
@@ -175,6 +177,7 @@ def revert_cmd(
     reports: list[Any] | None = None
     try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
         with target_for(target, accept_new_host_key) as t:
+            warn_live_runs(t)
             reports = revert_patches(
                 t, _root(patches), force=force, only=dist, again=flags, forget=forget
             )
@@ -182,6 +185,30 @@ def revert_cmd(
     except KeyboardInterrupt:
         left = reverted_line(reports)
         raise Interrupted(f"{left}; see it with: harness patches{flags}") from None
+
+
+def warn_live_runs(t: Any) -> None:
+    """Files patched under a live run: it keeps the modules it imported, so say so first."""
+    import os
+
+    from rich.markup import escape
+
+    from harness.errors import HarnessError
+    from harness.runs import remote
+    from harness.runs.context import workdir_for
+
+    try:
+        wd = workdir_for(t, os.environ.get("HARNESS_WORKDIR"), absolute=False)
+        live = [r.id for r in remote.list_runs(t, wd).runs if r.state == "running"]
+    except HarnessError:
+        return  # the write itself says what is wrong with the target
+    if live:
+        console(stderr=True).print(
+            f"[bold yellow]warning:[/] {len(live)} run(s) live on {escape(t.label)}: "
+            f"{escape(', '.join(live))}; a running process keeps the modules it imported, so "
+            "the change reaches it only when it starts again",
+            soft_wrap=True,
+        )
 
 
 def _emit_lines(lines: list[str], as_json: bool, ok: bool) -> None:

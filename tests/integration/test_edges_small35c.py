@@ -10,6 +10,7 @@
 - ``revert-patches`` after pip installed the patched files again: they are pip's; it says so,
   and ``--forget`` drops harness's record of them, writing none of them.
 - ``run STEP`` while STEP is already running on the target: the preflight warns, naming it.
+- ``apply-patches`` / ``revert-patches`` under a live run: a warning names it first.
 """
 
 from __future__ import annotations
@@ -151,5 +152,25 @@ def test_launching_a_step_already_running_warns(tmp_path: Path) -> None:
         _stop_all(h)
         alone = h("run", "slow", "-t", "local", "--detach")  # none running now: no warning
         assert alone.code == 0 and "already running" not in alone.err, alone.err
+    finally:
+        _stop_all(h)
+
+
+def test_patching_under_a_live_run_warns(tmp_path: Path) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    root = _series(tmp_path)
+    h = local_harness(tmp_path, f'[steps.slow]\ncommand = ["{tiny.python}", "-c", '
+                                '"import tinypkg, time; time.sleep(60)"]\n')  # fmt: skip
+    t = ["-t", f"venv:{tiny.root}", "--patches", str(root)]
+    quiet = h("apply-patches", *t)
+    assert quiet.code == 0 and "warning" not in quiet.err, quiet.err
+    assert h("revert-patches", *t).code == 0
+    try:
+        first = h.launch("slow")
+        for cmd in ("apply-patches", "revert-patches"):
+            r = h(cmd, *t)
+            assert r.code == 0, r.out + r.err
+            assert f"warning: 1 run(s) live on venv:{tiny.root}: {first}; a running" in r.err
+            assert "the change reaches it only when it starts again" in r.err, r.err
     finally:
         _stop_all(h)
