@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -174,3 +175,25 @@ def test_patching_under_a_live_run_warns(tmp_path: Path) -> None:
             assert "the change reaches it only when it starts again" in r.err, r.err
     finally:
         _stop_all(h)
+
+
+def test_apply_then_revert_leaves_the_bytecode_as_pip_did(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    tiny = make_tiny(tmp_path / "venv")
+    compileall = [str(tiny.python), "-m", "compileall", "-q", str(tiny.site / "tinypkg")]
+    subprocess.run(compileall, check=True)  # pip compiles what it installs; RECORD lists it
+    pycache = tiny.site / "tinypkg" / "__pycache__"
+    before = {p.name: p.read_bytes() for p in pycache.iterdir()}
+    mtime = tiny.path("tinypkg/alpha.py").stat().st_mtime_ns
+    assert any(n.startswith("alpha.") for n in before)
+    t = ["-t", f"venv:{tiny.root}", "--patches", str(_series(tmp_path))]
+    assert run_cli("apply-patches", *t, env=cli_env).code == 0
+    assert not any(p.name.startswith("alpha.") for p in pycache.iterdir())  # stale: gone
+    r = run_cli("revert-patches", *t, env=cli_env)
+    assert r.code == 0, r.out + r.err
+    assert {p.name: p.read_bytes() for p in pycache.iterdir()} == before
+    assert tiny.path("tinypkg/alpha.py").stat().st_mtime_ns == mtime
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([str(tiny.python), "-c", "import tinypkg.alpha"], env=env, check=True)
+    assert {p.name: p.read_bytes() for p in pycache.iterdir()} == before  # taken as valid
