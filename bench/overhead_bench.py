@@ -44,7 +44,10 @@ def unpack(ref: str, dest: Path) -> Path:
 
 
 def env_for(code: Path, tmp: Path) -> dict[str, str]:
+    """Both sides write and use bytecode, as a pip install has it (an inherited
+    ``PYTHONDONTWRITEBYTECODE=1`` would time compiling every module at every start)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env | {
         "PYTHONPATH": str(code), "HOME": str(tmp / "home"), "HARNESS_CACHE": str(tmp / "cache"),
         "HARNESS_HOSTS": str(tmp / "hosts.toml"), "HARNESS_WORKDIR": str(tmp / "work"),
