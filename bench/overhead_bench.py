@@ -9,7 +9,14 @@ process; median wall time of N, and the import time of the ``run`` command
 (``python -X importtime``, the sum of every module's own time, the minimum of N). Printed:
 each figure and the after/before ratio.
 
-    python bench/overhead_bench.py [--before REF] [--runs N]
+``--ssh``: the same over SSH instead, against the tests' real sshd on loopback (started here,
+``tests/support/sshd.py``) with the host's ``python`` this interpreter: ``run hello -t box``
+over the kept connection (warmed by one run first: what every run after the first costs),
+and ``hosts --check -t box`` on a first connect (``hosts --disconnect`` before each), plus
+its import time. Before and after each get their own HOME and cache, so each talks to a kept
+connection of its own code.
+
+    python bench/overhead_bench.py [--before REF] [--runs N] [--ssh]
 """
 
 from __future__ import annotations
@@ -37,7 +44,10 @@ def unpack(ref: str, dest: Path) -> Path:
 
 
 def env_for(code: Path, tmp: Path) -> dict[str, str]:
+    """Both sides write and use bytecode, as a pip install has it (an inherited
+    ``PYTHONDONTWRITEBYTECODE=1`` would time compiling every module at every start)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env | {
         "PYTHONPATH": str(code), "HOME": str(tmp / "home"), "HARNESS_CACHE": str(tmp / "cache"),
         "HARNESS_HOSTS": str(tmp / "hosts.toml"), "HARNESS_WORKDIR": str(tmp / "work"),
@@ -55,20 +65,82 @@ def wall(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return took
 
 
-def import_ms(env: dict[str, str], cwd: Path) -> float:
+def import_ms(env: dict[str, str], cwd: Path, target: str = "local") -> float:
     cp = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "harness", "run", "hello", "-t", "local"],
+        [sys.executable, "-X", "importtime", "-m", "harness", "run", "hello", "-t", target],
         env=env, cwd=cwd, capture_output=True, text=True,
     )  # fmt: skip
     own = [int(m.group(1)) for m in re.finditer(r"import time:\s+(\d+) \|", cp.stderr)]
     return sum(own) / 1000
 
 
+def ssh_bench(before: str, runs: int) -> None:
+    """``--ssh``: see the module's docstring."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.sshd import start_sshd
+
+    with tempfile.TemporaryDirectory(prefix="harness-overhead-ssh-") as t:
+        tmp = Path(t)
+        server, proc = start_sshd(tmp / "sshd")
+        try:
+            code = {"before": unpack(before, _mk(tmp / "before")), "after": ROOT}
+            figures: dict[str, dict[str, list[float]]] = {k: {} for k in code}
+            envs = {}
+            for which, path in code.items():
+                own = _mk(tmp / which / "x")
+                for sub in ("home", "work", "cache"):
+                    _mk(own / sub)
+                hosts = own / "hosts.toml"
+                hosts.write_text(server.host_entry("box", python=sys.executable,
+                                                   workdir=str(own / "work")))  # fmt: skip
+                (own / "pipeline.toml").write_text(PIPELINE)
+                env = env_for(path, own) | {"HARNESS_HOSTS": str(hosts)}
+                env.pop("HARNESS_SSH_PERSIST")  # the kept connection, as a user has it
+                envs[which] = (env, own)
+                wall([sys.executable, "-m", "harness", "run", "hello", "-t", "box"], env, own)
+            run_argv = [sys.executable, "-m", "harness", "run", "hello", "-t", "box"]
+            check = [sys.executable, "-m", "harness", "hosts", "--check", "-t", "box"]
+            drop = [sys.executable, "-m", "harness", "hosts", "--disconnect", "-t", "box"]
+            for _ in range(runs):  # in turn, so that a busy machine weighs on both alike
+                for which in code:
+                    env, cwd = envs[which]
+                    figures[which].setdefault("run (kept)", []).append(wall(run_argv, env, cwd))
+                    wall(drop, env, cwd)
+                    figures[which].setdefault("check (first)", []).append(wall(check, env, cwd))
+                    figures[which].setdefault("import (ms)", []).append(import_ms(env, cwd, "box"))
+            for which in code:
+                env, cwd = envs[which]
+                subprocess.run(drop, env=env, cwd=cwd, capture_output=True)
+        finally:
+            proc.terminate()
+            proc.wait()
+        print(f"harness over SSH (loopback sshd), {runs} runs each, before = {before}, after = "
+              "this tree")  # fmt: skip
+        _table(figures, ["run (kept)", "check (first)", "import (ms)"])
+
+
+def _mk(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _table(figures: dict[str, dict[str, list[float]]], names: list[str]) -> None:
+    for name in names:
+        pick = min if name.startswith("import") else statistics.median
+        b, a = pick(figures["before"][name]), pick(figures["after"][name])
+        unit = "" if name.startswith("import") else " s"
+        print(f"  {name:14} before {b:8.3f}{unit}  after {a:8.3f}{unit}  after/before {a / b:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", default="c83ecbc")
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--ssh", action="store_true", help="over the tests' loopback sshd")
     args = ap.parse_args()
+    if args.ssh:
+        ssh_bench(args.before, args.runs)
+        return
     with tempfile.TemporaryDirectory(prefix="harness-overhead-") as t:
         tmp = Path(t)
         for sub in ("home", "work", "cache", "before", "cwd-before", "cwd-after"):
@@ -90,13 +162,7 @@ def main() -> None:
         print(
             f"harness's own time, {args.runs} runs each, before = {args.before}, after = this tree"
         )
-        for name in [*commands, "import (ms)"]:
-            pick = min if name.startswith("import") else statistics.median
-            b, a = pick(figures["before"][name]), pick(figures["after"][name])
-            unit = "" if name.startswith("import") else " s"
-            print(
-                f"  {name:14} before {b:8.3f}{unit}  after {a:8.3f}{unit}  after/before {a / b:.2f}"
-            )
+        _table(figures, [*commands, "import (ms)"])
 
 
 if __name__ == "__main__":

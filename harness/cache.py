@@ -75,20 +75,24 @@ def to_prune(
     everything: bool = False,
     runs: bool = False,
 ) -> list[CacheEntry]:
-    """Entries unused for ``older_than_days`` (all with ``everything``); run logs only with
-    ``runs``; what an interrupted download left once it is an hour old (a younger one may be
-    a download in progress)."""
-    cutoff = now - older_than_days * 86400
-    out = []
-    for e in entries:
-        if e.kind is Kind.PARTIAL:
-            if e.last_used < now - PARTIAL_GRACE_S:
-                out.append(e)
-            continue
-        allowed = e.kind.default_prune or (runs and e.kind is Kind.RUNS)
-        if allowed and (everything or e.last_used < cutoff):
-            out.append(e)
-    return out
+    """Entries unused for ``older_than_days``; run logs only with ``runs``; ``everything``:
+    every entry ``cache list`` shows, run logs included; what an interrupted download left
+    once it is an hour old (a younger one may be a download in progress)."""
+    return [e for e in entries if why_kept(e, now, older_than_days, everything, runs) is None]
+
+
+def why_kept(
+    e: CacheEntry, now: float, older_than_days: float, everything: bool, runs: bool
+) -> str | None:
+    """Why a prune leaves ``e`` (None: it goes), in the words the prune prints."""
+    if e.kind is Kind.PARTIAL:
+        young = e.last_used >= now - PARTIAL_GRACE_S
+        return "a download under an hour old (it may be running now)" if young else None
+    if e.kind is Kind.RUNS and not (runs or everything):
+        return "run log copies (add --runs)"
+    if not everything and e.last_used >= now - older_than_days * 86400:
+        return f"used in the last {older_than_days:g} days (--older-than DAYS, or --all)"
+    return None
 
 
 def ago(seconds: float) -> str:

@@ -56,16 +56,44 @@ def fsync_dir(d: str) -> None:
             os.close(fd)
 
 
-def drop_pycache(full: str) -> None:
-    """Stale bytecode: a same-second, same-size edit is otherwise not seen by Python."""
+def pycache_of(full: str) -> list[str]:
+    """The bytecode files of the module ``full`` (``__pycache__/STEM.*.pyc``)."""
     d = os.path.join(os.path.dirname(full), "__pycache__")
     stem = os.path.basename(full)[:-3] if full.endswith(".py") else None
     if stem is None or not os.path.isdir(d):
+        return []
+    return [os.path.join(d, e) for e in sorted(os.listdir(d))
+            if e.startswith(stem + ".") and e.endswith(".pyc")]  # fmt: skip
+
+
+def drop_pycache(full: str) -> None:
+    """Stale bytecode: a same-second, same-size edit is otherwise not seen by Python."""
+    for pyc in pycache_of(full):
+        with contextlib.suppress(OSError):
+            os.unlink(pyc)
+
+
+def keep_pycache(full: str, kept: str) -> None:
+    """Before a module's first change: its bytecode (pip's, RECORD lists it) and its source's
+    mtime, which that bytecode is valid for, into the folder ``kept``."""
+    if not os.path.exists(full):
         return
-    for e in os.listdir(d):
-        if e.startswith(stem + ".") and e.endswith(".pyc"):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(d, e))
+    for pyc in pycache_of(full):
+        copy_file(pyc, os.path.join(kept, os.path.basename(pyc)))
+    write_atomic(os.path.join(kept, "mtime"), str(os.stat(full).st_mtime_ns).encode(), 0o644)
+
+
+def restore_pycache(full: str, kept: str) -> None:
+    """Once a module has its original bytes again: its source's mtime and its bytecode as they
+    were, so Python takes that bytecode as valid and the folder is as pip left it."""
+    mtime = read_text(os.path.join(kept, "mtime"))
+    if mtime is None or not os.path.exists(full):
+        return
+    os.utime(full, ns=(int(mtime), int(mtime)))
+    d = os.path.join(os.path.dirname(full), "__pycache__")
+    for name in sorted(os.listdir(kept)):
+        if name.endswith(".pyc"):
+            copy_file(os.path.join(kept, name), os.path.join(d, name))
 
 
 def rmtree(path: str) -> None:

@@ -28,7 +28,9 @@ from probes._durable import (
     copy_file,
     drop_pycache,
     fsync_dir,
+    keep_pycache,
     read_text,
+    restore_pycache,
     rmtree,
     write_atomic,
     write_file,
@@ -36,6 +38,7 @@ from probes._durable import (
 from probes._finder import Finder, ProbeFailure, default_paths, dist_files
 from probes._patch_read import Reader
 
+PYC_KEPT = ".pyc-kept"  # beside a backup: the module's bytecode and mtime before the change
 LOCK_WAIT_S = 1.0  # a second writer fails (naming the holder) after this long
 
 
@@ -173,6 +176,7 @@ class Ops(Reader):
                         write_atomic(backup, originals[rel].encode("utf-8"), mode)
                     else:
                         copy_file(full, backup)
+                        keep_pycache(full, backup + PYC_KEPT)
         journal = {
             "pid": os.getpid(),
             "started": time.time(),
@@ -193,13 +197,17 @@ class Ops(Reader):
             write_file(tmp, data, mode)
             temps.append((rel, full, tmp))
         delay = float(os.environ.get("HARNESS_TEST_SWAP_DELAY", "0") or 0)
-        for _rel, full, tmp in temps:
+        for rel, full, tmp in temps:
             if tmp is None:
                 os.unlink(full)
             else:
                 os.replace(tmp, full)
             fsync_dir(os.path.dirname(full))
             drop_pycache(full)
+            kept = (manifest or {}).get("files") or {}
+            if tmp is not None and manifest is not None and rel not in kept:
+                # reverted: the module has its original bytes again, so its bytecode too
+                restore_pycache(full, os.path.join(self.state, "backups", rel) + PYC_KEPT)
             if delay:
                 time.sleep(delay)  # lets fault tests kill us between two swaps
         # 4. manifest, then the journal goes: the transaction is committed

@@ -175,8 +175,27 @@ def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
         "holders": holders,
         # Only the runs GPU holders name: enough to tell a live run's worker from a leftover.
         "runs": list_runs(runs_root(workdir), held_by) if held_by else [],
+        "step_runs": live_runs_of(runs_root(workdir), args.get("step")),
         "now": time.time(),
     }
+
+
+def live_runs_of(root: str, step: str | None) -> list[dict[str, Any]]:
+    """The runs of ``step`` whose supervisor is alive: launching it again starts a second."""
+    if not step:
+        return []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        record = read_json(os.path.join(root, name, "run.json"))
+        if isinstance(record, dict) and record.get("step") == step:
+            facts = run_facts(os.path.join(root, name))
+            if facts.get("supervisor_alive"):
+                out.append(facts)
+    return out
 
 
 def op_holders(args: dict[str, Any]) -> dict[str, Any]:

@@ -52,13 +52,14 @@ def cache_prune(
     from rich.filesize import decimal
     from rich.markup import escape
 
-    from harness.cache import cache_root, to_prune
+    from harness.cache import cache_root, to_prune, why_kept
     from harness.errors import UsageError
     from harness.targets.cache import remove, scan
 
     if not (math.isfinite(older_than) and older_than >= 0):
         raise UsageError(f"--older-than {older_than:g}: give a number of days >= 0")
-    chosen = to_prune(scan(cache_root()), time.time(), older_than, everything=everything, runs=runs)
+    entries, now = scan(cache_root()), time.time()
+    chosen = to_prune(entries, now, older_than, everything=everything, runs=runs)
     out = console()
     for e in chosen:
         out.print(f"{'would remove' if dry_run else 'removed'} {e.kind.text} {escape(e.name)} "
@@ -67,6 +68,13 @@ def cache_prune(
             remove([e])
     total = decimal(sum(e.size for e in chosen))
     out.print(f"{'would free' if dry_run else 'freed'} {total}" if chosen else "nothing to prune")
+    kept: dict[str, list[int]] = {}
+    for e in entries:
+        why = why_kept(e, now, older_than, everything, runs)
+        if why is not None:
+            kept.setdefault(why, []).append(e.size)
+    for why, sizes in kept.items():
+        out.print(f"kept {len(sizes)} ({decimal(sum(sizes))}): {why}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -127,6 +127,8 @@ def apply_cmd(
     reports: list[Any] | None = None
     try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
         with target_for(target, accept_new_host_key) as t:
+            if not dry_run:
+                warn_live_runs(t)
             reports = apply_patches(
                 t,
                 _root(patches),
@@ -156,6 +158,14 @@ def revert_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="restore originals even over files changed since")
     ] = False,
+    forget: Annotated[
+        bool,
+        typer.Option(
+            "--forget",
+            help="files pip installed again since the apply are left as pip's; only "
+            "harness's record of them goes",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -167,11 +177,38 @@ def revert_cmd(
     reports: list[Any] | None = None
     try:  # a Ctrl-C outside the writes (which wait for themselves) says what is there
         with target_for(target, accept_new_host_key) as t:
-            reports = revert_patches(t, _root(patches), force=force, only=dist, again=flags)
+            warn_live_runs(t)
+            reports = revert_patches(
+                t, _root(patches), force=force, only=dist, again=flags, forget=forget
+            )
         _emit(reports, as_json)
     except KeyboardInterrupt:
         left = reverted_line(reports)
         raise Interrupted(f"{left}; see it with: harness patches{flags}") from None
+
+
+def warn_live_runs(t: Any) -> None:
+    """Files patched under a live run: it keeps the modules it imported, so say so first."""
+    import os
+
+    from rich.markup import escape
+
+    from harness.errors import HarnessError
+    from harness.runs import remote
+    from harness.runs.context import workdir_for
+
+    try:
+        wd = workdir_for(t, os.environ.get("HARNESS_WORKDIR"), absolute=False)
+        live = [r.id for r in remote.list_runs(t, wd).runs if r.state == "running"]
+    except HarnessError:
+        return  # the write itself says what is wrong with the target
+    if live:
+        console(stderr=True).print(
+            f"[bold yellow]warning:[/] {len(live)} run(s) live on {escape(t.label)}: "
+            f"{escape(', '.join(live))}; a running process keeps the modules it imported, so "
+            "the change reaches it only when it starts again",
+            soft_wrap=True,
+        )
 
 
 def _emit_lines(lines: list[str], as_json: bool, ok: bool) -> None:
@@ -244,7 +281,7 @@ def revert_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
 
     got = revert_across(
         hosts, lambda h: target_for(h, kw["accept_new_host_key"]), _root(kw["patches"]),
-        force=kw["force"], only=kw["dist"],
+        force=kw["force"], only=kw["dist"], forget=kw["forget"],
     )  # fmt: skip
     lines = [f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results]
     _emit_lines(lines, kw["as_json"], got.ok)

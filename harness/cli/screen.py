@@ -130,20 +130,34 @@ class PlainView(StreamView):
         super().__init__(info, copy, start)
         self.err = err
         self._out = sys.stdout.buffer
+        self._mid_line = False  # the log's last byte shown was not a newline
 
     def show_bytes(self, data: bytes) -> None:
         self._out.write(data)
         self._out.flush()
+        if data:
+            self._mid_line = not data.endswith(b"\n")
 
     def phase_changed(self, phase: Phase) -> None:
         self.message(f"[dim]phase: {esc(_phase_text(phase))}[/]")
 
     def end_of_text(self) -> None:
         self._out.flush()
+        self._break_line()
 
     def message(self, markup: str) -> None:
         self._out.flush()
+        self._break_line()
         self.err.print(markup, soft_wrap=True)
+
+    def _break_line(self) -> None:
+        """Where the log and harness's lines meet in one file (``2>&1``) and the log stopped
+        mid-line, end that line on stderr, so no verdict is glued to the log's last line;
+        stdout itself stays the log byte for byte."""
+        if self._mid_line and same_file(self._out, self.err.file):
+            self.err.file.write("\n")
+            self.err.file.flush()
+        self._mid_line = False
 
 
 class LiveView(StreamView):
@@ -224,6 +238,17 @@ class LiveView(StreamView):
         if current:
             return Group(row, Text(current[: self.out.width - 1], style="dim", no_wrap=True))
         return row
+
+
+def same_file(a: Any, b: Any) -> bool:
+    """Whether two open streams write to one file, pipe or terminal (``2>&1``)."""
+    import os
+
+    try:
+        x, y = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
 
 
 def _phase_name(phase: Phase) -> str:

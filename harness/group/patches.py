@@ -88,6 +88,7 @@ def revert_across(
     root: Path,
     *,
     force: bool = False,
+    forget: bool = False,
     only: str | None = None,
 ) -> GroupResult[Any]:
     """Reverting is restoring each host's own backups: every host is tried, each says."""
@@ -95,7 +96,7 @@ def revert_across(
 
     def one(host: str) -> Any:
         with open_host(host) as t:
-            return revert_patches(t, root, force=force, only=only)
+            return revert_patches(t, root, force=force, only=only, forget=forget)
 
     return run_each(hosts, one)
 

@@ -75,6 +75,7 @@ class DistReport:
     root: str | None = None  # the target's site-packages
     lock: dict[str, Any] | None = None  # another harness is writing these files right now
     warnings: list[str] = field(default_factory=list)  # e.g. a gate on a misspelled dist
+    series_dir: str | None = None  # the series folder planned here, as the user names it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +89,7 @@ class DistReport:
             "note": self.note,
             "lock": self.lock,
             "warnings": self.warnings,
+            "series_dir": self.series_dir,
         }
 
     @property
@@ -238,9 +240,18 @@ def status(
                 root=state.root,
                 lock=state.lock,
                 warnings=warnings,
+                series_dir=shown_dir(series.folder),
             )
         )
     return out
+
+
+def shown_dir(folder: Path) -> str:
+    """A series folder as the user names it: relative to the cwd when under it."""
+    try:
+        return str(folder.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(folder)
 
 
 def refuse_foreign(target: Target, series: Series, state: TargetState) -> None:

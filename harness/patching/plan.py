@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.patching.diffs import ApplyResult, apply, is_applied, reverse, unified
+from harness.patching.diffs import ApplyResult, apply, is_applied, unified
 from harness.patching.manifest import AppliedPatch, Backup, FileRecord, Manifest, Origin
 from harness.patching.series import PatchSpec, Series, requirement_problem
 from harness.patching.states import Status
@@ -325,14 +325,19 @@ def plan_revert(
     backups: Mapping[str, Backup | None],
     *,
     force: bool = False,
+    forget: bool = False,
 ) -> tuple[list[FileChange], list[str]]:
-    """Pure: restore every file harness changed, byte-identical, or say why not."""
+    """Pure: restore every file harness changed, byte-identical, or say why not.
+    ``forget``: a file pip installed again since (:func:`pip_reinstalled`) is left as it is."""
     changes: list[FileChange] = []
     problems: list[str] = []
+    pips = set(pip_reinstalled(manifest, live))
     for path, entry in sorted(manifest.files.items()):
         f = live.get(path)
         if f is None:
             problems.append(f"{path}: not readable on the target")
+            continue
+        if path in pips and (forget or not force):
             continue
         if f.sha256 != entry.after_sha256 and not force:
             gone = f.sha256 is None and not f.binary  # deleted by hand: said so
@@ -359,23 +364,21 @@ def plan_revert(
             problems.append(f"{path}: the backup does not match pip's RECORD")
             continue
         changes.append(FileChange(path, f.text, b.text, f.sha256, entry.mode))
+    if pips and not (forget or force):
+        problems.append(
+            f"{', '.join(sorted(pips))}: pip's own again (installed since harness patched "
+            "them): nothing of harness's is left there to restore"
+        )
     return changes, problems
 
 
-__all__ = [
-    "APPLIED",
-    "APPLIES",
-    "BY_HAND",
-    "CONFLICTS",
-    "SKIPPED",
-    "STALE",
-    "Conflict",
-    "FileChange",
-    "LiveFile",
-    "PatchState",
-    "Plan",
-    "new_manifest",
-    "plan_apply",
-    "plan_revert",
-    "reverse",
-]
+def pip_reinstalled(manifest: Manifest, live: Mapping[str, LiveFile]) -> list[str]:
+    """Pure: files harness patched that pip installed again since (no longer what harness
+    wrote, exactly what RECORD says): pip's files now, not harness's."""
+    return [
+        p
+        for p, e in sorted(manifest.files.items())
+        if (f := live.get(p))
+        and f.sha256 not in (None, e.after_sha256)
+        and f.record_sha256 == f.sha256
+    ]

@@ -201,6 +201,13 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
         )
     if name in seen:
         raise ConfigError(f"{where}: patch.file: {name} is listed twice")
+    twin = next((n for n in sorted(seen) if n[:4] == name[:4]), None)
+    if twin is not None:
+        raise ConfigError(
+            f"{where}: patch.file: {name} is numbered like {twin} (both {name[:4]})",
+            "two patches made apart took the same number; rename one to the next free number "
+            "(the [[patch]] order is the apply order)",
+        )
     seen.add(name)
     why = entry.get("why")
     if not isinstance(why, str) or not why.strip():

@@ -34,6 +34,7 @@ from harness.patching.plan import (
     STALE,
     FileChange,
     new_manifest,
+    pip_reinstalled,
     plan_revert,
     sha,
 )
@@ -233,6 +234,7 @@ def _write_all(
                 r.recovered,
                 written,
                 warnings=r.warnings,
+                series_dir=r.series_dir,
             )
         )
     return written_reports
@@ -269,6 +271,7 @@ def revert_patches(
     force: bool = False,
     only: str | None = None,
     again: str = "",
+    forget: bool = False,
 ) -> list[DistReport]:
     """Every dist's revert planned first (any refusal: nothing written), then written.
 
@@ -284,7 +287,7 @@ def revert_patches(
             absent = [DistReport(d, None, [], None, [], note=f"{d} {gone}")
                       for d in dists if have.get(d) is None]  # fmt: skip
             dists = [d for d in dists if have.get(d) is not None]
-        planned = [_plan_revert(target, dist, force) for dist in dists]
+        planned = [_plan_revert(target, dist, force, forget, again) for dist in dists]
     except KeyboardInterrupt:
         raise Interrupted(f"nothing written; see it with: harness patches{again}") from None
     out: list[DistReport] | None = None
@@ -316,21 +319,28 @@ class _Revert:
     probe: Any  # the first read (for its version and what it recovered)
     state: Any = None  # None: nothing to revert
     changes: tuple[FileChange, ...] = ()
+    forgotten: tuple[str, ...] = ()  # pip's files again, dropped from the manifest (--forget)
 
 
-def _plan_revert(target: Target, dist: str, force: bool) -> _Revert:
+def _plan_revert(target: Target, dist: str, force: bool, forget: bool, again: str) -> _Revert:
     probe = read_state(target, dist, [])
     files = sorted(probe.manifest.files)
     if not files:
         return _Revert(dist, probe)
     state = read_state(target, dist, files)
-    changes, problems = plan_revert(state.manifest, state.live, state.backups, force=force)
+    changes, problems = plan_revert(
+        state.manifest, state.live, state.backups, force=force, forget=forget
+    )
+    pips = pip_reinstalled(state.manifest, state.live)
     if problems:
-        raise PatchError(
-            f"{target.label}: not reverting {dist}: " + "; ".join(problems),
-            "nothing was written",
-        )
-    return _Revert(dist, probe, state, tuple(changes))
+        hint = "nothing was written"
+        if pips and not forget:
+            hint += (
+                f"; the files pip installed again are its own: `harness revert-patches "
+                f"--forget{again}` drops harness's record of them and writes none of them"
+            )
+        raise PatchError(f"{target.label}: not reverting {dist}: " + "; ".join(problems), hint)
+    return _Revert(dist, probe, state, tuple(changes), tuple(pips) if forget else ())
 
 
 def _revert_one(target: Target, p: _Revert) -> DistReport:
@@ -339,6 +349,9 @@ def _revert_one(target: Target, p: _Revert) -> DistReport:
             p.dist, p.probe.version, [], None, [], p.probe.recovered, note="nothing to revert"
         )
     written = write_files(target, p.dist, list(p.changes), NONE, "revert-patches")
+    note = f"restored {len(written)} file(s) byte-identical"
+    if p.forgotten:
+        note += f"; forgot {len(p.forgotten)} file(s) pip installed again (left as pip's)"
     return DistReport(
         p.dist,
         p.state.version,
@@ -347,7 +360,7 @@ def _revert_one(target: Target, p: _Revert) -> DistReport:
         [],
         p.probe.recovered or p.state.recovered,
         written,
-        note=f"restored {len(written)} file(s) byte-identical",
+        note=note,
     )
 
 

@@ -110,16 +110,26 @@ def series_overlay(target: Target, root: Path) -> Overlay:
     return overlay(status(target, root))
 
 
-def _absent_note(scan: Scan, label: str) -> tuple[str, ...]:
+def _absent_note(scan: Scan, target: Target) -> tuple[str, ...]:
     """Say which imported packages could not be checked, so silence is never mistaken for ok."""
     if not scan.absent:
         return ()
     names = ", ".join(scan.absent)
     what = "nothing was checked" if not scan.callees else "their uses were not checked"
-    return (
-        f"{scan.caller.dist} imports {names}, not installed on {label}: {what} "
-        "(for a pypi: target, add them to the spec, e.g. pypi:CALLER==V,vllm==V)",
+    how = (
+        "add them to the spec, e.g. pypi:CALLER==V,vllm==V"
+        if target.kind == "pypi"
+        else f"install them on {target.label} to check their uses"
     )
+    return (f"{scan.caller.dist} imports {names}, not installed on {target.label}: {what} ({how})",)
+
+
+def _nothing_hint(target: Target, caller: str, absent: tuple[str, ...]) -> str:
+    """How to get something checked: a pypi: target names the callee; another installs it."""
+    if target.kind == "pypi":
+        return f"for a pypi: target name the callee too, e.g. -t pypi:{caller}==VER,vllm==VER"
+    names = ", ".join(absent)
+    return f"install what {caller} imports ({names}) on {target.label}, then check again"
 
 
 def check(
@@ -148,7 +158,7 @@ def check(
         raise TargetError(
             f"{target.label}: nothing to check: {caller} imports "
             f"{', '.join(scan.absent)}, none of them installed there",
-            f"for a pypi: target name the callee too, e.g. -t pypi:{caller}==VER,vllm==VER",
+            _nothing_hint(target, caller, tuple(scan.absent)),
         )
     scanned = time.perf_counter() - start
     versions = scan.versions()
@@ -208,8 +218,5 @@ def check(
             "scan_seconds": round(scanned, 3),
             "cached": env.cached,
         },
-        notes=tuple(patch_notes)
-        + tuple(notes)
-        + _absent_note(scan, target.label)
-        + tuple(env.warnings),
+        notes=tuple(patch_notes) + tuple(notes) + _absent_note(scan, target) + tuple(env.warnings),
     )

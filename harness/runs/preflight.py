@@ -84,6 +84,17 @@ def decide(
         )
     if not facts.holders and facts.gpus_available:
         out.append(Verdict("stale GPU", Level.OK, "no process holds a GPU device"))
+    live = [r for r in facts.step_runs if r.state == "running"]
+    if live:
+        out.append(
+            Verdict(
+                "running",
+                Level.WARN,
+                f"already running here: {', '.join(r.id for r in live)}; this starts another",
+                f"follow it with: harness logs {live[0].id} -f, or end it with: harness stop "
+                f"{live[0].id}",
+            )
+        )
     return Preflight(tuple(out), tuple(stale) if kill_stale else ())
 
 

@@ -121,6 +121,8 @@ class PreflightFacts:
     workdir_creatable: bool = True
     #: bytes left on the filesystem that holds (or will hold) the workdir
     workdir_space_left: int | None = None
+    #: the runs of this very step whose supervisor is alive here
+    step_runs: tuple[RunInfo, ...] = ()
 
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> PreflightFacts:
@@ -148,6 +150,7 @@ class PreflightFacts:
             gpus=tuple(GpuInfo.from_dict(g) for g in (gpus or {}).get("devices") or ()),
             holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
             runs=tuple(RunInfo.from_facts(r, d.get("now")) for r in d.get("runs") or ()),
+            step_runs=tuple(RunInfo.from_facts(r, d.get("now")) for r in d.get("step_runs") or ()),
         )
 
 
@@ -181,6 +184,7 @@ def preflight(
         target,
         {
             "op": "preflight",
+            "step": step.step,
             "workdir": workdir,
             "cwd": step.cwd,
             "argv": list(step.argv),

@@ -25,7 +25,8 @@ def status(reports: list[DistReport], *, diffs: bool = False) -> Lines:
         for w in r.warnings:
             lines.add(f"  [bold yellow]warning:[/] {escape(w)}", soft_wrap=True)
         if r.plan is not None:
-            lines.add(f"  series patches/{escape(r.dist)}/{escape(r.plan.series_version or '')}")
+            where = r.series_dir or f"patches/{r.dist}/{r.plan.series_version or ''}"
+            lines.add(f"  series {escape(where)}", soft_wrap=True)
             for p in r.plan.patches:
                 detail = f" ({escape(p.detail)})" if p.detail else ""
                 lines.add(
