@@ -174,12 +174,18 @@ class FileVisitor(TypeEnv):
                 for sub in ast.walk(st):
                     if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                         self._learn(sub, local, cls)
-        bases = []
-        for b in node.bases:
+        bases, positions = [], []
+        for i, b in enumerate(node.bases):
             r = self.ref(b, {}, None)
             if r and r[0] == "symbol" and self.s.is_callee(r[1]):
                 bases.append(r)
+                positions.append(i)
         if bases:
+            from probes._hierarchy import other_machinery
+
+            others = other_machinery(self.s.index, self.module, node, set(positions))
+            for o in others:
+                o["source"] = self.src(o["line"])
             methods = []
             for st in node.body:
                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -194,7 +200,14 @@ class FileVisitor(TypeEnv):
                         }
                     )
             self.s.uses["subclasses"].append(
-                {**self.site(node, scope), "class": qual, "bases": bases, "methods": methods}
+                {
+                    **self.site(node, scope),
+                    "class": qual,
+                    "bases": bases,
+                    "methods": methods,
+                    "positions": positions,
+                    "others": others,
+                }
             )
         for st in node.body:
             self._stmt(st, qual, {}, cls)

@@ -28,6 +28,8 @@ class Lookup(Probe):
     returns_for: frozenset[str] = frozenset()
     resolve_for: frozenset[str] = frozenset()
     forwards_for: frozenset[str] = frozenset()
+    #: callee classes a caller class with its own machinery derives from (``_hierarchy``)
+    hierarchy_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -81,6 +83,10 @@ class Lookup(Probe):
             fw = self._forwards_of(owner_mod, node, final_qual)
             if fw is not None:
                 sym["forwards"] = fw
+        if key in self.hierarchy_for and isinstance(node, ast.ClassDef):
+            from probes._hierarchy import construction  # shipped with the callsites probe
+
+            sym["construction"] = construction(self.index, owner_mod, node)
         if isinstance(node, ast.ClassDef):
             names, opaque = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)

@@ -92,6 +92,9 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
         "refs": used_refs(scan),
         "returns_for": behaviour_refs(scan),
     }
+    mixed = sorted({b.key for s in scan.subclasses if s.others for b in s.bases})
+    if mixed:  # what the base did to subclasses in the version the caller was written for
+        args["hierarchy_for"] = mixed
     fits = []
     for key, got in sorted(scan.fits.items()):
         files = sorted({c.file for c in got.near})
