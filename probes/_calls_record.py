@@ -181,33 +181,10 @@ class FileVisitor(TypeEnv):
                 bases.append(r)
                 positions.append(i)
         if bases:
-            from probes._hierarchy import other_machinery
+            from probes._hierarchy import subclass_record
 
-            others = other_machinery(self.s.index, self.module, node, set(positions))
-            for o in others:
-                o["source"] = self.src(o["line"])
-            methods = []
-            for st in node.body:
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    from probes._describe import function_kind, parameters
-
-                    methods.append(
-                        {
-                            "name": st.name,
-                            "line": st.lineno,
-                            "kind": function_kind(st, True),
-                            "parameters": parameters(st.args),
-                        }
-                    )
             self.s.uses["subclasses"].append(
-                {
-                    **self.site(node, scope),
-                    "class": qual,
-                    "bases": bases,
-                    "methods": methods,
-                    "positions": positions,
-                    "others": others,
-                }
+                {**self.site(node, scope), **subclass_record(self, node, qual, bases, positions)}
             )
         for st in node.body:
             self._stmt(st, qual, {}, cls)

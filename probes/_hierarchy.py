@@ -87,6 +87,35 @@ def _metaclass(index: Index, module: str, node: ast.ClassDef) -> str | None:
     return None
 
 
+def subclass_record(
+    visitor: Any, node: ast.ClassDef, qual: str, bases: list, positions: list[int]
+) -> dict[str, Any]:
+    """A caller class deriving from callee classes (``visitor``: the file's FileVisitor): its
+    methods (override candidates), where the callee bases stand, its other machinery."""
+    from probes._describe import function_kind, parameters
+
+    others = other_machinery(visitor.s.index, visitor.module, node, set(positions))
+    for o in others:
+        o["source"] = visitor.src(o["line"])
+    methods = [
+        {
+            "name": st.name,
+            "line": st.lineno,
+            "kind": function_kind(st, True),
+            "parameters": parameters(st.args),
+        }
+        for st in node.body
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    return {
+        "class": qual,
+        "bases": bases,
+        "methods": methods,
+        "positions": positions,
+        "others": others,
+    }
+
+
 def other_machinery(
     index: Index, module: str, node: ast.ClassDef, callee_positions: set[int]
 ) -> list[dict[str, Any]]:
