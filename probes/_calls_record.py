@@ -180,6 +180,10 @@ class FileVisitor(TypeEnv):
             if r and r[0] == "symbol" and self.s.is_callee(r[1]):
                 bases.append(r)
                 positions.append(i)
+        if not bases and node.bases:  # through the caller's own classes
+            from probes._hierarchy import inherited_bases
+
+            bases, positions = inherited_bases(self, node)
         if bases:
             from probes._hierarchy import subclass_record
 

@@ -228,3 +228,82 @@ def _self_calls(
                 "star": any(isinstance(a, ast.Starred) for a in n.args)
                 or any(k.arg is None for k in n.keywords),
             }
+
+
+def inherited_bases(
+    visitor: Any, node: ast.ClassDef, depth: int = 0
+) -> tuple[list[tuple[str, str, str]], list[int]]:
+    """A caller class with no callee base of its own: the callee classes its own (caller)
+    bases derive from, as refs, each with the position of the base it is reached through."""
+    index, is_callee = visitor.s.index, visitor.s.is_callee
+    refs: list[tuple[str, str, str]] = []
+    positions: list[int] = []
+    todo = [(visitor.module, b, i, 0) for i, b in enumerate(node.bases)]
+    while todo:
+        module, b, pos, level = todo.pop(0)
+        full = index.resolve_dotted(module, dotted(b))
+        owner, _, leaf = full.rpartition(".")
+        if owner and is_callee(owner):
+            ref = ("symbol", owner, leaf)
+            if ref not in refs:
+                refs.append(ref)
+                positions.append(pos)
+            continue
+        got = _class_of(index, module, dotted(b)) if level < 6 else None
+        if got is not None:
+            todo += [(got[0].name, bb, pos, level + 1) for bb in got[1].bases]
+    return refs, positions
+
+
+_CALLS_MEMO: dict[tuple[str, str, int], dict[str, list[dict[str, Any]]]] = {}
+
+
+def self_calls_of(index: Index, mod: ModuleSummary, node: ast.ClassDef) -> dict[str, list[dict]]:
+    """Every ``self.name(...)`` the class's (and its readable bases') methods make, by name
+    (the first three of each): how the callee calls a method a caller may override."""
+    key = (mod.name, node.name, node.lineno)
+    if key in _CALLS_MEMO:
+        return _CALLS_MEMO[key]
+    out: dict[str, list[dict[str, Any]]] = {}
+    seen: set[tuple[str, str]] = set()
+    todo = [(mod, node)]
+    while todo and len(seen) < 40:
+        m, cls = todo.pop(0)
+        if (m.name, cls.name) in seen:
+            continue
+        seen.add((m.name, cls.name))
+        file = index.rel(m.loc.file)
+        for st in cls.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                _all_self_calls(st, f"{cls.name}.{st.name}", file, out)
+        for b in cls.bases:
+            got = _class_of(index, m.name, dotted(b))
+            if got is not None:
+                todo.append(got)
+    _CALLS_MEMO[key] = out
+    return out
+
+
+def _all_self_calls(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, file: str, out: dict[str, list]
+) -> None:
+    for n in ast.walk(fn):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == "self"
+        ):
+            calls = out.setdefault(n.func.attr, [])
+            if len(calls) < 3:
+                calls.append(
+                    {
+                        "method": where,
+                        "file": file,
+                        "line": n.lineno,
+                        "positional": len(n.args),
+                        "keywords": [k.arg for k in n.keywords if k.arg],
+                        "star": any(isinstance(a, ast.Starred) for a in n.args)
+                        or any(k.arg is None for k in n.keywords),
+                    }
+                )

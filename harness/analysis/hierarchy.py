@@ -90,6 +90,22 @@ class SelfCall:
     keywords: tuple[str, ...] = ()
     star: bool = False
 
+    @property
+    def text(self) -> str:
+        """``(2 positional, recompute_mapping=)`` -- the call's shape, for a message."""
+        parts = [f"{self.positional} positional"] if self.positional else []
+        parts += [f"{k}=" for k in self.keywords] + (["*..."] if self.star else [])
+        return ", ".join(parts)
+
+    @classmethod
+    def from_dict(cls, v: Json) -> SelfCall:
+        return cls(
+            Where(v["file"], int(v["line"]), v.get("method") or ""),
+            int(v.get("positional") or 0),
+            tuple(v.get("keywords") or ()),
+            bool(v.get("star")),
+        )
+
 
 @dataclass(frozen=True)
 class Construction:
@@ -106,13 +122,5 @@ class Construction:
         return cls(
             hook=Hook(h["makes"], where(h, "owner")) if h else None,
             added={k: Added(v["by"], where(v, "owner")) for k, v in (d.get("added") or {}).items()},
-            self_calls={
-                k: SelfCall(
-                    where(v, "method"),
-                    int(v.get("positional") or 0),
-                    tuple(v.get("keywords") or ()),
-                    bool(v.get("star")),
-                )
-                for k, v in (d.get("self_calls") or {}).items()
-            },
+            self_calls={k: SelfCall.from_dict(v) for k, v in (d.get("self_calls") or {}).items()},
         )

@@ -161,7 +161,11 @@ def test_speculators_on_transformers_has_no_false_errors_and_finds_the_slide(
     pydantic model (the mixin is a ``ReloadableBaseModel``, a ``BaseModel``) and a config: 5.17's
     ``PreTrainedConfig.__init_subclass__`` runs ``dataclass(cls, ...)`` on it (:365), and
     ``save_pretrained`` calls ``self.validate()`` (:605), @strict's (:146) -- but pydantic's
-    ``BaseModel.validate(value)`` comes first in its MRO. 4.57.6 has neither."""
+    ``BaseModel.validate(value)`` comes first in its MRO. ``Eagle3Speculator(SpeculatorModel)``
+    (eagle3_legacy_model.py:235; ``SpeculatorModel`` derives from ``PreTrainedModel``) overrides
+    ``tie_weights(self)`` (:342), and 5.17's ``PreTrainedModel.init_weights`` calls
+    ``self.tie_weights(recompute_mapping=False)`` (modeling_utils.py:3104): TypeError.
+    4.57.6 has none of these (``tie_weights(self)``, called bare)."""
     data = check(
         cli_env,
         "speculators",
@@ -179,6 +183,12 @@ def test_speculators_on_transformers_has_no_false_errors_and_finds_the_slide(
         (legacy, 106, "argument-shifted", rope),
         (*config, "base-construction", base),
         (*config, "base-method-collision", base),
+        (
+            legacy,
+            342,
+            "override-incompatible",
+            "transformers.modeling_utils:PreTrainedModel.tie_weights",
+        ),
     }
     assert errors(data) == (new if transformers != "4.57.6" else set())
     assert data["stats"]["calls"] >= 50
@@ -198,6 +208,9 @@ def test_speculators_on_transformers_has_no_false_errors_and_finds_the_slide(
     )
     assert "reaches pydantic.BaseModel.validate(value)" in clash
     assert "missing 'value'" in clash
+    (tie,) = [f for f in at(data, legacy, 342) if f["category"] == "override-incompatible"]
+    assert "PreTrainedModel.init_weights calls it with (recompute_mapping=) at " in tie["message"]
+    assert "transformers/modeling_utils.py:3104" in tie["message"]
 
 
 def test_speculators_fix_drops_the_argument_that_slid(cli_env: dict[str, str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harness.analysis.bind import CallShape, bind
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Produced, Rule
 from harness.analysis.uses import Site
@@ -18,6 +19,8 @@ from harness.models import (
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
+    from harness.analysis.scan import Callee
+    from harness.analysis.uses import Method
 
 
 class Signed(Protocol):
@@ -41,7 +44,7 @@ def check(ctx: Context, _: Earlier) -> Produced:
                 dunder = meth.name.startswith("__") and meth.name != "__call__"
                 if bsym is None or dunder:
                     continue
-                problems = override_problems(bsym.symbol, meth)
+                problems = override_problems(bsym.symbol, meth) + call_problems(bsym, meth)
                 issues = [text for text, _ in problems]
                 certain = any(sure for _, sure in problems)
                 old = ctx.base_callee(key)
@@ -71,6 +74,26 @@ def check(ctx: Context, _: Earlier) -> Produced:
 
 
 RULE = Rule("overrides", frozenset({Category.OVERRIDE_INCOMPATIBLE}), check)
+
+
+def call_problems(base: Callee, meth: Method) -> list[tuple[str, bool]]:
+    """How the callee's own ``self.meth(...)`` calls (``base.self_calls``) fail to bind to
+    the override -- each a TypeError when the callee makes it (pure)."""
+    params = list(meth.parameters)
+    if meth.kind in ("method", "classmethod") and params:
+        params = params[1:]
+    out: list[tuple[str, bool]] = []
+    for call in base.self_calls:
+        got = bind(CallShape(call.positional, call.keywords, call.star), tuple(params))
+        if got:
+            out.append(
+                (
+                    f"{call.where.owner} calls it with ({call.text}) at {call.where.at}: "
+                    f"{got[0].detail}",
+                    True,
+                )
+            )
+    return out
 
 
 def override_issues(base: Signed, meth: Signed) -> list[str]:
