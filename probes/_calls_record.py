@@ -159,6 +159,7 @@ class FileVisitor(TypeEnv):
         for i, child in enumerate(_child_bodies(st)):
             for sub in child:
                 self._stmt(sub, scope, narrowed if i == 0 and narrowed else local, cls)
+        self._narrowed_after(st, local, cls)
 
     def _class(self, node: ast.ClassDef, scope: str) -> None:
         qual = node.name if scope == "<module>" else f"{scope}.{node.name}"
