@@ -229,7 +229,12 @@ def test_speculators_fix_drops_the_argument_that_slid(cli_env: dict[str, str]) -
     )
     assert [(f["kind"], f["line"]) for f in data["fixed"]] == [("shifted-argument", 106)]
     assert "transformers 4.57.6 never read it" in data["fixed"][0]["summary"]
-    assert data["manual"] == []
+    # the class-hierarchy breaks have no mechanical fix: left to the reader
+    assert sorted((f["line"], f["category"]) for f in data["manual"]) == [
+        (160, "base-construction"),
+        (160, "base-method-collision"),
+        (342, "override-incompatible"),
+    ]
     removed = [
         ln for ln in data["diff"].splitlines() if ln.startswith("-") and "position_ids" in ln
     ]
