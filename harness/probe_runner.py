@@ -38,6 +38,7 @@ PROBE_MODULES: dict[str, tuple[str, ...]] = {
     "callsites": (
         *_LOOKUP,
         *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "_values"),
+        *("_hierarchy", "_narrowing"),
         *("_calls_imports", "_calls_env", "_calls_record", "callsites"),
     ),
     "api": (*_SIGNATURES, "api"),

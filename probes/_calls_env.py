@@ -103,7 +103,30 @@ class TypeEnv:
                 if self.s.is_class(r[1], r[2]):
                     return ("instance", r[1], r[2])
                 return self.s.returns_class(r[1], r[2])
+            helper = getattr(self, "functions", {}).get(getattr(value.func, "id", ""))
+            if helper is not None:  # our own helper returning what it narrowed
+                from probes._narrowing import helper_class
+
+                made = helper_class(helper)
+                return None if made is None else self._narrowed_to(made, local, cls)
         return None
+
+    def _narrowed_to(self, expr: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
+        r = self.ref(expr, local, cls)
+        if r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2]):
+            return ("instance", r[1], r[2])
+        return None
+
+    def _narrowed_after(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> None:
+        """``assert isinstance(x, C)`` / ``if not isinstance(x, C): raise``: from here on in
+        this block, ``x`` is a ``C``."""
+        from probes._narrowing import exit_test
+
+        test = exit_test(st)
+        if test is not None and isinstance(test.args[0], ast.Name):
+            got = self._narrowed_to(test.args[1], local, cls)
+            if got is not None:
+                local[test.args[0].id] = got
 
     def _annotation_type(self, ann: ast.expr | None) -> Ref | None:
         if ann is None:

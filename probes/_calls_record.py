@@ -159,6 +159,7 @@ class FileVisitor(TypeEnv):
         for i, child in enumerate(_child_bodies(st)):
             for sub in child:
                 self._stmt(sub, scope, narrowed if i == 0 and narrowed else local, cls)
+        self._narrowed_after(st, local, cls)
 
     def _class(self, node: ast.ClassDef, scope: str) -> None:
         qual = node.name if scope == "<module>" else f"{scope}.{node.name}"
@@ -174,27 +175,21 @@ class FileVisitor(TypeEnv):
                 for sub in ast.walk(st):
                     if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                         self._learn(sub, local, cls)
-        bases = []
-        for b in node.bases:
+        bases, positions = [], []
+        for i, b in enumerate(node.bases):
             r = self.ref(b, {}, None)
             if r and r[0] == "symbol" and self.s.is_callee(r[1]):
                 bases.append(r)
-        if bases:
-            methods = []
-            for st in node.body:
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    from probes._describe import function_kind, parameters
+                positions.append(i)
+        if not bases and node.bases:  # through the caller's own classes
+            from probes._hierarchy import inherited_bases
 
-                    methods.append(
-                        {
-                            "name": st.name,
-                            "line": st.lineno,
-                            "kind": function_kind(st, True),
-                            "parameters": parameters(st.args),
-                        }
-                    )
+            bases, positions = inherited_bases(self, node)
+        if bases:
+            from probes._hierarchy import subclass_record
+
             self.s.uses["subclasses"].append(
-                {**self.site(node, scope), "class": qual, "bases": bases, "methods": methods}
+                {**self.site(node, scope), **subclass_record(self, node, qual, bases, positions)}
             )
         for st in node.body:
             self._stmt(st, qual, {}, cls)

@@ -28,6 +28,10 @@ class Lookup(Probe):
     returns_for: frozenset[str] = frozenset()
     resolve_for: frozenset[str] = frozenset()
     forwards_for: frozenset[str] = frozenset()
+    #: callee classes a caller class with its own machinery derives from (``_hierarchy``)
+    hierarchy_for: frozenset[str] = frozenset()
+    #: callee methods a caller class overrides: how the callee itself calls them
+    overrides_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -81,12 +85,32 @@ class Lookup(Probe):
             fw = self._forwards_of(owner_mod, node, final_qual)
             if fw is not None:
                 sym["forwards"] = fw
+        if key in self.overrides_for and "." in qualname:
+            sym["self_calls"] = self._self_calls(mod, qualname)
+        if key in self.hierarchy_for and isinstance(node, ast.ClassDef):
+            from probes._hierarchy import construction  # shipped with the callsites probe
+
+            sym["construction"] = construction(self.index, owner_mod, node)
         if isinstance(node, ast.ClassDef):
             names, opaque = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)
             sym["mro_complete"] = not opaque
             sym["mro_opaque"] = opaque
         return {"found": True, "symbol": sym, "chain": chain}
+
+    def _self_calls(self, mod: ModuleSummary, qualname: str) -> list[dict[str, Any]]:
+        """``self.meth(...)`` calls in the class ``qualname`` names the method of (and its
+        bases): how the callee calls the method a caller overrides."""
+        from probes._hierarchy import self_calls_of
+
+        owner, _, name = qualname.rpartition(".")
+        try:
+            node, owner_mod, _ = self._resolve_qualname(mod, owner)
+        except ProbeFailure:
+            return []
+        if not isinstance(node, ast.ClassDef):
+            return []
+        return self_calls_of(self.index, owner_mod, node).get(name, [])
 
     def _forwards_of(self, mod: ModuleSummary, node: ast.AST, qual: str) -> dict[str, Any] | None:
         """Where a called function or constructor passes its ``**kwargs`` on (see _forwards)."""

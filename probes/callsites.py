@@ -44,6 +44,8 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup = Lookup(index, warn)
     lookup.returns_for = frozenset(args.get("returns_for") or ())
     lookup.resolve_for = frozenset(args.get("resolve_for") or ())
+    lookup.hierarchy_for = frozenset(args.get("hierarchy_for") or ())
+    lookup.overrides_for = frozenset(args.get("overrides_for") or ())
     if not args.get("caller"):
         out: dict[str, Any] = {
             "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
@@ -214,6 +216,15 @@ class Scanner:
             f"{c['ref'][1]}:{c['ref'][2]}"
             for c in self.uses["calls"]
             if c["shape"]["keywords"] or c["shape"].get("spread_keys")
+        )
+        self.lookup.hierarchy_for = frozenset(
+            f"{b[1]}:{b[2]}" for s in self.uses["subclasses"] if s["others"] for b in s["bases"]
+        )
+        self.lookup.overrides_for = frozenset(
+            f"{b[1]}:{b[2]}.{m['name']}"
+            for s in self.uses["subclasses"]
+            for b in s["bases"]
+            for m in s["methods"]
         )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         for key in [k for k, got in symbols.items() if not got.get("found")]:

@@ -16,6 +16,8 @@ from harness.analysis.findings import Category, Finding
 from harness.analysis.rules import (
     api_drift,
     calls,
+    collision,
+    construction,
     drift,
     imports,
     names,
@@ -34,6 +36,8 @@ RULES: tuple[Rule, ...] = (
     shifts.RULE,
     names.RULE,
     overrides.RULE,
+    construction.RULE,
+    collision.RULE,
     drift.RULE,
     serve.RULE,
 )

@@ -59,6 +59,8 @@ class Category(Word):
         "{names} is given both by position and by name; keep one.",
     )
     ARGUMENT_SHIFTED = ("argument-shifted",)
+    BASE_CONSTRUCTION = ("base-construction",)  # a base remakes a subclass that has machinery
+    BASE_METHOD_COLLISION = ("base-method-collision",)  # the base's self.m() finds another m
     MISSING_ATTRIBUTE = ("missing-attribute",)
     OVERRIDE_INCOMPATIBLE = ("override-incompatible",)
     DRIFT = ("drift",)

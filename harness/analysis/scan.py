@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.facts import Constructor, Fits, Forwards, Opaque, Resolution, ReturnPath
+from harness.analysis.hierarchy import Construction, SelfCall
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, Subclass
 from harness.models import Parameter, Symbol, SymbolKind
 
@@ -34,6 +35,8 @@ class Callee:
     forwards: Forwards | None = None
     return_paths: tuple[ReturnPath, ...] | None = None
     resolutions: tuple[Resolution, ...] = ()
+    construction: Construction | None = None  # asked for the bases of mixed caller classes
+    self_calls: tuple[SelfCall, ...] = ()  # an overridden method: how the callee calls it
 
     @property
     def qualname(self) -> str:
@@ -82,6 +85,10 @@ class Callee:
             forwards=Forwards.from_dict(d["forwards"]) if d.get("forwards") else None,
             return_paths=None if paths is None else tuple(ReturnPath.from_dict(p) for p in paths),
             resolutions=tuple(Resolution.from_dict(r) for r in d.get("resolutions") or ()),
+            self_calls=tuple(SelfCall.from_dict(c) for c in d.get("self_calls") or ()),
+            construction=Construction.from_dict(d["construction"])
+            if d.get("construction")
+            else None,
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.analysis.bind import CallShape
 from harness.analysis.facts import parameters_of
+from harness.analysis.hierarchy import Machinery
 from harness.models import Parameter, SymbolKind
 
 Json = dict[str, Any]
@@ -267,6 +268,13 @@ class Subclass(Site):
     name: str
     bases: tuple[Ref, ...] = ()
     methods: tuple[Method, ...] = ()
+    positions: tuple[int, ...] = ()  # each callee base's index among the class's bases
+    others: tuple[Machinery, ...] = ()  # bases that bring their own machinery
+
+    def position(self, base: Ref) -> int:
+        """Where ``base`` stands among the class's bases (its MRO order); -1: unknown."""
+        i = self.bases.index(base)
+        return self.positions[i] if i < len(self.positions) else -1
 
     @classmethod
     def from_dict(cls, d: Json) -> Subclass:
@@ -275,6 +283,8 @@ class Subclass(Site):
             name=d["class"],
             bases=tuple(Ref.from_wire(b) for b in d.get("bases") or ()),
             methods=tuple(Method.from_dict(m) for m in d.get("methods") or ()),
+            positions=tuple(int(p) for p in d.get("positions") or ()),
+            others=tuple(Machinery.from_dict(o) for o in d.get("others") or ()),
         )
 
 

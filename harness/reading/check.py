@@ -92,6 +92,14 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
         "refs": used_refs(scan),
         "returns_for": behaviour_refs(scan),
     }
+    overridden = sorted(
+        {f"{b.key}.{m.name}" for s in scan.subclasses for b in s.bases for m in s.methods}
+    )
+    if overridden:  # how the baseline's base called the methods the caller overrides
+        args["overrides_for"] = overridden
+    mixed = sorted({b.key for s in scan.subclasses if s.others for b in s.bases})
+    if mixed:  # what the base did to subclasses in the version the caller was written for
+        args["hierarchy_for"] = mixed
     fits = []
     for key, got in sorted(scan.fits.items()):
         files = sorted({c.file for c in got.near})

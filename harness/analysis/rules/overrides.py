@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from harness.analysis.bind import CallShape, bind
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Produced, Rule
 from harness.analysis.uses import Site
@@ -19,6 +20,8 @@ from harness.models import (
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
+    from harness.analysis.scan import Callee
+    from harness.analysis.uses import Method
 
 
 class Signed(Protocol):
@@ -42,7 +45,8 @@ def check(ctx: Context, _: Earlier) -> Produced:
                 dunder = meth.name.startswith("__") and meth.name != "__call__"
                 if bsym is None or dunder:
                     continue
-                problems = override_problems(bsym.symbol, meth)
+                own = frozenset(m.name for m in sub.methods)
+                problems = override_problems(bsym.symbol, meth) + call_problems(bsym, meth, own)
                 issues = [text for text, _ in problems]
                 certain = any(sure for _, sure in problems)
                 old = ctx.base_callee(key)
@@ -72,6 +76,31 @@ def check(ctx: Context, _: Earlier) -> Produced:
 
 
 RULE = Rule("overrides", frozenset({Category.OVERRIDE_INCOMPATIBLE}), check)
+
+
+def call_problems(
+    base: Callee, meth: Method, own: frozenset[str] = frozenset()
+) -> list[tuple[str, bool]]:
+    """How the callee's own ``self.meth(...)`` calls (``base.self_calls``) fail to bind to
+    the override -- each a TypeError when the callee makes it (pure). A call made from a
+    method the caller's class overrides too (``own``) never runs on it."""
+    params = list(meth.parameters)
+    if meth.kind in ("method", "classmethod") and params:
+        params = params[1:]
+    out: list[tuple[str, bool]] = []
+    for call in base.self_calls:
+        if call.where.owner.rpartition(".")[2] in own:
+            continue
+        got = bind(CallShape(call.positional, call.keywords, call.star), tuple(params))
+        if got:
+            out.append(
+                (
+                    f"{call.where.owner} calls it with ({call.text}) at {call.where.at}: "
+                    f"{got[0].detail}",
+                    True,
+                )
+            )
+    return out
 
 
 def override_issues(base: Signed, meth: Signed) -> list[str]:
