@@ -13,7 +13,7 @@ from harness.errors import ProbeError, TargetError
 from harness.models import Parameter, ProbeReport, Symbol, TargetFacts, render_parameters
 from harness.probe_runner import build_payload, parse_envelope, probes_dir, run_probe
 from harness.targets.local import LocalTarget
-from probes import signatures
+from probes.signatures import signatures
 
 SITE = str(Path(__file__).resolve().parents[1] / "fixtures" / "site")
 

@@ -19,9 +19,9 @@ PROBES = REPO / "probes"
 MAX_LINES = 400
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = PACKAGE) -> dict[str, Path]:
     out = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(root.rglob("*.py")):
         parts = list(path.relative_to(REPO).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -63,8 +63,8 @@ def _imports(
     return found
 
 
-def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
-    mods = _modules()
+def import_graph(type_checking: bool = False, root: Path = PACKAGE) -> dict[str, set[str]]:
+    mods = _modules(root)
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
