@@ -1,37 +1,31 @@
 """The type environment of the ``callsites`` visitor: what each name in a caller's code refers
 to (a callee module, a callee symbol, an instance of a callee class, a member of one).
 
-The use recorder (:mod:`probes.callsites._calls_record`) extends :class:`TypeEnv`; this part only
-infers -- from imports, assignments, annotations, ``isinstance`` narrowing and the return
-annotations of callee functions -- and records nothing.
+The use recorder (:mod:`probes.callsites._calls_record`) holds one :class:`TypeEnv` per file
+(``bindings`` are the file's imports); this part only infers -- from imports, assignments,
+annotations, ``isinstance`` narrowing and the return annotations of callee functions -- and
+records nothing. What the callees are it asks :class:`probes.callsites._callees.Callees`.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
+from probes.callsites._callees import Callees, Ref
 from probes.signatures._syntax import dotted
-
-if TYPE_CHECKING:
-    from probes.callsites.callsites import Scanner
-
-# A reference is a tuple: ("module", name) | ("symbol", module, qualname) | ("instance", module,
-# qualname) -- the last one is "an instance of that class".
-Ref = tuple
 
 
 class TypeEnv:
     """What names refer to in one caller module: ``bindings`` file-wide (its imports), a
     ``local`` dict per scope, a ``cls`` dict per class (``self.x`` types)."""
 
-    def __init__(self, scanner: Scanner) -> None:
-        self.s = scanner
+    def __init__(self, callees: Callees) -> None:
+        self.callees = callees
         self.bindings: dict[str, Ref] = {}  # file-wide: imports (any scope)
 
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(expr, ast.Name):
-            return self.s.values.typed(local.get(expr.id) or self.bindings.get(expr.id))
+            return self.callees.values.typed(local.get(expr.id) or self.bindings.get(expr.id))
         if isinstance(expr, ast.Attribute):
             if isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
                 got = cls["attrs"].get(expr.attr)
@@ -41,15 +35,15 @@ class TypeEnv:
             if base is None:
                 return None
             if base[0] in ("module", "symbol"):  # a submodule, a member, a value's attribute
-                return self.s.values.attr(base, expr.attr)
+                return self.callees.values.attr(base, expr.attr)
             if base[0] == "instance":
                 return ("member", base[1], base[2], expr.attr)
             return None
         if isinstance(expr, ast.Call):
-            return self._value_type(expr, local, cls)
+            return self.value_type(expr, local, cls)
         return None
 
-    def _narrowed(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> dict | None:
+    def narrowed(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> dict | None:
         """``if isinstance(x, Cls):``: in that body, ``x`` is a ``Cls``."""
         test = getattr(st, "test", None) if isinstance(st, ast.If) else None
         if not (
@@ -60,18 +54,23 @@ class TypeEnv:
         ):
             return None
         r = self.ref(test.args[1], local, cls)
-        if not (r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2])):
+        if not (
+            r
+            and r[0] == "symbol"
+            and self.callees.is_callee(r[1])
+            and self.callees.is_class(r[1], r[2])
+        ):
             return None
         return {**local, test.args[0].id: ("instance", r[1], r[2])}
 
-    def _learn(
+    def learn(
         self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
     ) -> None:
         typ: Ref | None = None
         if isinstance(st, ast.AnnAssign):
-            typ = self._annotation_type(st.annotation)
+            typ = self.annotation_type(st.annotation)
         if typ is None and st.value is not None:
-            typ = self._value_type(st.value, local, cls)
+            typ = self.value_type(st.value, local, cls)
         if typ is None:
             return
         targets = st.targets if isinstance(st, ast.Assign) else [st.target]
@@ -86,7 +85,7 @@ class TypeEnv:
             ):
                 cls["attrs"][t.attr] = typ
 
-    def _value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
+    def value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         """What a value is an instance of: a callee class constructed, the class a callee
         function's return annotation names (``-> Thing``, ``Optional[Thing]``), or a name
         whose type is known (``self.cfg = cfg`` with ``cfg: Config``)."""
@@ -99,13 +98,13 @@ class TypeEnv:
             r = self.ref(value.func, local, cls)
             if r and r[0] == "member":
                 r = ("symbol", r[1], f"{r[2]}.{r[3]}")
-            if r and r[0] == "symbol" and self.s.is_callee(r[1]):
-                if self.s.is_class(r[1], r[2]):
+            if r and r[0] == "symbol" and self.callees.is_callee(r[1]):
+                if self.callees.is_class(r[1], r[2]):
                     return ("instance", r[1], r[2])
-                return self.s.returns_class(r[1], r[2])
+                return self.callees.returns_class(r[1], r[2])
         return None
 
-    def _annotation_type(self, ann: ast.expr | None) -> Ref | None:
+    def annotation_type(self, ann: ast.expr | None) -> Ref | None:
         if ann is None:
             return None
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
@@ -114,19 +113,24 @@ class TypeEnv:
             except SyntaxError:
                 return None
         if isinstance(ann, ast.BinOp):  # X | None
-            return self._annotation_type(ann.left) or self._annotation_type(ann.right)
+            return self.annotation_type(ann.left) or self.annotation_type(ann.right)
         if isinstance(ann, ast.Subscript) and dotted(ann.value).split(".")[-1] == "Optional":
-            return self._annotation_type(ann.slice)
+            return self.annotation_type(ann.slice)
         r = self.ref(ann, {}, None)
-        if r and r[0] == "symbol" and self.s.is_callee(r[1]) and self.s.is_class(r[1], r[2]):
+        if (
+            r
+            and r[0] == "symbol"
+            and self.callees.is_callee(r[1])
+            and self.callees.is_class(r[1], r[2])
+        ):
             return ("instance", r[1], r[2])
         return None
 
-    def _params_types(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
+    def params_types(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
         local: dict[str, Ref] = {}
         args = fn.args
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-            t = self._annotation_type(a.annotation)
+            t = self.annotation_type(a.annotation)
             if t is not None:
                 local[a.arg] = t
         return local

@@ -3,7 +3,8 @@ each import, call, attribute read, subclass and method install of a callee recor
 file, line and shape into the scanner's ``uses``.
 
 What a name refers to is the type environment's job (:class:`probes.callsites._calls_env.TypeEnv`,
-which :class:`FileVisitor` extends); which imports a module holds is the import walk's
+which :class:`FileVisitor` holds, one per file); what the callees are is
+:class:`probes.callsites._callees.Callees`'s; which imports a module holds is the import walk's
 (:mod:`probes.callsites._calls_imports`).
 """
 
@@ -11,29 +12,37 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from probes.callsites._calls_env import Ref, TypeEnv
+from probes.callsites._callees import Ref
+from probes.callsites._calls_env import TypeEnv
+from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
 from probes.callsites._uses import (
     attributes_set_on,
-    line_scopes,
     literal_text,
     result_uses,
     self_attributes,
 )
-from probes.signatures._resolvable import from_import
-from probes.signatures._syntax import dotted, resolve_relative
-
-if TYPE_CHECKING:
-    from probes.callsites.callsites import Scanner
+from probes.signatures._syntax import dotted
 
 
-class FileVisitor(TypeEnv):
-    """Walks one caller module, recording its uses of the callees (names typed by TypeEnv)."""
+class FileVisitor:
+    """Walks one caller module, recording its uses of the callees into ``uses`` (the scan's,
+    by kind); ``env`` says what each name refers to, ``env.callees`` what the callees are."""
 
-    def __init__(self, scanner: Scanner, module: str, rel: str, is_pkg: bool, lines: list[str]):
-        super().__init__(scanner)
+    def __init__(
+        self,
+        env: TypeEnv,
+        uses: dict[str, list[dict[str, Any]]],
+        module: str,
+        rel: str,
+        is_pkg: bool,
+        lines: list[str],
+    ) -> None:
+        self.env = env
+        self.callees = env.callees
+        self.uses = uses
         self.module = module
         self.rel = rel
         self.is_pkg = is_pkg
@@ -57,7 +66,6 @@ class FileVisitor(TypeEnv):
             "scope": scope,
         }
 
-    # -- imports --------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
         self.functions = {
             st.name: st
@@ -67,77 +75,11 @@ class FileVisitor(TypeEnv):
         # ``X.attr = one_of_our_functions``: the text test that spares most functions a walk
         names = "|".join(map(re.escape, self.functions))
         self._stores_fn = re.compile(rf"\.\w+\s*=\s*(?:{names})\b(?!\s*\()") if names else None
-        self.tree = tree
+        imports = ImportRecorder(self.env, self.uses, self.module, self.is_pkg, tree, self.site)
         for node, guard in walk_imports(tree):
-            self._import(node, guard)
+            imports.record(node, guard)
         for st in tree.body:
             self._stmt(st, "<module>", {}, None)
-
-    def _import(self, node: ast.Import | ast.ImportFrom, guard: ast.Try | None) -> None:
-        guarded = guard is not None
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    self.bindings[a.asname] = ("module", a.name)
-                else:
-                    self.bindings[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
-                if self.s.is_callee(a.name):
-                    ok = self.s.is_module(a.name)
-                    self.s.uses["imports"].append(
-                        {
-                            **self.site(node, "<module>"),
-                            "kind": "import",
-                            "module": a.name,
-                            "name": None,
-                            "guarded": guarded,
-                            "ok": ok,
-                            "reason": None if ok else f"no module named {a.name!r}",
-                            "ref": ("module", a.name),
-                        }
-                    )
-            return
-        mod = resolve_relative(self.module, self.is_pkg, node.level, node.module)
-        for a in node.names:
-            if a.name == "*":
-                continue
-            local = a.asname or a.name
-            if self.s.is_module(f"{mod}.{a.name}"):
-                self.bindings[local] = ("module", f"{mod}.{a.name}")
-            else:
-                self.bindings[local] = ("symbol", mod, a.name)
-            if self.s.is_callee(mod):
-                res = from_import(self.s.finder, self.s.lookup, mod, a.name)
-                extra: dict[str, Any] = {}
-                if guard is not None and not res.get("ok"):
-                    extra = self._without(guard, local)
-                self.s.uses["imports"].append(
-                    {
-                        **self.site(node, "<module>"),
-                        "kind": "from",
-                        "module": mod,
-                        "name": a.name,
-                        "local": local,
-                        "guarded": guarded and not extra.get("reraises"),
-                        **res,
-                        **extra,
-                        "ref": self.bindings[local],
-                    }
-                )
-
-    def _without(self, guard: ast.Try, local: str) -> dict[str, Any]:
-        """The module once this guarded import failed: is ``local`` bound, and where is it
-        used unguarded (each a NameError when reached)?"""
-        from probes.callsites._guards import fallback, unguarded_uses
-
-        fb = fallback(self.tree, guard, local)
-        out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
-        if not fb["bound"] and not fb["reraises"]:
-            scopes = line_scopes(self.tree)
-            out["unbound_uses"] = [
-                {**self.site(n, scopes.get(n.lineno, "<module>")), "name": local}
-                for n in unguarded_uses(self.tree, guard, local, fb["flags"])
-            ]
-        return out
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
@@ -154,8 +96,8 @@ class FileVisitor(TypeEnv):
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self._attr(node, scope, local, cls)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
-            self._learn(st, local, cls)
-        narrowed = self._narrowed(st, local, cls)
+            self.env.learn(st, local, cls)
+        narrowed = self.env.narrowed(st, local, cls)
         for i, child in enumerate(_child_bodies(st)):
             for sub in child:
                 self._stmt(sub, scope, narrowed if i == 0 and narrowed else local, cls)
@@ -170,14 +112,14 @@ class FileVisitor(TypeEnv):
         # learn self.x types from every method first, so use order does not matter
         for st in node.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                local = self._params_types(st)
+                local = self.env.params_types(st)
                 for sub in ast.walk(st):
                     if isinstance(sub, (ast.Assign, ast.AnnAssign)):
-                        self._learn(sub, local, cls)
+                        self.env.learn(sub, local, cls)
         bases = []
         for b in node.bases:
-            r = self.ref(b, {}, None)
-            if r and r[0] == "symbol" and self.s.is_callee(r[1]):
+            r = self.env.ref(b, {}, None)
+            if r and r[0] == "symbol" and self.callees.is_callee(r[1]):
                 bases.append(r)
         if bases:
             methods = []
@@ -193,7 +135,7 @@ class FileVisitor(TypeEnv):
                             "parameters": parameters(st.args),
                         }
                     )
-            self.s.uses["subclasses"].append(
+            self.uses["subclasses"].append(
                 {**self.site(node, scope), "class": qual, "bases": bases, "methods": methods}
             )
         for st in node.body:
@@ -207,7 +149,7 @@ class FileVisitor(TypeEnv):
             for node in ast.walk(d):
                 if isinstance(node, ast.Call):
                     self._call(node, scope, {}, cls)
-        local = self._params_types(fn)
+        local = self.env.params_types(fn)
         outer, self._fn = self._fn, fn
         try:
             for st in fn.body:
@@ -244,13 +186,13 @@ class FileVisitor(TypeEnv):
             func = self.functions.get(func_name or "")
             if func is None or not (func.args.posonlyargs or func.args.args):
                 continue
-            owner = self.ref(target.value, local, cls)
+            owner = self.env.ref(target.value, local, cls)
             exact = None
             if (
                 owner
                 and owner[0] in ("symbol", "instance")
-                and self.s.is_callee(owner[1])
-                and self.s.is_class(owner[1], owner[2])
+                and self.callees.is_callee(owner[1])
+                and self.callees.is_class(owner[1], owner[2])
             ):
                 exact = ("symbol", owner[1], owner[2])
             if exact is None and isinstance(value, ast.Name):
@@ -259,7 +201,7 @@ class FileVisitor(TypeEnv):
             set_here = attributes_set_on(fn, obj)
             used = self_attributes(func)
             attrs = sorted(a for a in used if a not in set_here)
-            self.s.uses["installs"].append(
+            self.uses["installs"].append(
                 {
                     **self.site(node, scope),
                     "function": func.name,
@@ -274,8 +216,8 @@ class FileVisitor(TypeEnv):
 
     # -- expressions ----------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
-        r = self.ref(node.func, local, cls)
-        if r is None or r[0] == "module" or not self.s.is_callee(r[1]):
+        r = self.env.ref(node.func, local, cls)
+        if r is None or r[0] == "module" or not self.callees.is_callee(r[1]):
             return
         shape = {
             "positional": sum(1 for a in node.args if not isinstance(a, ast.Starred)),
@@ -291,8 +233,13 @@ class FileVisitor(TypeEnv):
         passed_to = None
         for u in result:
             if u["how"] == "passed":
-                got = self.ref(u["call"].func, local, cls)
-                if got and got[0] == "symbol" and self.s.is_callee(got[1]) and passed_to is None:
+                got = self.env.ref(u["call"].func, local, cls)
+                if (
+                    got
+                    and got[0] == "symbol"
+                    and self.callees.is_callee(got[1])
+                    and passed_to is None
+                ):
                     passed_to = {"symbol": f"{got[1]}:{got[2]}", "keyword": u["keyword"]}
         spread = [k.value for k in node.keywords if k.arg is None]
         if spread:
@@ -313,7 +260,7 @@ class FileVisitor(TypeEnv):
             r = ("member", r[1], r[2], "__call__")
         if r[0] == "member":  # a method called on a known instance
             ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
-            self.s.uses["calls"].append(
+            self.uses["calls"].append(
                 {
                     **self.site(node, scope),
                     "ref": ref,
@@ -324,7 +271,7 @@ class FileVisitor(TypeEnv):
                 }
             )
             return
-        self.s.uses["calls"].append(
+        self.uses["calls"].append(
             {
                 **self.site(node, scope),
                 "ref": r,
@@ -339,15 +286,15 @@ class FileVisitor(TypeEnv):
         self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None
     ) -> None:
         """Attribute reads the caller relies on: on instances, classes, and modules."""
-        base = self.ref(node.value, local, cls)
-        if base is None or not self.s.is_callee(base[1]):
+        base = self.env.ref(node.value, local, cls)
+        if base is None or not self.callees.is_callee(base[1]):
             return
         if base[0] == "instance":
             on = "instance"
-        elif base[0] == "symbol" and self.s.is_class(base[1], base[2]):
+        elif base[0] == "symbol" and self.callees.is_class(base[1], base[2]):
             on = "class"  # e.g. RequestStatus.FINISHED_ABORTED
-        elif base[0] == "module" and not self.s.is_module(f"{base[1]}.{node.attr}"):
-            self.s.uses["attributes"].append(
+        elif base[0] == "module" and not self.callees.is_module(f"{base[1]}.{node.attr}"):
+            self.uses["attributes"].append(
                 {
                     **self.site(node, scope),
                     "attr": node.attr,
@@ -358,7 +305,7 @@ class FileVisitor(TypeEnv):
             return
         else:
             return
-        self.s.uses["attributes"].append(
+        self.uses["attributes"].append(
             {
                 **self.site(node, scope),
                 "attr": node.attr,

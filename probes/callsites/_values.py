@@ -26,18 +26,18 @@ UNTYPED = ("untyped",)
 class Values:
     """Per-scan cache of :func:`value_of` (one resolve per distinct name)."""
 
-    def __init__(self, scanner: Any) -> None:
-        self.s = scanner
+    def __init__(self, callees: Any) -> None:
+        self.callees = callees  # a probes.callsites._callees.Callees (which holds this cache)
         self._memo: dict[tuple[str, str], tuple[str, ...] | None] = {}
 
     def of(self, ref: tuple[str, ...] | None) -> tuple[str, ...] | None:
         """``("instance", module, Class)`` / :data:`UNTYPED` for a callee ``("symbol", m, q)``
         naming a value; None when it names anything else (the ref stays as it is)."""
-        if not ref or ref[0] != "symbol" or not self.s.is_callee(ref[1]):
+        if not ref or ref[0] != "symbol" or not self.callees.is_callee(ref[1]):
             return None
         key = (ref[1], ref[2])
         if key not in self._memo:
-            self._memo[key] = value_of(self.s.lookup, ref[1], ref[2])
+            self._memo[key] = value_of(self.callees.lookup, ref[1], ref[2])
         return self._memo[key]
 
     def attr(self, base: tuple[str, ...], attr: str) -> tuple[str, ...] | None:
@@ -46,7 +46,9 @@ class Values:
         if base[0] == "module":
             sub = f"{base[1]}.{attr}"
             return (
-                ("module", sub) if self.s.is_module(sub) else self.typed(("symbol", base[1], attr))
+                ("module", sub)
+                if self.callees.is_module(sub)
+                else self.typed(("symbol", base[1], attr))
             )
         if self.of(base) == UNTYPED:
             return None

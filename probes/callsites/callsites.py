@@ -22,18 +22,15 @@ from collections.abc import Callable
 from typing import Any
 
 from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
-from probes.callsites._calls_env import Ref
+from probes.callsites._callees import Callees
+from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_imports import imported_tops, is_stdlib
 from probes.callsites._calls_record import FileVisitor
 from probes.callsites._uses import (
-    annotation_union,
     early_install_queries,
 )
-from probes.callsites._values import Values
 from probes.signatures._astindex import Index, read_source
 from probes.signatures._lookup import Lookup
-from probes.signatures._resolvable import compiled
-from probes.signatures._syntax import dotted
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
@@ -97,9 +94,6 @@ class Scanner:
         self.lookup = lookup
         self.dists = Dists(index.finder)
         self.warn = warn
-        self._is_class: dict[tuple[str, str], bool] = {}
-        self._returns: dict[tuple[str, str], Ref | None] = {}
-        self.values = Values(self)  # a callee's named values: instances of its classes
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -179,7 +173,7 @@ class Scanner:
             for t in imported - caller_tops - std
             if t not in tops and self.finder.find(t) is None and not t.startswith("_")
         )
-        self.callee_tops = set(tops)
+        callees = Callees(self.index, self.lookup, set(tops))
         self.uses: dict[str, list[dict[str, Any]]] = {
             "imports": [],
             "calls": [],
@@ -189,7 +183,8 @@ class Scanner:
         }
         background = self._start_fits(parsed, tops)  # reads the package beside the visits
         for mod, rel, tree, lines in parsed:
-            FileVisitor(self, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
+            env = TypeEnv(callees)  # per file: its imports bind its names
+            FileVisitor(env, self.uses, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
         refs = sorted(
             {
                 (u["ref"][1], u["ref"][2])
@@ -273,49 +268,3 @@ class Scanner:
                 queries += early_install_queries(tree)
         unique = sorted({",".join(q): q for q in queries}.values())
         return Background(self._folders(tops), unique) if unique else None
-
-    # -- reference helpers ----------------------------------------------------------------
-    def is_callee(self, module: str) -> bool:
-        return module.split(".")[0] in self.callee_tops
-
-    def is_module(self, name: str) -> bool:
-        return self.finder.find(name) is not None or bool(compiled(self.finder, name))
-
-    def returns_class(self, module: str, qualname: str) -> Ref | None:
-        """The callee class a function's return annotation names, if exactly one."""
-        key = (module, qualname)
-        if key in self._returns:
-            return self._returns[key]
-        self._returns[key] = None
-        mod = self.index.module(module)
-        if mod is None:
-            return None
-        try:  # the definition's node is enough: no need to describe the whole symbol
-            fn, owner_mod, _ = self.lookup._resolve_qualname(mod, qualname)
-        except ProbeFailure:
-            return None
-        ann = getattr(fn, "returns", None)
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ann is None:
-            return None
-        names = [
-            n
-            for n in annotation_union(ann)
-            if not (isinstance(n, ast.Constant) and n.value is None)
-        ]
-        if len(names) != 1 or dotted(names[0]).split(".")[-1] in ("Self", "Any"):
-            return None
-        full = self.index.resolve_dotted(owner_mod.name, dotted(names[0]))
-        owner, _, leaf = full.rpartition(".")
-        got = None
-        if owner and self.is_callee(owner) and self.is_class(owner, leaf):
-            got = ("instance", owner, leaf)
-        self._returns[key] = got
-        return got
-
-    def is_class(self, module: str, qualname: str) -> bool:
-        key = (module, qualname)
-        if key not in self._is_class:
-            got = self.lookup.ref(module, qualname)
-            sym = got.get("symbol") or {}
-            self._is_class[key] = sym.get("kind") == "class"
-        return self._is_class[key]

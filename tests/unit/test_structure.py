@@ -167,6 +167,14 @@ def test_no_import_cycle_even_through_type_checking_imports() -> None:
     assert cycles(graph) == []
 
 
+def test_no_import_cycle_among_probe_modules() -> None:
+    """probes/ alike, through lazy and ``TYPE_CHECKING`` imports: a probe's modules are read
+    (and shipped) as a closure, and a circle makes every module in it ship with every other."""
+    graph = import_graph(type_checking=True, root=PROBES)
+    assert graph["probes.callsites.callsites"]  # the walk saw the probes
+    assert cycles(graph) == []
+
+
 #: The layers below the command line, and what they may not import: a target or a run is
 #: used by views, groups and the CLI, never the other way round.
 LOWER = ("harness.targets", "harness.runs")
