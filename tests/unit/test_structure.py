@@ -211,7 +211,7 @@ def test_the_layer_check_sees_lazy_and_type_checking_imports() -> None:
 
 def test_no_module_does_five_jobs() -> None:
     """harness/ and probes/ alike: a probe ships as a list of modules
-    (harness.probe_runner.PROBE_MODULES), so a long one splits like any other."""
+    (its imports' closure, harness.probe_modules), so a long one splits like any other."""
     long = {
         str(path.relative_to(REPO)): n
         for path in sorted([*PACKAGE.rglob("*.py"), *PROBES.rglob("*.py")])
