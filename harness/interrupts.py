@@ -1,6 +1,6 @@
 """Ctrl-C at a moment when stopping would leave something half-done: noted, acted on after.
 
-A write on the target is one transaction (``probes/patchops.py``); a KeyboardInterrupt in
+A write on the target is one transaction (``probes/patching/patchops.py``); a KeyboardInterrupt in
 the middle of waiting for it would leave the user not knowing whether the series is applied.
 So while one runs, SIGINT only sets a flag; the command finishes the transaction, then says
 in one line what state it left (:class:`harness.errors.Interrupted`, exit 130).

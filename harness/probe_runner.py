@@ -14,45 +14,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
 from harness.probe_files import probes_dir
+from harness.probe_modules import closure, probe_names
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
-#: What reading a definition takes: every probe that resolves names starts with these.
-_SIGNATURES = (
-    *("_finder", "_platform", "_astindex", "_bound", "_decorated", "_resolvable", "_stdsigs"),
-    "_typeddict",
-    *("_describe", "_class_flavour", "_describe_class", "signatures"),
-)
-#: What resolving many references takes (``check``, ``diff``, ``check --fix``).
-_LOOKUP = (*_SIGNATURES, "_lookup")
-#: Probe modules each probe needs, in load order (the shared ones first).
-PROBE_MODULES: dict[str, tuple[str, ...]] = {
-    "signatures": _SIGNATURES,
-    "facts": ("_finder", "facts"),
-    "live": ("_finder", "live"),
-    "callsites": (
-        *_LOOKUP,
-        *("_returns", "_fits", "_guards", "_dicts", "_forwards", "_uses", "_values"),
-        *("_hierarchy", "_narrowing"),
-        *("_calls_imports", "_calls_env", "_calls_record", "callsites"),
-    ),
-    "api": (*_SIGNATURES, "api"),
-    # harness check --fix: where symbols live now, module listings, what bodies read
-    "locate": (*_LOOKUP, "api", "locate"),
-    "compiles": ("compiles",),
-    # harness check --step: the flags and config fields a step's `vllm serve` may use
-    "serveargs": (*_LOOKUP, "serveargs"),
-    "patchops": ("_finder", "_durable", "_patch_read", "patchops"),
-    # harness run: preflight, launch, list, stop (launch copies the run program, not these)
-    "runs": ("_finder", "facts", "_rundir", "_proctree", "_stop", "_service", "runs"),
-}
-#: ``check --fix`` re-checks edited files with the callsites scan itself, over a file subset.
-PROBE_MODULES["fixscan"] = (*PROBE_MODULES["callsites"], "fixscan")
+
+
+@cache
+def probe_modules() -> dict[str, tuple[str, ...]]:
+    """Each probe's shipped modules (dotted, in load order), computed from its imports
+    (:mod:`harness.probe_modules`), by probe name."""
+    root = probes_dir()
+    return {name: closure(root, main) for name, main in probe_names(root).items()}
 
 
 @contextmanager
@@ -86,13 +65,26 @@ def waiting(label: Callable[[], str], what: str, timeout: float) -> Iterator[Non
         done.set()
 
 
-@cache
-def _source(name: str) -> str:
-    return (probes_dir() / f"{name}.py").read_text(encoding="utf-8")
+def _path(module: str) -> Path:
+    """The file of a dotted probe module (``probes.runs._rundir``; a package: its
+    ``__init__.py``)."""
+    rel = Path(*module.split(".")[1:])
+    folder = probes_dir() / rel
+    return folder / "__init__.py" if folder.is_dir() else folder.with_suffix(".py")
 
 
 @cache
-def _bytecode(name: str) -> str:
+def _boot_source() -> str:
+    return (probes_dir() / "_boot.py").read_text(encoding="utf-8")
+
+
+@cache
+def _source(module: str) -> str:
+    return _path(module).read_text(encoding="utf-8")
+
+
+@cache
+def _bytecode(module: str) -> str:
     """A probe module compiled by this interpreter, marshalled (base64): a target running this
     very interpreter (``local``, ``pypi:``) skips compiling ~180 KB of probe source per run,
     and the bytecode comes from ``__pycache__`` like any installed module's."""
@@ -101,8 +93,7 @@ def _bytecode(name: str) -> str:
     from importlib.machinery import SourceFileLoader
 
     # the import system's own loader: it reads (or writes) the module's __pycache__ entry
-    loader = SourceFileLoader(f"probes.{name}", str(probes_dir() / f"{name}.py"))
-    code = loader.get_code(f"probes.{name}")
+    code = SourceFileLoader(module, str(_path(module))).get_code(module)
     return base64.b64encode(marshal.dumps(code)).decode("ascii")
 
 
@@ -114,13 +105,10 @@ def build_payload(
     compiled: bool = False,
 ) -> bytes:
     """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python)."""
-    mods = [
-        [f"probes.{m}", "", _bytecode(m)] if compiled else [f"probes.{m}", _source(m)]
-        for m in PROBE_MODULES[probe]
-    ]
+    mods = probe_modules()[probe]
     doc: dict[str, Any] = {
-        "modules": [["probes", ""], *mods],
-        "main": f"probes.{probe}",
+        "modules": [[m, "", _bytecode(m)] if compiled else [m, _source(m)] for m in mods],
+        "main": mods[-1],
         "args": args,
     }
     if fingerprint:
@@ -205,7 +193,7 @@ def run_probe(
         probe, args, fingerprint=hit.fingerprint if hit else None, compiled=same_python
     )
     timeout = target.command_timeout if timeout is None else timeout
-    code = NOT_PYTHON_GUARD + _source("_boot")
+    code = NOT_PYTHON_GUARD + _boot_source()
     # the label only once the command is under way: asking it first decides the route
     with waiting(lambda: target.label, f"the {probe} probe", timeout):
         try:
@@ -246,7 +234,7 @@ class _ResultCache:
                 target.python_argv(),
                 probe,
                 args,
-                [_source(m) for m in PROBE_MODULES[probe]],
+                [_source(m) for m in probe_modules()[probe]],
             ],
             sort_keys=True,
         )

@@ -59,12 +59,14 @@ def _main():
         _emit({"ok": True, "cached": True, "warnings": []})
         return
     try:
+        names = [entry[0] for entry in payload["modules"]]
+        packages = set(n.rpartition(".")[0] for n in names)
         for entry in payload["modules"]:
             name, source = entry[0], entry[1]
             mod = types.ModuleType(name)
             mod.__file__ = "<harness-probe:" + name + ">"
-            if "." not in name:
-                mod.__path__ = []  # a package, so "from probes import x" works
+            if "." not in name or name in packages:
+                mod.__path__ = []  # a package, so "from probes.runs import x" works
             sys.modules[name] = mod
             parent, _, leaf = name.rpartition(".")
             if parent:

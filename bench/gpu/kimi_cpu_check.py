@@ -20,7 +20,7 @@ What it shows, one line each:
    backend: a stand-in that holds no weights) and ``load_weights`` of every checkpoint tensor:
    no parameter left unloaded; values compared (embedding, a fused expert, the router bias);
    patch 0006's search finds the decoder at ``language_model.model``;
-4. smoke mode's cut (probes/smoke_hook.py) on this config.json: ``text_config`` cut,
+4. smoke mode's cut (probes/runs/smoke_hook.py) on this config.json: ``text_config`` cut,
    ``first_k_dense_replace`` below the cut.
 """
 

@@ -1,7 +1,7 @@
 """The patch manifest: what harness applied to one dist on a target, read and written typed.
 
 It is the durable state on every target (``<site-packages>/.harness-patches/manifest.json``,
-one entry per dist, written by ``probes/patchops.py``): which patches are applied and, per
+one entry per dist, written by ``probes/patching/patchops.py``): which patches are applied and, per
 file, the hashes that make a revert exact. It is parsed once, where patchops' answer arrives
 (:func:`Manifest.from_json`), and serialized back to the very JSON it came from
 (:meth:`Manifest.to_json`): manifests written by any earlier harness keep loading, and one

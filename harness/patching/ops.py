@@ -2,8 +2,9 @@
 
 Writing is :mod:`harness.patching.writing`.
 
-Reads and writes both go through ``probes/patchops.py`` on the target's own Python, so local,
-venv and SSH targets behave identically and a dropped link cannot leave a half-applied series.
+Reads and writes both go through ``probes/patching/patchops.py`` on the target's own Python,
+so local, venv and SSH targets behave identically and a dropped link cannot leave a
+half-applied series.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ The pieces, each with one job:
   -> frozen steps; errors name ``file:line:key``), :mod:`~harness.runs.resolve` (parameters
   substituted into one step's argv, cwd, env), :mod:`~harness.runs.describe` (a step as it
   would launch, for the review) -- pure.
-* :mod:`~harness.runs.remote` -- the only caller of the target: the ``probes/runs.py``
+* :mod:`~harness.runs.remote` -- the only caller of the target: the ``probes/runs/runs.py``
   operations (preflight facts, launch, list, stop) through :func:`harness.probe_runner.run_probe`.
 * :mod:`~harness.runs.stream` -- the log from an offset (the target's ``stream()``: a pipe,
   an SSH channel, or the kept connection's relay), reconnecting after a dropped link, with a

@@ -13,7 +13,7 @@ from harness.runs.remote import PreflightFacts
 from harness.runs.state import classify_holders, describe_holder
 
 #: Less space than this left where the run directory goes: the disk is full (as the
-#: supervisor judges it, ``FULL_BELOW`` in probes/_rundir.py).
+#: supervisor judges it, ``FULL_BELOW`` in probes/runs/_rundir.py).
 FULL_BELOW = 256 * 1024
 
 

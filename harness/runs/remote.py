@@ -1,6 +1,6 @@
 """The ``runs`` probe's operations, called through :func:`harness.probe_runner.run_probe`.
 
-``probes/runs.py`` runs on the target's own Python with its arguments as JSON on stdin
+``probes/runs/runs.py`` runs on the target's own Python with its arguments as JSON on stdin
 (so no path, argv or secret ever passes through a shell) and answers with facts; this module
 turns those facts into models. The decisions (state, stale holders, verdicts) are made by the
 pure modules next to this one.
@@ -34,8 +34,9 @@ PROGRAM = (
 
 
 def program_sources() -> dict[str, str]:
-    """The run program's files, by their name in the run directory."""
-    return {name: (probes_dir() / name).read_text(encoding="utf-8") for name in PROGRAM}
+    """The run program's files (``probes/runs/``), by their name in the run directory."""
+    folder = probes_dir() / "runs"
+    return {name: (folder / name).read_text(encoding="utf-8") for name in PROGRAM}
 
 
 def verifier_names() -> list[str]:

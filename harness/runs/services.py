@@ -5,7 +5,7 @@ A service run is "the same" as the one a step would start when its resolved comm
 environment and service settings are (its own run id and run directory aside):
 :func:`service_digest`, recorded in its ``run.json`` at launch. What happens on the target
 (the health poll, ``ready.json``, the stop when the steps that needed it end) is
-``probes/_service.py``'s.
+``probes/runs/_service.py``'s.
 """
 
 from __future__ import annotations

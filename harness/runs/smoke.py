@@ -4,7 +4,7 @@ In the story behind harness every run-time mismatch cost an 18-minute load of a 
 model. ``harness run STEP --smoke`` runs the step against the same architecture cut to a few
 decoder layers with dummy weights (no checkpoint file is read) and a few samples, so such a
 mismatch shows in minutes. The caller's code is not edited: a start-up hook
-(``probes/smoke_hook.py``, installed as ``sitecustomize`` on the run's ``PYTHONPATH`` only)
+(``probes/runs/smoke_hook.py``, installed as ``sitecustomize`` on the run's ``PYTHONPATH`` only)
 does the cutting. This module holds the decisions, pure: what a smoke run sets, and whether a
 step's last green smoke run still speaks for the environment it would run in now.
 """
@@ -81,7 +81,7 @@ def smoke_dir(run_dir: str) -> str:
 def hook_source() -> str:
     from harness.probe_files import probes_dir
 
-    return (probes_dir() / "smoke_hook.py").read_text(encoding="utf-8")
+    return (probes_dir() / "runs" / "smoke_hook.py").read_text(encoding="utf-8")
 
 
 class Reviewed(Protocol):

@@ -19,7 +19,7 @@ from harness.runs.steps import LATEST_WORDS
 
 #: Process names of init systems: a GPU holder re-parented to one of them lost its parent.
 INIT_NAMES = frozenset({"systemd", "init", "tini", "dumb-init", "docker-init", "catatonit"})
-#: Processes that hold GPU device files by design (see probes/_proctree.py GPU_DAEMONS).
+#: Processes that hold GPU device files by design (see probes/runs/_proctree.py GPU_DAEMONS).
 GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )

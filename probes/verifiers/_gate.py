@@ -1,6 +1,6 @@
 """A warm check's gate: started with the step, it waits here until the supervisor says ``go``.
 
-The supervisor (``probes/_verify.py``) starts a shipped check whose source names
+The supervisor (``probes/runs/_verify.py``) starts a shipped check whose source names
 ``HARNESS_VERIFY_GATE`` beside the step, with that variable naming a pipe only the check holds.
 The check loads its libraries first (the ~15 s of torch/transformers imports overlap the step),
 then calls :func:`wait_for_go`: ``go`` -- the step exited 0, its leftovers are ended, the

@@ -15,7 +15,7 @@ import pytest
 
 from harness.analysis.checker import Checker
 from harness.analysis.scan import Scan
-from probes import callsites
+from probes.callsites import callsites
 from tests.support import markers
 from tests.support.wheels import ensure_wheel
 

@@ -16,7 +16,7 @@ from harness.analysis.checker import Checker
 from harness.analysis.findings import Finding
 from harness.analysis.scan import Scan, fits_from, lookups_from
 from harness.reading.check import baseline_args
-from probes import callsites
+from probes.callsites import callsites
 from tests.support.markers import expected
 
 DRIFT = Path(__file__).resolve().parents[1] / "fixtures" / "drift"

@@ -16,7 +16,8 @@ from harness.analysis.scan import CallerInfo, Scan, fits_from, lookups_from
 from harness.analysis.serve import ServeFacts, ServeVocab, find_serve, probe_args
 from harness.analysis.uses import Site
 from harness.reading.check import baseline_args
-from probes import callsites, serveargs
+from probes.callsites import callsites
+from probes.signatures import serveargs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -16,7 +16,7 @@ from harness.analysis.checker import Checker, override_issues
 from harness.analysis.findings import CheckReport, Finding
 from harness.analysis.scan import Scan
 from harness.models import Symbol
-from probes import callsites
+from probes.callsites import callsites
 from tests.support import markers
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"

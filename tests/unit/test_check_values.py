@@ -16,12 +16,12 @@ import pytest
 from harness.analysis.checker import Checker
 from harness.analysis.findings import Finding
 from harness.analysis.scan import Scan
-from probes import callsites
-from probes._astindex import Index
 from probes._finder import Finder
-from probes._lookup import Lookup
-from probes._typeddict import key_default
-from probes._values import UNTYPED, value_of
+from probes.callsites import callsites
+from probes.callsites._values import UNTYPED, value_of
+from probes.signatures._astindex import Index
+from probes.signatures._lookup import Lookup
+from probes.signatures._typeddict import key_default
 from tests.support import markers
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "valsite"

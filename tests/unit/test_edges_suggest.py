@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from probes import signatures
 from probes._finder import ProbeFailure, close_names
+from probes.signatures import signatures
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.runs import stream, verification
-from probes import _follow, supervisor
+from probes.runs import _follow, supervisor
 
 # the checks themselves; ``_*.py`` beside them are modules they import (_hs_report writes for one)
 VERIFIERS = sorted((Path(__file__).resolve().parents[2] / "probes" / "verifiers").glob("[!_]*.py"))

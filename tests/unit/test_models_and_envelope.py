@@ -14,7 +14,7 @@ from harness.models import Parameter, ProbeReport, Symbol, TargetFacts, render_p
 from harness.probe_files import probes_dir
 from harness.probe_runner import build_payload, parse_envelope, run_probe
 from harness.targets.local import LocalTarget
-from probes import signatures
+from probes.signatures import signatures
 
 SITE = str(Path(__file__).resolve().parents[1] / "fixtures" / "site")
 

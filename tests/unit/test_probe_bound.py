@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from probes import signatures
+from probes.signatures import signatures
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = str(REPO / "tests" / "fixtures" / "site")
@@ -192,7 +192,7 @@ def test_methods_attached_after_the_body() -> None:
 ENUM_CHECK = r"""
 import enum, inspect, json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-from probes import signatures
+from probes.signatures import signatures
 import boundpkg.bound as real
 KINDS = ("positional-only", "positional-or-keyword", "var-positional", "keyword-only",
          "var-keyword")

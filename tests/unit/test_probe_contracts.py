@@ -22,14 +22,14 @@ from harness.fixing.facts import Wanted, read_side
 from harness.fixing.run import _compile_errors
 from harness.patching.gates import misspelled
 from harness.probe_files import probes_dir
-from harness.probe_runner import MARK, PROBE_MODULES, run_probe
+from harness.probe_runner import MARK, probe_modules, run_probe
 from harness.reading.compare import diff
 from harness.reading.probe import gather_facts, probe
 from harness.runs import preflight, remote, state, stream, verification
 from harness.runs.describe import StepPlan
 from harness.runs.serve import read_vocab, serve_call
 from harness.targets.local import LocalTarget
-from probes import _follow, _proctree, _rundir, runs, supervisor
+from probes.runs import _follow, _proctree, _rundir, runs, supervisor
 from tests.support.tinydist import FolderTarget, install
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
@@ -88,40 +88,61 @@ def test_runs_live_where_both_sides_look() -> None:
 # -- what ships with what ------------------------------------------------------------------
 
 
-def _probe_imports(name: str, top_level: bool) -> set[str]:
-    """The probe modules ``name`` imports (at module level only, or anywhere)."""
-    tree = ast.parse((PROBES / f"{name}.py").read_text())
+def _file(module: str) -> Path:
+    """The file of a dotted probe module (a package: its ``__init__.py``)."""
+    rel = PROBES.joinpath(*module.split(".")[1:])
+    return rel / "__init__.py" if rel.is_dir() else rel.with_suffix(".py")
+
+
+def _probe_imports(module: str, top_level: bool) -> set[str]:
+    """The probe modules ``module`` imports (at module level only, or anywhere), dotted."""
+    tree = ast.parse(_file(module).read_text())
     nodes = tree.body if top_level else list(ast.walk(tree))
     out: set[str] = set()
     for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module == "probes":
-            out |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("probes."):
-            out.add(node.module.split(".")[1])  # type: ignore[union-attr]
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "probes":
+            base = str(node.module)
+            subs = {f"{base}.{a.name}" for a in node.names if _file(f"{base}.{a.name}").is_file()}
+            out |= subs or {base}
     return out
 
 
-@pytest.mark.parametrize("name", sorted(PROBE_MODULES))
+@pytest.mark.parametrize("name", sorted(probe_modules()))
 def test_a_probe_ships_every_module_it_imports_before_it(name: str) -> None:
     """The bootstrap runs the modules in list order: a module-level import of a module
-    shipped later (or not at all) fails on the target, whatever the tests import here."""
-    mods = PROBE_MODULES[name]
-    assert mods[-1] == name
+    shipped later (or not at all) fails on the target, whatever the tests import here; so
+    does a package shipped after its modules."""
+    mods = probe_modules()[name]
+    assert mods[-1].rpartition(".")[2] == name
     late = [
         f"{m} imports {dep}"
         for i, m in enumerate(mods)
-        for dep in sorted(_probe_imports(m, top_level=True))
+        for dep in sorted(_probe_imports(m, top_level=True) | _parents(m))
         if dep not in mods[:i]
     ]
     assert late == []
 
 
+def _parents(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+@pytest.mark.parametrize("name", sorted(probe_modules()))
+def test_a_probe_ships_its_whole_import_closure(name: str) -> None:
+    """A lazy import (inside a function) runs on the target too: every module reachable
+    through any import of a shipped module is shipped."""
+    mods = set(probe_modules()[name])
+    needed = set().union(*(_probe_imports(m, top_level=False) for m in mods))
+    assert needed - mods == set()
+
+
 def test_the_run_program_copy_holds_every_module_it_imports() -> None:
     """The run directory's copy runs alone for days: what it imports must be copied too."""
-    copied = {Path(p).stem for p in remote.PROGRAM}
+    copied = {f"probes.runs.{Path(p).stem}" for p in remote.PROGRAM}
     needed = set().union(*(_probe_imports(m, top_level=False) for m in copied))
     assert needed <= copied
-    assert all((PROBES / p).is_file() for p in remote.PROGRAM)
+    assert all((PROBES / "runs" / p).is_file() for p in remote.PROGRAM)
 
 
 # -- reading probes: one envelope each, read by harness's own parser -----------------------
@@ -232,5 +253,5 @@ def test_the_contract_covers_every_probe() -> None:
         Path(__file__).read_text()
         + (Path(__file__).parent / "test_probe_contracts_runs.py").read_text()
     )
-    missing = [p for p in PROBE_MODULES if f"def test_{p}_" not in here]
+    missing = [p for p in probe_modules() if f"def test_{p}_" not in here]
     assert missing == []

@@ -24,7 +24,8 @@ from harness.runs.steps import ResolvedStep
 from harness.runs.stream import Follower, LocalCopy, follower_argv
 from harness.runs.timings import Timings
 from harness.targets.local import LocalTarget
-from probes import patchops, runs
+from probes.patching import patchops
+from probes.runs import runs
 from tests.support.tinydist import FolderTarget, install
 
 HOLD = "import sys, time; f = open(sys.argv[1]); print('holding', flush=True); time.sleep(60)"

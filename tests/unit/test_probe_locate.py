@@ -14,7 +14,8 @@ import pytest
 
 from harness.analysis.checker import Checker
 from harness.analysis.scan import Scan
-from probes import _astindex, fixscan, locate
+from probes.callsites import fixscan
+from probes.signatures import _astindex, locate
 
 PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "fixpairs"
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
@@ -171,7 +172,7 @@ def test_an_override_is_found_through_a_symlinked_import_path(tmp_path: Path) ->
 
 
 def test_fixscan_finds_in_its_files_what_the_whole_scan_finds() -> None:
-    from probes import callsites
+    from probes.callsites import callsites
 
     def findings(scan: dict[str, Any]) -> list[tuple[str, int, str, str]]:
         return [

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from probes._astindex import _top_level_statements
-from probes._platform import Decider, builtin_aliases
+from probes.signatures._astindex import _top_level_statements
+from probes.signatures._platform import Decider, builtin_aliases
 
 HERE = "posix" if "posix" in sys.builtin_module_names else "nt"
 OTHER = "nt" if HERE == "posix" else "posix"

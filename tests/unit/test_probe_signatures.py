@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from probes import signatures
 from probes._finder import ProbeFailure
+from probes.signatures import signatures
 
 SITE = str(Path(__file__).resolve().parents[1] / "fixtures" / "site")
 

@@ -1,4 +1,4 @@
-"""The remote half's building blocks (probes/_rundir.py, _proctree.py, runs.py), on /proc."""
+"""The remote half's building blocks (probes/runs/_rundir.py, _proctree.py, runs.py), on /proc."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from probes import _proctree, _rundir, runs
+from probes.runs import _proctree, _rundir, runs
 
 
 @pytest.mark.parametrize(

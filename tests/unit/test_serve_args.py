@@ -31,7 +31,7 @@ from harness.runs.describe import StepPlan
 from harness.runs.needs import Need
 from harness.runs.pipeline import parse_pipeline
 from harness.runs.serve import Locator, serve_call, words_of
-from probes import serveargs
+from probes.signatures import serveargs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "serve"
 

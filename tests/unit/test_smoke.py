@@ -10,7 +10,7 @@ from harness.errors import UsageError
 from harness.report.model import Review
 from harness.runs import smoke
 from harness.runs.pipeline import parse_pipeline
-from probes.smoke_hook import cut_config
+from probes.runs.smoke_hook import cut_config
 
 PIPE = """\
 [params]

@@ -1,0 +1,139 @@
+"""Which modules a probe ships: its imports' closure, read from ``probes/`` with ``ast``.
+
+A probe is a module of ``probes/`` (a folder of ``probes/``, by job) that defines ``run``;
+its name is the file's. What it needs on the target is every ``probes.*`` module it imports,
+at the top or inside a function (a lazy import runs on the target as much as any), and
+theirs, except under ``if TYPE_CHECKING:``, which never runs. The bootstrap
+(``probes/_boot.py``) runs the modules in list order with no finder behind them, so a module
+comes after every module its own top level imports, and each package before its modules.
+
+Nothing is imported here; the walk reads each file once per harness process.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+ROOT = "probes"
+#: Files of ``probes/`` that are not shipped as a probe's modules: the bootstrap itself, the
+#: kept worker, the run program's start-up hook, and the output checks copied as a folder.
+_NOT_MODULES = frozenset({"_boot", "zygote"})
+_NOT_FOLDERS = frozenset({"verifiers"})
+
+
+def _module_name(rel: Path) -> str:
+    parts = [ROOT, *rel.with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _files(root: Path) -> dict[str, Path]:
+    """Every shippable module of ``root`` (``probes/``), by its dotted name."""
+    out: dict[str, Path] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] in _NOT_FOLDERS or "__pycache__" in rel.parts:
+            continue
+        if len(rel.parts) == 1 and rel.stem in _NOT_MODULES:
+            continue
+        out[_module_name(rel)] = path
+    return out
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.Module, known: dict[str, Path]) -> tuple[set[str], set[str]]:
+    """``(top, lazy)``: the ``probes`` modules imported when the module runs, and those
+    imported only inside a function."""
+    top: set[str] = set()
+    lazy: set[str] = set()
+
+    def named(module: str, names: list[str]) -> set[str]:
+        subs = {f"{module}.{n}" for n in names if f"{module}.{n}" in known}
+        return subs if subs else ({module} if module in known else set())
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, ast.If) and _type_checking(node):
+            for other in node.orelse:
+                visit(other, in_function)
+            return
+        found: set[str] = set()
+        if isinstance(node, ast.Import):
+            found = {a.name for a in node.names if a.name in known}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found = named(node.module, [a.name for a in node.names])
+        (lazy if in_function else top).update(found)
+        inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(tree, False)
+    return top, lazy - top
+
+
+@cache
+def _graph(root: Path) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    files = _files(root)
+    graph = {}
+    for name, path in files.items():
+        top, lazy = _imports(ast.parse(path.read_text(encoding="utf-8")), files)
+        top.discard(name)
+        lazy.discard(name)
+        graph[name] = (frozenset(top), frozenset(lazy))
+    return graph
+
+
+def _packages(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def probe_names(root: Path) -> dict[str, str]:
+    """Every probe (a module that defines ``run``), by name: its dotted module."""
+    out: dict[str, str] = {}
+    for name, path in _files(root).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body):
+            out[name.rpartition(".")[2]] = name
+    return out
+
+
+def closure(root: Path, main: str) -> tuple[str, ...]:
+    """The dotted modules ``main`` needs on the target, in an order the bootstrap can run:
+    packages first, each module after those its top level imports, ``main`` last."""
+    graph = _graph(root)
+    need: set[str] = set()
+    todo = [main]
+    while todo:
+        mod = todo.pop()
+        if mod in need:
+            continue
+        need.add(mod)
+        for dep in (*graph[mod][0], *graph[mod][1], *_packages(mod)):
+            if dep in graph and dep not in need:
+                todo.append(dep)
+    order: list[str] = []
+    placed: set[str] = set()
+
+    def place(mod: str, path: tuple[str, ...]) -> None:
+        if mod in placed:
+            return
+        if mod in path:
+            raise ValueError(f"probes: a top-level import cycle: {' -> '.join((*path, mod))}")
+        for dep in sorted({*graph[mod][0], *_packages(mod)} & need):
+            place(dep, (*path, mod))
+        placed.add(mod)
+        order.append(mod)
+
+    for mod in sorted(need - {main}):
+        place(mod, ())
+    place(main, ())
+    return tuple(order)

@@ -1,0 +1,105 @@
+"""The imports of one caller module recorded for the ``callsites`` probe: each import of a
+callee with whether it resolves, its names bound in the file's type environment, and for an
+import under ``try/except ImportError`` that fails, what the module does without it.
+
+:class:`probes.callsites._calls_record.FileVisitor` makes one per file and hands it each
+import the import walk (:mod:`probes.callsites._calls_imports`) finds.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from probes.callsites._calls_env import TypeEnv
+from probes.callsites._uses import line_scopes
+from probes.signatures._resolvable import from_import
+from probes.signatures._syntax import resolve_relative
+
+
+class ImportRecorder:
+    """Records one file's imports into ``uses["imports"]``; ``site`` gives a node's place."""
+
+    def __init__(
+        self,
+        env: TypeEnv,
+        uses: dict[str, list[dict[str, Any]]],
+        module: str,
+        is_pkg: bool,
+        tree: ast.Module,
+        site: Callable[[ast.AST, str], dict[str, Any]],
+    ) -> None:
+        self.env = env
+        self.callees = env.callees
+        self.uses = uses
+        self.module = module
+        self.is_pkg = is_pkg
+        self.tree = tree
+        self.site = site
+
+    def record(self, node: ast.Import | ast.ImportFrom, guard: ast.Try | None) -> None:
+        guarded = guard is not None
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    self.env.bindings[a.asname] = ("module", a.name)
+                else:
+                    self.env.bindings[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
+                if self.callees.is_callee(a.name):
+                    ok = self.callees.is_module(a.name)
+                    self.uses["imports"].append(
+                        {
+                            **self.site(node, "<module>"),
+                            "kind": "import",
+                            "module": a.name,
+                            "name": None,
+                            "guarded": guarded,
+                            "ok": ok,
+                            "reason": None if ok else f"no module named {a.name!r}",
+                            "ref": ("module", a.name),
+                        }
+                    )
+            return
+        mod = resolve_relative(self.module, self.is_pkg, node.level, node.module)
+        for a in node.names:
+            if a.name == "*":
+                continue
+            local = a.asname or a.name
+            if self.callees.is_module(f"{mod}.{a.name}"):
+                self.env.bindings[local] = ("module", f"{mod}.{a.name}")
+            else:
+                self.env.bindings[local] = ("symbol", mod, a.name)
+            if self.callees.is_callee(mod):
+                res = from_import(self.callees.finder, self.callees.lookup, mod, a.name)
+                extra: dict[str, Any] = {}
+                if guard is not None and not res.get("ok"):
+                    extra = self.without(guard, local)
+                self.uses["imports"].append(
+                    {
+                        **self.site(node, "<module>"),
+                        "kind": "from",
+                        "module": mod,
+                        "name": a.name,
+                        "local": local,
+                        "guarded": guarded and not extra.get("reraises"),
+                        **res,
+                        **extra,
+                        "ref": self.env.bindings[local],
+                    }
+                )
+
+    def without(self, guard: ast.Try, local: str) -> dict[str, Any]:
+        """The module once this guarded import failed: is ``local`` bound, and where is it
+        used unguarded (each a NameError when reached)?"""
+        from probes.callsites._guards import fallback, unguarded_uses
+
+        fb = fallback(self.tree, guard, local)
+        out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
+        if not fb["bound"] and not fb["reraises"]:
+            scopes = line_scopes(self.tree)
+            out["unbound_uses"] = [
+                {**self.site(n, scopes.get(n.lineno, "<module>")), "name": local}
+                for n in unguarded_uses(self.tree, guard, local, fb["flags"])
+            ]
+        return out

@@ -1,0 +1,161 @@
+"""Whether a name resolves, and when it does not, whether it may still exist: stdlib only,
+shipped with the probes that resolve names (signatures, callsites, api, locate).
+
+A module ``__getattr__`` can serve any name; so can a compiled module no stub describes,
+for the names imported from it by name or by ``*`` (``numpy.random`` star-imports
+``mtrand``; ``sklearn.utils.sparsefuncs_fast`` is compiled). Such a name is
+"unverifiable", never "missing". A stub beside the source (``numpy/__init__.pyi``) is what
+type checkers read: a name it declares exists, and a class's members there are members.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+from typing import Any
+
+from probes._finder import ProbeFailure, close_names
+from probes.signatures._astindex import read_source, summarize
+
+
+def compiled(finder: Any, module: str) -> str:
+    """The reason, if ``module`` is a compiled module with no source or stub to read."""
+    return f"{module} is compiled, with no stub to read" if finder.is_extension(module) else ""
+
+
+def unreadable(finder: Any, module: str) -> ProbeFailure:
+    """A module with no source to describe: compiled (named as such), or not there at all."""
+    ext = finder.is_extension(module)
+    if not ext:
+        return finder.not_found(module)
+    return ProbeFailure(
+        "no-source",
+        f"{module} is a compiled extension ({ext}); there is no Python source to read",
+        {"file": ext},
+    )
+
+
+def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
+    """Why ``mod.name`` may exist though no source defines it ("" if nothing can hide it)."""
+    shims = mod.shims
+    if mod.has_getattr and (
+        shims is None or not shims.readable or name in shims.unsure or name in mod.lazy
+    ):  # a readable one that serves no such name raises AttributeError: missing
+        return f"{mod.name} has a __getattr__" + (" we cannot read for it" if shims else "")
+    if depth > 8:
+        return ""
+    named = mod.imports[name][0] if name in mod.imports else None
+    for src in ([named] if named else []) + mod.star_imports:
+        target = index.module(src)
+        if target is not None:
+            got = opaque(index, target, name, depth + 1)
+        else:
+            top = src.split(".")[0]
+            got = compiled(index.finder, src) or (
+                f"{mod.name} imports it from {top}, which is not installed here"
+                if src == named and index.finder.find(top) is None
+                else ""
+            )
+        if got:
+            return got
+    return ""
+
+
+def stub_of(index: Any, mod: Any) -> Any:
+    """The ``.pyi`` beside a module's ``.py``, summarised (None if there is none)."""
+    f = mod.loc.file
+    memo = index.__dict__.setdefault("_stubs", {})
+    if f in memo:
+        return memo[f]
+    got = None
+    if f.endswith(".py") and os.path.basename(f) + "i" in index.finder.listdir(os.path.dirname(f)):
+        try:
+            got = summarize(
+                mod.name, dataclasses.replace(mod.loc, file=f + "i"), read_source(f + "i")
+            )
+        except (SyntaxError, OSError, ValueError):
+            got = None
+    memo[f] = got
+    return got
+
+
+def stub_declares(index: Any, mod: Any, name: str) -> str:
+    """The stub's path if the module's stub declares ``name`` ("" otherwise)."""
+    stub = stub_of(index, mod)
+    if stub is None or not (name in stub.defs or name in stub.imports):
+        return ""
+    return index.rel(stub.loc.file)
+
+
+def in_stubs(index: Any, mod: Any, name: str, depth: int = 0) -> tuple[Any, ast.AST] | None:
+    """``name``'s def or class, followed through stubs only (``numpy/__init__.pyi``: ``from
+    numpy._core.multiarray import array`` -> ``multiarray.pyi``), as type checkers do."""
+    stub = mod if mod.loc.file.endswith(".pyi") else stub_of(index, mod)
+    if stub is None or depth > 8:
+        return None
+    node = stub.defs.get(name)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stub, node
+    src, attr, _ = stub.imports.get(name, ("", None, 0))
+    target = index.module(src) if src and attr else None
+    return in_stubs(index, target, attr, depth + 1) if target is not None else None
+
+
+def stub_members(index: Any, mod: Any, cls: str) -> set[str]:
+    """What the module's stub declares on class ``cls`` (methods, attributes)."""
+    stub = stub_of(index, mod)
+    node = stub.defs.get(cls) if stub is not None else None
+    out: set[str] = set()
+    for st in node.body if isinstance(node, ast.ClassDef) else ():
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(st.name)
+        for t in st.targets if isinstance(st, ast.Assign) else [getattr(st, "target", None)]:
+            if isinstance(t, ast.Name):
+                out.add(t.id)
+    return out
+
+
+def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
+    """``mod.name`` does not resolve: close names, and whether it may exist all the same."""
+    names = set(mod.defs) | set(mod.imports) | set(mod.lazy)
+    if mod.loc.is_package:
+        names |= set(index.finder.submodules(mod.loc))
+    close = close_names(name, sorted(names))
+    why = opaque(index, mod, name)
+    stub = stub_declares(index, mod, name)
+    return ProbeFailure(
+        "symbol-not-found",
+        f"{mod.name}:{name} is declared in {stub} only: its code is compiled, no source to read"
+        if stub
+        else f"{mod.name} has no attribute {name!r} that resolves statically",
+        {
+            "module": mod.name,
+            "file": index.rel(mod.loc.file),
+            "suggestions": [] if stub else [f"{mod.name}:{c}" for c in close],
+            "dynamic": bool(why),
+            "opaque": why,
+            "stub": stub,  # declared there: it exists, with no source to read
+        },
+    )
+
+
+def from_import(finder: Any, lookup: Any, module: str, name: str) -> dict[str, Any]:
+    """Does ``from module import name`` work? A submodule counts, lazily served too."""
+    if finder.find(module) is None:
+        why = compiled(finder, module)  # a compiled module: its names cannot be read
+        if why:
+            return {"ok": False, "reason": why, "dynamic": True, "opaque": why}
+        return {"ok": False, "reason": f"no module named {module!r}"}
+    if finder.find(f"{module}.{name}") is not None or compiled(finder, f"{module}.{name}"):
+        return {"ok": True}
+    got = lookup.ref(module, name)
+    if got.get("found"):
+        return {"ok": True, "chain": got.get("chain", [])}
+    return {
+        "ok": False,
+        "reason": got.get("reason"),
+        "dynamic": got.get("dynamic", False),
+        "opaque": got.get("opaque", ""),
+        "suggestions": got.get("suggestions", []),
+    }
