@@ -196,10 +196,11 @@ def warn_live_runs(t: Any) -> None:
     from harness.errors import HarnessError
     from harness.runs import remote
     from harness.runs.context import workdir_for
+    from harness.runs.lifecycle import RunState
 
     try:
         wd = workdir_for(t, os.environ.get("HARNESS_WORKDIR"), absolute=False)
-        live = [r.id for r in remote.list_runs(t, wd).runs if r.state == "running"]
+        live = [r.id for r in remote.list_runs(t, wd).runs if r.state == RunState.RUNNING]
     except HarnessError:
         return  # the write itself says what is wrong with the target
     if live:

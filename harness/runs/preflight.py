@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, Level, Verdict
 from harness.runs.remote import PreflightFacts
 from harness.runs.state import classify_holders, describe_holder
@@ -84,11 +85,11 @@ def decide(
         )
     if not facts.holders and facts.gpus_available:
         out.append(Verdict("stale GPU", Level.OK, "no process holds a GPU device"))
-    live = [r for r in facts.step_runs if r.state == "running"]
+    live = [r for r in facts.step_runs if r.state == RunState.RUNNING]
     if live:
         out.append(
             Verdict(
-                "running",
+                RunState.RUNNING.value,
                 Level.WARN,
                 f"already running here: {', '.join(r.id for r in live)}; this starts another",
                 f"follow it with: harness logs {live[0].id} -f, or end it with: harness stop "

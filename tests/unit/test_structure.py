@@ -385,6 +385,7 @@ def test_no_run_state_spelled_outside_its_enum() -> None:
 #: Where a symbol kind's word is another vocabulary's word, spelled the same.
 OTHER_SYMBOL_WORDS = {
     ("harness/analysis/facts.py", "method"): "a resolution's key: the method it was read in",
+    ("harness/analysis/hierarchy.py", "method"): "a self-call's key: the method it is made in",
     ("harness/analysis/rules/attributes.py", "class"): "AttrUse.on: read on the class itself",
     ("harness/analysis/uses.py", "class"): "a subclass site's key: its class name",
     ("harness/analysis/uses.py", "function"): "a site's key: the function it is in",

@@ -85,7 +85,7 @@ def call_problems(
     the override -- each a TypeError when the callee makes it (pure). A call made from a
     method the caller's class overrides too (``own``) never runs on it."""
     params = list(meth.parameters)
-    if meth.kind in ("method", "classmethod") and params:
+    if meth.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and params:
         params = params[1:]
     out: list[tuple[str, bool]] = []
     for call in base.self_calls:
