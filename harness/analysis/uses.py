@@ -233,7 +233,7 @@ class AttributeUse(Site):
 
     ref: Ref
     attr: str
-    on: str  # module | class | instance
+    on: str  # module | class | instance | narrowed (an instance known by narrowing past an exit)
 
     @classmethod
     def from_dict(cls, d: Json) -> AttributeUse:

@@ -120,7 +120,9 @@ class TypeEnv:
             and self.callees.is_callee(r[1])
             and self.callees.is_class(r[1], r[2])
         ):
-            return ("instance", r[1], r[2])
+            # known only by narrowing past an exit: the object may be a subclass or a mixin's
+            # instance (FSDP's FSDPModule), so a member its class lacks is no proof of a break
+            return ("instance", r[1], r[2], "narrowed")
         return None
 
     def narrowed_after(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> None:

@@ -286,7 +286,7 @@ class FileVisitor:
         if base is None or not self.callees.is_callee(base[1]):
             return
         if base[0] == "instance":
-            on = "instance"
+            on = "narrowed" if len(base) > 3 else "instance"
         elif base[0] == "symbol" and self.callees.is_class(base[1], base[2]):
             on = "class"  # e.g. RequestStatus.FINISHED_ABORTED
         elif base[0] == "module" and not self.callees.is_module(f"{base[1]}.{node.attr}"):

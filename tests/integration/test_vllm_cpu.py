@@ -29,7 +29,7 @@ from tests.support.wheels import SPECULATORS, Wheels
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "fixtures" / "scripts" / "generator_cpu.py"
-HOOK = REPO / "probes" / "smoke_hook.py"
+HOOK = REPO / "probes" / "runs" / "smoke_hook.py"
 CONFIGS = """\
 import json, sys
 import vllm.platforms as platforms

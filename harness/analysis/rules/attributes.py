@@ -37,11 +37,15 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue
         if use.attr in cls.mro_members or use.attr.startswith("__"):
             continue
+        if use.on == "narrowed":  # the object may be more than the class: only a removal counts
+            was = ctx.base_callee(key)
+            if was is None or use.attr not in was.mro_members:
+                continue
         if opaque_for(cls, on_class=use.on == "class"):
             out += opaque(ctx, use, f"{key}.{use.attr}", cls, use.on == "class")
             continue
         name = cls.qualname
-        on = "object" if use.on == "instance" else "class"
+        on = "object" if use.on in ("instance", "narrowed") else "class"
         f = ctx.finding(
             Severity.ERROR,
             Category.MISSING_ATTRIBUTE,
