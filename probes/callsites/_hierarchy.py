@@ -16,6 +16,7 @@ pydantic model still be built and used?":
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from probes.signatures._class_flavour import FIELD_BASES
@@ -208,27 +209,39 @@ def _hook(
     return None
 
 
-def _self_calls(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, file: str, out: dict[str, Any]
-) -> None:
+def _self_call_sites(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, file: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each ``self.name(...)`` call in ``fn``: its name and how it binds (what the override
+    checks compare with the caller's signature)."""
     for n in ast.walk(fn):
         if (
             isinstance(n, ast.Call)
             and isinstance(n.func, ast.Attribute)
-            and n.func.attr in _NAMES
             and isinstance(n.func.value, ast.Name)
             and n.func.value.id == "self"
-            and n.func.attr not in out
         ):
-            out[n.func.attr] = {
-                "method": where,
-                "file": file,
-                "line": n.lineno,
-                "positional": len(n.args),
-                "keywords": [k.arg for k in n.keywords if k.arg],
-                "star": any(isinstance(a, ast.Starred) for a in n.args)
-                or any(k.arg is None for k in n.keywords),
-            }
+            yield (
+                n.func.attr,
+                {
+                    "method": where,
+                    "file": file,
+                    "line": n.lineno,
+                    "positional": len(n.args),
+                    "keywords": [k.arg for k in n.keywords if k.arg],
+                    "star": any(isinstance(a, ast.Starred) for a in n.args)
+                    or any(k.arg is None for k in n.keywords),
+                },
+            )
+
+
+def _self_calls(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, file: str, out: dict[str, Any]
+) -> None:
+    """The first call of each machinery member name (``_NAMES``) on ``self``."""
+    for name, call in _self_call_sites(fn, where, file):
+        if name in _NAMES and name not in out:
+            out[name] = call
 
 
 def inherited_bases(
@@ -288,23 +301,8 @@ def self_calls_of(index: Index, mod: ModuleSummary, node: ast.ClassDef) -> dict[
 def _all_self_calls(
     fn: ast.FunctionDef | ast.AsyncFunctionDef, where: str, file: str, out: dict[str, list]
 ) -> None:
-    for n in ast.walk(fn):
-        if (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and isinstance(n.func.value, ast.Name)
-            and n.func.value.id == "self"
-        ):
-            calls = out.setdefault(n.func.attr, [])
-            if len(calls) < 3:
-                calls.append(
-                    {
-                        "method": where,
-                        "file": file,
-                        "line": n.lineno,
-                        "positional": len(n.args),
-                        "keywords": [k.arg for k in n.keywords if k.arg],
-                        "star": any(isinstance(a, ast.Starred) for a in n.args)
-                        or any(k.arg is None for k in n.keywords),
-                    }
-                )
+    """Up to three calls of every name on ``self``."""
+    for name, call in _self_call_sites(fn, where, file):
+        calls = out.setdefault(name, [])
+        if len(calls) < 3:
+            calls.append(call)
