@@ -18,6 +18,12 @@
 #   tf4/           bench/gpu/tf4.txt, for the train step's PYTHONPATH
 #   cache/pypi/    harness's unpacked vllm 0.11.0 sources: the drift baseline, offline
 #   speculators/   speculators' scripts/ at tag v0.3.0 (they are not in its wheel)
+# and, where present here (issue 32: the speculators 0.9 pipeline in one staging):
+#   serve-deps/    .serve-deps/*.whl: what `vllm serve` imports beyond the site (bench/gpu/serve-VLLM.txt)
+#   spec09/        .spec09/*.whl: speculators 0.9.0's own environment (bench/gpu/serve09.py)
+#   ssh-debs/      .ssh-debs/*.deb: OpenSSH for the box (bench/gpu/ssh/fetch.sh, up.sh)
+#   vllm-X/        EXTRA_VLLM=X: a second vLLM release alone (--target folder, trimmed like the
+#                  site), run from a wrapper interpreter that puts it in front of the site
 # Env: SPECULATORS_REPO (a clone of vllm-project/speculators; else cloned from GitHub),
 #      PIECE_MB (default 50: a piece and the working tree fit one call), PACK_DIR (scratch, default /tmp/harness-gpu-pack).
 set -euo pipefail
@@ -42,10 +48,26 @@ for part in site tf4; do
     rm -rf "$work/root/$part/bin"
 done
 s="$work/root/site"
-rm -f "$s/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so" "$s/xgrammar/lib/libxgrammar.a" "$s/vllm/vllm-rs"
-find "$s/vllm/third_party/deep_gemm" -name '_C.cpython-*.so' ! -name '_C.cpython-312-*' -delete 2>/dev/null || true
+rm -f "$s/xgrammar/lib/libxgrammar.a"
 [ "${KEEP_MOE:-1}" = 1 ] || rm -f "$s"/vllm/_moe_C*.so
-rm -rf "$s/vllm/third_party/deep_gemm/include"
+
+trim() {  # what neither a dense Llama nor an MoE model loads on Hopper (above)
+    rm -f "$1/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so" "$1/vllm/vllm-rs"
+    find "$1/vllm/third_party/deep_gemm" -name '_C.cpython-*.so' ! -name '_C.cpython-312-*' -delete 2>/dev/null || true
+    rm -rf "$1/vllm/third_party/deep_gemm/include"
+}
+trim "$s"
+if [ -n "${EXTRA_VLLM:-}" ]; then
+    python3 -m pip download -q --no-deps "${py312[@]}" -d "$work/wheels/extra" "vllm==$EXTRA_VLLM"
+    python3 -m pip install -q --no-deps --no-compile --disable-pip-version-check --ignore-requires-python "${py312[@]}" \
+        --target "$work/root/vllm-$EXTRA_VLLM" "$work/wheels/extra/vllm-$EXTRA_VLLM-"*.whl
+    rm -rf "$work/root/vllm-$EXTRA_VLLM/bin"
+    trim "$work/root/vllm-$EXTRA_VLLM"
+fi
+for extra in serve-deps:.serve-deps spec09:.spec09 ssh-debs:.ssh-debs; do
+    src="$here/${extra#*:}"
+    [ -d "$src" ] && mkdir -p "$work/root/${extra%%:*}" && cp "$src"/* "$work/root/${extra%%:*}/"
+done
 
 # the drift baseline as harness caches it (sources + dist-info only, read-only)
 cache=${HARNESS_CACHE:-$HOME/.cache/harness}

@@ -33,6 +33,17 @@ cat $(awk '{print $2}' SHA256SUMS) | xz -d -T0 | tar -x -C "$pack"
 site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 cp -a "$pack/site/." "$site/"
 mkdir -p "$HOME/.cache/harness/pypi" && cp -a "$pack/cache/pypi/." "$HOME/.cache/harness/pypi/"
+if [ -d "$pack/serve-deps" ]; then  # what `vllm serve` needs beyond the site
+    python3 -m pip install -q --no-index --no-deps --no-compile --disable-pip-version-check "$pack"/serve-deps/*.whl
+fi
+for extra in "$pack"/vllm-*; do  # a second vLLM release: its own folder, in front of the site
+    [ -d "$extra" ] || continue
+    v=${extra##*/vllm-}
+    mkdir -p "/root/vllm-$v-env/bin"
+    printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' "$extra" "$(command -v python3)" \
+        > "/root/vllm-$v-env/bin/python" && chmod +x "/root/vllm-$v-env/bin/python"
+    echo "vLLM $v: /root/vllm-$v-env/bin/python ($(/root/vllm-$v-env/bin/python -c 'from importlib.metadata import version; print(version("vllm"))'))"
+done
 cd - >/dev/null
 if ! python3 -m pip install -q --no-index --no-deps --no-build-isolation --disable-pip-version-check .; then
     # no build backend there: run harness from this checkout instead (probes/ beside it)

@@ -165,3 +165,32 @@ def test_a_caller_and_its_serve_step_are_one_report(
     assert report["caller"] == "hs-connectors" and report["callees"]["vllm"] == "0.26.0"
     assert (report["stats"]["flags"], report["stats"]["keys"]) == (12, 6)
     assert report["stats"]["files"] > 0
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "pipelines" / "speculators-0.9.toml"
+
+
+def test_the_shipped_speculators_0_9_serve_step_is_clean_where_it_runs(
+    cli_env: dict[str, str],
+) -> None:
+    """pipelines/speculators-0.9.toml's serve command, as shipped and with the bench's
+    settings (``--enforce-eager``, caching on), on the two releases the H200 bench runs; a
+    mistyped flag given through ``--set`` is an error naming the pipeline file and the fix."""
+    for version in ("0.24.0", "0.26.0"):
+        code, report, err = _check(SHIPPED, version, cli_env)
+        assert (code, report["findings"]) == (0, []), (version, err)
+        assert report["stats"]["keys"] == 6
+    for value in ("--enforce-eager", "--enable-prefix-caching"):
+        key = "enforce_eager" if "eager" in value else "prefix_caching"
+        r = run_cli("check", "--step", "serve", "--pipeline", str(SHIPPED), "-t",
+                    "pypi:vllm==0.26.0", "--set", f"{key}={value}", "--json",
+                    env=cli_env, timeout=300)  # fmt: skip
+        assert (r.code, json.loads(r.out)["findings"]) == (0, []), (value, r.err)
+    r = run_cli("check", "--step", "serve", "--pipeline", str(SHIPPED), "-t",
+                "pypi:vllm==0.26.0", "--set", "enforce_eager=--enforce-eagr", "--json",
+                env=cli_env, timeout=300)  # fmt: skip
+    assert r.code == 1
+    (finding,) = json.loads(r.out)["findings"]
+    assert (finding["file"], finding["keywords"], finding["fix"]) == (
+        str(SHIPPED), ["--enforce-eagr"], "Did you mean --enforce-eager?"
+    )
