@@ -192,5 +192,7 @@ def test_the_shipped_speculators_0_9_serve_step_is_clean_where_it_runs(
     assert r.code == 1
     (finding,) = json.loads(r.out)["findings"]
     assert (finding["file"], finding["keywords"], finding["fix"]) == (
-        str(SHIPPED), ["--enforce-eagr"], "Did you mean --enforce-eager?"
+        str(SHIPPED),
+        ["--enforce-eagr"],
+        "Did you mean --enforce-eager?",
     )
