@@ -191,6 +191,10 @@ class ServeVocab:
     dist: str | None
     version: str | None
     flags: frozenset[str] = frozenset()
+    #: the flags a ``--no-`` form exists for: a config field's only when it is a bool (also
+    #: when an ``add_argument`` spells it: vLLM passes the field's own kwargs); a literal flag
+    #: no field makes, always (its action is not read)
+    negatable: frozenset[str] = frozenset()
     flag_lines: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     configs: Mapping[str, ConfigFields] = field(default_factory=dict)
     unread: tuple[str, ...] = ()  # classes/modules this vLLM does not have
@@ -203,7 +207,7 @@ class ServeVocab:
         """Pure: does the parser take ``name`` as written (long, ``--no-``, ``-O3``)?"""
         if name in self.flags:
             return True
-        if name.startswith("--no-") and "--" + name[5:] in self.flags:
+        if name.startswith("--no-") and "--" + name[5:] in self.negatable:
             return True  # BooleanOptionalAction
         if name.startswith("-O") and "--optimization-level" in self.flags:
             return True  # vLLM's parser rewrites -O3 / -O=3 / -O 3 into --optimization-level
@@ -212,6 +216,9 @@ class ServeVocab:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ServeVocab:
         flags: set[str] = set(ALWAYS)
+        negatable: set[str] = set()
+        literal: set[str] = set()
+        fields: set[str] = set()
         lines: dict[str, tuple[str, int]] = {}
         unread: list[str] = []
         classes = d.get("classes") or {}  # a flag's line: its add_argument, else its class
@@ -221,15 +228,20 @@ class ServeVocab:
                 continue
             for flag, line in (got.get("flags") or {}).items():
                 flags.add(flag)
+                literal.add(flag)
                 lines.setdefault(flag, (got.get("file") or "", int(line)))
         for ref in FLAG_CLASSES:
             got = classes.get(ref) or {}
             if not got.get("found"):
                 unread.append(ref)
                 continue
+            booleans = got.get("booleans")
             for name in got.get("fields") or ():
                 flag = "--" + name.replace("_", "-")
                 flags.add(flag)
+                fields.add(flag)
+                if booleans is None or name in booleans:  # a result from before booleans
+                    negatable.add(flag)
                 lines.setdefault(flag, (got.get("file") or "", int(got.get("line") or 0)))
         configs = {}
         for flag, ref in CONFIGS.items():
@@ -246,6 +258,7 @@ class ServeVocab:
             dist=d.get("dist"),
             version=d.get("version"),
             flags=frozenset(flags),
+            negatable=frozenset(negatable | (literal - fields)),
             flag_lines=lines,
             configs=configs,
             unread=tuple(unread),

@@ -3,13 +3,15 @@
 args: {"classes": ["module:Qualname", ...], "parsers": ["module", ...],
        "prepend": [folders] | null, "venv": "/opt/env" | null, "paths": [...] | null}
 returns {"dist": "vllm", "version": "0.26.0",
-         "classes": {ref: {"found": bool, "fields": [name, ...], "open": bool,
-                           "file": rel, "line": N, "reason": str}},
+         "classes": {ref: {"found": bool, "fields": [name, ...], "booleans": [name, ...],
+                           "open": bool, "file": rel, "line": N, "reason": str}},
          "options": {module: {"found": bool, "file": rel, "flags": {"--flag": line}}}}
 
 ``harness check --step`` reads ``vllm serve``'s vocabulary with it: the fields of the dataclasses
 its flags and JSON configs are made from (``fields``: the constructor's keyword parameters, the
-inherited ones too; ``open``: it also takes ``**kwargs``, so any key binds), and every literal
+inherited ones too; ``booleans``: those annotated ``bool`` (alone or in a union), which vLLM's
+parser turns into ``--flag``/``--no-flag`` pairs; ``open``: it also takes ``**kwargs``, so any key
+binds), and every literal
 option string an ``add_argument(...)`` call in the parser modules spells. ``venv``: the prefix
 of the interpreter the command names (``/opt/env/bin/vllm``): its site-packages are read first.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import ast
 import glob
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -41,18 +44,27 @@ def _fields(lookup: Lookup, ref: str) -> dict[str, Any]:
     sym = got.get("symbol")
     if not got.get("found") or not sym or sym.get("kind") != "class":
         return {"found": False, "reason": got.get("reason") or f"{ref} is not a class"}
-    params = sym.get("parameters") or []
+    params = [
+        p
+        for p in sym.get("parameters") or []
+        if p.get("kind") in ("positional-or-keyword", "keyword-only") and p["name"] != "self"
+    ]
     return {
         "found": True,
-        "fields": [
-            p["name"]
-            for p in params
-            if p.get("kind") in ("positional-or-keyword", "keyword-only") and p["name"] != "self"
-        ],
+        "fields": [p["name"] for p in params],
+        "booleans": [p["name"] for p in params if _is_bool(p.get("annotation"))],
         "open": any(p.get("kind") == "var-keyword" for p in params),
         "file": sym.get("file"),
         "line": sym.get("line"),
     }
+
+
+def _is_bool(annotation: object) -> bool:
+    """``bool``, ``bool | None``, ``Optional[bool]``: what vLLM gives BooleanOptionalAction."""
+    if not isinstance(annotation, str):
+        return False
+    text = annotation.replace("Optional[", "").replace("]", "").replace("Union[", "")
+    return "bool" in {part.strip().strip("'\"") for part in re.split(r"[|,]", text)}
 
 
 def option_strings(tree: ast.AST) -> dict[str, int]:

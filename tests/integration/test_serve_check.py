@@ -186,13 +186,13 @@ def test_the_shipped_speculators_0_9_serve_step_is_clean_where_it_runs(
                     "pypi:vllm==0.26.0", "--set", f"{key}={value}", "--json",
                     env=cli_env, timeout=300)  # fmt: skip
         assert (r.code, json.loads(r.out)["findings"]) == (0, []), (value, r.err)
-    r = run_cli("check", "--step", "serve", "--pipeline", str(SHIPPED), "-t",
-                "pypi:vllm==0.26.0", "--set", "enforce_eager=--enforce-eagr", "--json",
-                env=cli_env, timeout=300)  # fmt: skip
-    assert r.code == 1
-    (finding,) = json.loads(r.out)["findings"]
-    assert (finding["file"], finding["keywords"], finding["fix"]) == (
-        str(SHIPPED),
-        ["--enforce-eagr"],
-        "Did you mean --enforce-eager?",
-    )
+    for typo, fix in (
+        ("--enforce-eagr", "Did you mean --enforce-eager?"),
+        ("--no-max-model-len", "Did you mean --max-model-len?"),  # an int: no --no- form
+    ):
+        r = run_cli("check", "--step", "serve", "--pipeline", str(SHIPPED), "-t",
+                    "pypi:vllm==0.26.0", "--set", f"enforce_eager={typo}", "--json",
+                    env=cli_env, timeout=300)  # fmt: skip
+        assert r.code == 1, typo
+        (finding,) = json.loads(r.out)["findings"]
+        assert (finding["file"], finding["keywords"], finding["fix"]) == (str(SHIPPED), [typo], fix)

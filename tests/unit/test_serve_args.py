@@ -49,6 +49,7 @@ VOCAB = ServeVocab(
     "vllm",
     "0.26.0",
     flags=frozenset(FLAGS.split()),
+    negatable=frozenset({"--enforce-eager", "--enable-prefix-caching", "--help"}),
     configs={
         "--speculative-config": ConfigFields(
             "vllm.config:SpeculativeConfig",
@@ -140,6 +141,8 @@ CASES = [
     (["--gpu-memory-utilisation", "0.9"], [("error", "--gpu-memory-utilisation", 3)]),
     (["--port", "1", "--disable-log-requests"], [("error", "--disable-log-requests", 5)]),
     (["-x"], [("error", "-x", 3)]),
+    # a --no- form exists for a bool field only (vLLM's BooleanOptionalAction)
+    (["--no-max-model-len", "--no-enforce-eager"], [("error", "--no-max-model-len", 3)]),
     # a prefix argparse completes while it is unique: a warning; an ambiguous one: an error
     (["--enforce", "--port", "1"], [("warning", "--enforce", 3)]),
     (["--max", "1"], [("error", "--max", 3)]),
@@ -226,6 +229,7 @@ def test_the_vocabulary_read_from_a_vllm_shaped_source() -> None:
     assert {"--enable-log-requests", "--chat-template", "--headless", "-asc"} <= vocab.flags
     assert vocab.accepts("--no-enable-prefix-caching") and vocab.accepts("-O2")
     assert not vocab.accepts("--prefix-caching")
+    assert not vocab.accepts("--no-port")  # port: int -- no --no- form
     assert vocab.configs["--kv-transfer-config"].fields == {
         "kv_connector", "kv_role", "kv_connector_extra_config"
     }  # fmt: skip
