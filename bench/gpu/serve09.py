@@ -92,7 +92,11 @@ def environments() -> None:
         f'#!/bin/sh\nPYTHONPATH={SPEC_SITE}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} "$@"\n'
     )
     SPEC_PY.chmod(0o755)
-    ask = "from importlib.metadata import version as v; print('speculators', v('speculators'), 'hs-connectors', v('hs-connectors'), 'vllm', v('vllm'))"
+    ask = (
+        "from importlib import metadata as m\n"
+        "def v(n):\n try: return m.version(n)\n except m.PackageNotFoundError: return '-'\n"
+        "print(*(f'{n} {v(n)}' for n in ('vllm', 'speculators', 'hs-connectors', 'torch', 'transformers')))"
+    )
     for py in (SPEC_PY, Path(sys.executable), V24_PY):
         if py.is_file():
             got = subprocess.run([str(py), "-c", ask], capture_output=True, text=True, check=False)
