@@ -211,7 +211,7 @@ def served(pattern: str = r"Prefix cache hit rate: ([\d.]+)%") -> list[str]:
     info = newest("serve")
     if info is None:
         return []
-    rid = info["record"]["run_id"]
+    rid = info["record"]["id"]
     r = e2e.run(["harness", "logs", rid, "-t", TARGET], f"logs {rid}", quiet=True)
     shutil.copy(RESULTS, OUT / "serve09.txt")
     (e2e.LOGS / f"{rid}.log").write_text(r.out)
@@ -229,29 +229,45 @@ def overhead() -> None:
     OWN.clear()
 
 
-def phase_llama() -> int:
-    WORK.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("")
-    say(f"# issue 32, llama: pipelines/speculators-0.9.toml over {TARGET} on {os.uname().nodename}")
-    environments()
-    if not ssh_up():
-        return 1
-    model = LLAMA if (LLAMA / "config.json").is_file() else None
-    if model is None:
+def llama_model() -> Path:
+    if (LLAMA / "config.json").is_file():
+        return LLAMA
+    if not (WORK / "model" / "config.json").is_file():
         e2e.MODEL = WORK / "model"
         e2e.DATA = WORK / "unused.jsonl"
         e2e.build_model()
-        model = e2e.MODEL
-    chat(WORK / "chat.jsonl", 64, None, seed=5)
-    ids = "2, 4, 5, 8"  # launch_vllm.py's choice for 8 layers: [2, L//2, L-3] + the final layer L
-    step("prepare", "prepare (starts serve, kept)", [*sets(model, "chat", ids), "--keep-service"])
-    step("generate", "generate (reuses serve, then stops it)", sets(model, "chat", ids))
+    return WORK / "model"
+
+
+IDS = "2, 4, 5, 8"  # launch_vllm.py's choice for 8 layers: [2, L//2, L-3] + the final layer L
+
+
+def phase_llama(rest: bool = False) -> int:
+    """prepare -> generate; then (``rest``: only these, after a call that did the first two)
+    vocab -> train, and prefix caching on over a shared system prompt."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    if not rest or not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(
+        f"# issue 32, llama{' (continued)' if rest else ''}: pipelines/speculators-0.9.toml over {TARGET} on {os.uname().nodename}"
+    )
+    if not rest or not SPEC_PY.is_file():
+        environments()
+    if not ssh_up():
+        return 1
+    model = llama_model()
+    if not rest:
+        chat(WORK / "chat.jsonl", 64, None, seed=5)
+        step(
+            "prepare", "prepare (starts serve, kept)", [*sets(model, "chat", IDS), "--keep-service"]
+        )
+        step("generate", "generate (reuses serve, then stops it)", sets(model, "chat", IDS))
     hits = served()
     say(
         f"    serve log, caching off (default): {hits[-1] if hits else 'no prefix-cache line'} ({len(hits)} stats lines)"
     )
-    step("vocab", "vocab", sets(model, "chat", ids))
-    step("train", "train (2 epochs)", sets(model, "chat", ids), timeout=500)
+    step("vocab", "vocab", sets(model, "chat", IDS))
+    step("train", "train (2 epochs)", sets(model, "chat", IDS), timeout=500)
     overhead()
     # prefix caching on, every sample opening with the same long system prompt
     chat(WORK / "shared.jsonl", 64, " ".join(random.Random(9).choices(e2e.WORDS, k=300)), seed=6)
@@ -259,13 +275,51 @@ def phase_llama() -> int:
     step(
         "prepare",
         "prepare shared prefix, caching ON",
-        [*sets(model, "shared", ids, cache), "--keep-service"],
+        [*sets(model, "shared", IDS, cache), "--keep-service"],
     )
-    step("generate", "generate shared prefix, caching ON", sets(model, "shared", ids, cache))
+    step("generate", "generate shared prefix, caching ON", sets(model, "shared", IDS, cache))
     hits = served()
     rates = [float(h.rsplit(" ", 1)[1].rstrip("%")) for h in hits]
     say(
         f"    serve log, caching ON: prefix-cache hit rate max {max(rates, default=0.0):.1f}% over {len(rates)} stats lines ({', '.join(f'{x:.1f}' for x in rates[-6:])})"
+    )
+    overhead()
+    return 0
+
+
+def phase_train() -> int:
+    """prepare -> generate -> vocab -> train on a fresh machine, speculators' series applied
+    before train (torch 2.11's dynamo and 0.9.0's fused loss: patches/speculators/0.9.0)."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    if not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(f"# issue 32, llama train chain with patches/speculators/0.9.0, over {TARGET}")
+    environments()
+    if not ssh_up():
+        return 1
+    model = llama_model()
+    chat(WORK / "chat.jsonl", 64, None, seed=5)
+    step("prepare", "prepare (starts serve, kept)", [*sets(model, "chat", IDS), "--keep-service"])
+    step("generate", "generate (reuses serve, then stops it)", sets(model, "chat", IDS))
+    step("vocab", "vocab", sets(model, "chat", IDS))
+    tspec = f"{TARGET}@{SPEC_PY}"
+    r = vb.harness(
+        "apply-patches",
+        "-t",
+        tspec,
+        "--dist",
+        "speculators",
+        "--patches",
+        str(REPO / "patches"),
+        name="apply-patches speculators 0.9.0",
+        timeout=120,
+    )
+    say("  " + " | ".join(r.out.strip().splitlines()[-2:])[-400:])
+    step(
+        "train",
+        "train (2 epochs) with speculators 0.9.0 + 0001",
+        sets(model, "chat", IDS),
+        timeout=500,
     )
     overhead()
     return 0
@@ -294,8 +348,22 @@ def phase_dsv3() -> int:
     ids = "2, 12, 21, 24"  # launch_vllm.py for 24 layers: [2, 12, 21] + the final layer 24
     # three server starts in one call: no compile; values at every captured layer, 24 included
     eager = ["enforce_eager=--enforce-eager", "verify_layers=all"]
-    base = sets(model, "chat-dsv3", ids, eager)
-    v24 = sets(model, "chat-dsv3", ids, [*eager, f"vllm_python={V24_PY}"])
+    # a folder per server: speculators' generate skips every sample whose hs_{i} file exists
+    # (it resumes), so a second run into the first one's folder would write nothing
+    hs = WORK / "data" / "chat-dsv3"
+    base = sets(model, "chat-dsv3", ids, [*eager, f"hidden_states={hs / 'hs-0.26.0'}"])
+    v24 = sets(
+        model,
+        "chat-dsv3",
+        ids,
+        [*eager, f"vllm_python={V24_PY}", f"hidden_states={hs / 'hs-0.24.0'}"],
+    )
+    v24p = sets(
+        model,
+        "chat-dsv3",
+        ids,
+        [*eager, f"vllm_python={V24_PY}", f"hidden_states={hs / 'hs-0.24.0-0001'}"],
+    )
     step("prepare", "dsv3 prepare (vLLM 0.26.0 serve, kept)", [*base, "--keep-service"])
     step("generate", "dsv3 generate on vLLM 0.26.0 (has PR 46973)", base)
     step("generate", "dsv3 generate on vLLM 0.24.0 (before PR 46973)", v24, expect="failed")
@@ -325,8 +393,8 @@ def phase_dsv3() -> int:
         timeout=120,
     )
     say("  " + (r.out.strip().splitlines() or ["(nothing)"])[-1][-300:])
-    step("generate", "dsv3 generate on vLLM 0.24.0 + patch 0001", v24)
-    llama = LLAMA if (LLAMA / "config.json").is_file() else WORK / "model"
+    step("generate", "dsv3 generate on vLLM 0.24.0 + patch 0001", v24p)
+    llama = llama_model()
     if (WORK / "data" / "shared" / "prepared").is_dir() and vb.left() > 150:
         # vLLM issue 44485 was open as of 0.22: the shared-prompt data of the llama phase, caching on, on 0.24.0
         over = [
@@ -363,7 +431,13 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     phase = next((a for a in sys.argv[1:] if not a.startswith("--")), "llama")
     try:
-        return {"llama": phase_llama, "dsv3": phase_dsv3}[phase]()
+        phases = {
+            "llama": phase_llama,
+            "llama-rest": lambda: phase_llama(rest=True),
+            "train": phase_train,
+            "dsv3": phase_dsv3,
+        }
+        return phases[phase]()
     finally:
         if not LOCAL:
             e2e.run(["harness", "hosts", "--disconnect", "-t", "gpu"], "disconnect", quiet=True)
