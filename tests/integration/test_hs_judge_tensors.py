@@ -41,6 +41,9 @@ CASES: dict[str, tuple[str, str | None, str, bool]] = {
                           "row 1 is nearest reference row 0", False),
     "two alike rows swapped (a repeated token)": (
         "r2[4] = noise(r2[3], 0.01); x = noise(r2, 1e-3); x[[3, 4]] = x[[4, 3]]", None, "", False),
+    "one row far from every reference row (an MoE routing flip), nearest its neighbour": (
+        "r2 = rnd(64, 16); refs = {1: noise(r2, 0.5), 2: r2, 3: noise(r2, 0.5)}; "
+        "x = noise(r2, 1e-3); x[5] = 0.45 * r2[5] + 0.55 * r2[4]", None, "", True),
     "NaN": ("x = r2.clone(); x[4, 0] = float('nan')", "non-finite", "NaN/inf at row 4", False),
     "inf": ("x = r2.clone(); x[6, 3] = float('inf')", "non-finite", "NaN/inf at row 6", False),
     "zeros": ("x = r2.clone(); x[2] = 0", "zeros", "row 2 is all zeros (the only one)", False),
