@@ -157,7 +157,9 @@ def position(x, r, hard: float = HARD) -> Finding | None:  # type: ignore[no-unt
     return Finding("position", f"row {t} is nearest reference row {near}")
 
 
-def layer_identity(x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD) -> Finding | None:  # type: ignore[no-untyped-def]
+def layer_identity(  # type: ignore[no-untyped-def]
+    x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD
+) -> Finding | None:
     """``refs``: layer id -> reference states at hand (``k`` and some others: at least one of
     ``k-1``, ``k+1`` for the test to mean anything). Named only when the states match another
     layer (within ``hard``) better than their own: states far from every layer (another
