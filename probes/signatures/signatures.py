@@ -18,13 +18,14 @@ from probes.signatures._astindex import Hop, Index, Resolved
 from probes.signatures._bound import wrapped
 from probes.signatures._describe import describe_function, is_accessor, module_overloads
 from probes.signatures._describe_class import ClassDescriber
+from probes.signatures._platform import target_python
 from probes.signatures._resolvable import in_stubs, missing, unreadable
 from probes.signatures._syntax import ModuleSummary
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
-    index = Index(finder)
+    index = Index(finder, target_python(args))
     return Probe(index, warn).describe(
         args["module"], args.get("qualname"), bool(args.get("source"))
     )

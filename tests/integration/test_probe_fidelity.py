@@ -44,5 +44,5 @@ def test_second_set_at_least_99_5_percent_equal(
     ref = json.loads(mod.SECOND["reference"].read_text())
     assert len(ref["order"]) == len(mod.SECOND["modules"]) >= 40
     assert not any("error" in m for m in ref["modules"].values())
-    pct = mod.compare(show=10, second=True)
+    pct = mod.compare(show=10, which="second")
     assert pct >= 99.5, capsys.readouterr().out
