@@ -46,7 +46,7 @@ class ClassDescriber(ClassFlavours):
         inherited: list[dict] = []
         if depth < 8:
             for b in reversed(cls.bases):
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is None:
                     continue
                 bf = self.flavour(*base)
@@ -169,7 +169,7 @@ class ClassDescriber(ClassFlavours):
                     return stdlib_ctor("protocol", full, _VARIADIC)
                 if full in IGNORED_BASES or full.startswith("typing.Generic"):
                     continue
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is None:
                     std = stdlib_class_params(full)
                     if std is not None:
@@ -203,7 +203,7 @@ class ClassDescriber(ClassFlavours):
             if full in ENUMS:
                 return full, depth > 0
         for b in cls.bases if depth < 8 else []:
-            base = self._resolve_class(mod.name, dotted(b))
+            base = self.base_class(mod, b)
             got = self.enum_base(base[0], base[1], depth + 1) if base else None
             if got is not None:
                 return got

@@ -104,6 +104,10 @@ def stdlib_class(full: str) -> type | None:
     import sys
 
     module, _, name = full.rpartition(".")
+    import builtins
+
+    if not module and not name.startswith("_") and isinstance(getattr(builtins, name, None), type):
+        module = "builtins"  # ``class LogitsProcessorList(list)``: a builtin's own name
     if not module or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
         return None
     try:

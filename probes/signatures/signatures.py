@@ -183,10 +183,8 @@ class Probe:
                 if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                     return mod, cls, st
         if depth < 10:
-            from probes.signatures._syntax import dotted
-
             for b in cls.bases:
-                base = self.classes._resolve_class(mod.name, dotted(b))
+                base = self.classes.base_class(mod, b)
                 if base is not None:
                     got = self._member(base[0], base[1], name, depth + 1)
                     if got is not None:
