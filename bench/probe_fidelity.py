@@ -19,6 +19,11 @@ every public function and class defined in the module, and every public method (
 signatures. A symbol ``inspect`` itself cannot sign (C builtins) is left out of both sides, and
 so is a name bound to an object of another name (an alias, or a lambda like fused_moe's CPU
 stand-ins: defined by an assignment, not a ``def``).
+
+``--set second|third|py312`` pick the later sets (below). Each key records the Python it was
+made with (``"python"``: the first three under 3.11.7, ``py312`` under 3.12.1), and
+``compare`` reads the wheels for that Python (``python==X.Y`` among the ``pypi:`` pins): an
+enum class's call signature and ``sys.version_info`` tests depend on it.
 """
 
 from __future__ import annotations
@@ -188,6 +193,54 @@ THIRD = {
         "transformers.utils.quantization_config",
     ],
 }
+#: ``--set py312``: the second and third sets' transformers modules that import without torch,
+#: recorded under Python 3.12 (a venv with only ``transformers==5.17.0 huggingface-hub==1.33.0``
+#: from PyPI; pyenv's 3.12.1 here): the same sources signed by another Python -- an enum's call
+#: is ``(*values)`` there -- so ``compare`` must read them as 3.12 does (``python==3.12``).
+PY312 = {
+    "reference": REPO / "bench" / "fidelity" / "py312-transformers-5.17.0-inspect.json",
+    "spec": "transformers==5.17.0,huggingface-hub==1.33.0",
+    "modules": [
+        "transformers.models.mistral.configuration_mistral",
+        "transformers.models.qwen2.configuration_qwen2",
+        "transformers.models.qwen3.configuration_qwen3",
+        "transformers.models.gemma3.configuration_gemma3",
+        "transformers.models.mixtral.configuration_mixtral",
+        "transformers.models.deepseek_v3.configuration_deepseek_v3",
+        "transformers.models.gpt2.configuration_gpt2",
+        "transformers.models.bert.configuration_bert",
+        "transformers.models.t5.configuration_t5",
+        "transformers.models.whisper.configuration_whisper",
+        "transformers.models.llava.configuration_llava",
+        "transformers.models.clip.configuration_clip",
+        "transformers.models.qwen2_vl.configuration_qwen2_vl",
+        "transformers.models.phi3.configuration_phi3",
+        "transformers.models.auto.configuration_auto",
+        "transformers.models.auto.modeling_auto",
+        "transformers.models.auto.auto_factory",
+        "transformers.training_args",
+        "transformers.trainer_callback",
+        "transformers.modeling_rope_utils",
+        "transformers.tokenization_utils_tokenizers",
+        "transformers.convert_slow_tokenizer",
+        "transformers.dynamic_module_utils",
+        "transformers.data.data_collator",
+        "transformers.utils.import_utils",
+        "transformers.utils.hub",
+        "transformers.utils.quantization_config",
+        "transformers.configuration_utils",
+        "transformers.tokenization_utils_base",
+        "transformers.tokenization_python",
+        "transformers.generation.configuration_utils",
+        "transformers.models.llama.configuration_llama",
+        "transformers.models.qwen3_moe.configuration_qwen3_moe",
+        "transformers.trainer_utils",
+        "transformers.utils.generic",
+        "transformers.feature_extraction_utils",
+        "transformers.image_processing_base",
+        "transformers.processing_utils",
+    ],
+}
 IMPORT = re.compile(r"^\s*(?:from\s+(vllm(?:\.\w+)*)\s+import|import\s+(vllm(?:\.\w+)*))", re.M)
 
 # Runs inside the vLLM venv: stdlib + the installed packages only.
@@ -298,7 +351,7 @@ def candidates() -> tuple[Path, list[str]]:
     return root, most_imported(root / "vllm", COUNT, mods)
 
 
-SETS = {"second": SECOND, "third": THIRD}
+SETS = {"second": SECOND, "third": THIRD, "py312": PY312}
 
 
 def record(python: str, which: str = "first") -> None:
@@ -307,8 +360,9 @@ def record(python: str, which: str = "first") -> None:
         modules, spec, reference = chosen["modules"], chosen["spec"], chosen["reference"]
     else:
         (_, modules), spec, reference = candidates(), SPEC, REFERENCE
-    later = which in SETS  # the second and third sets count aliases, on vLLM's CPU platform
-    job = {"modules": modules, "aliases": later, "cpu": later}
+    later = which in SETS  # the later sets count aliases; vLLM's on its CPU platform
+    vllm = any(m.startswith("vllm") for m in modules)
+    job = {"modules": modules, "aliases": later, "cpu": later and vllm}
     cp = subprocess.run(
         [python, "-c", RECORDER],
         input=json.dumps(job),
@@ -369,10 +423,10 @@ def main() -> None:
     for sp in (r, c):
         sp.add_argument(
             "--set",
-            choices=("first", "second", "third"),
+            choices=("first", *SETS),
             default="first",
-            help="first: vllm 0.16.0's 20 most-imported modules; second, third: SECOND's, "
-            "THIRD's modules (third: held out, issue 34)",
+            help="first: vllm 0.16.0's 20 most-imported modules; second, third, py312: "
+            "SECOND's, THIRD's (held out, issue 34), PY312's modules",
         )
     opts = ap.parse_args()
     if opts.cmd == "record":
