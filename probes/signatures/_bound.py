@@ -147,6 +147,10 @@ def listing(probe: Any, mod: Any) -> list[dict[str, Any]]:
             continue
         if not isinstance(node, ast.Assign) or name in mod.imports:
             continue
+        made = made_symbol(probe, mod, node, name)
+        if made is not None:
+            out.append(made)
+            continue
         got = probe.index.resolve(mod.name, name)
         if got is None or got.module is not mod or got.name == name:
             continue
@@ -158,6 +162,47 @@ def listing(probe: Any, mod: Any) -> list[dict[str, Any]]:
             out.append(sym)
     out.sort(key=lambda s: s["line"])
     return out
+
+
+def made_symbol(probe: Any, mod: Any, node: ast.Assign, name: str) -> dict[str, Any] | None:
+    """``name = factory(...)`` where the factory returns a def or class it defines
+    (``_factory``): described as that def or class, under ``name``, ``made_by`` the factory."""
+    from probes.signatures._factory import made_class, made_function
+
+    call = node.value
+    if not isinstance(call, ast.Call) or not isinstance(mod.defs.get(name), ast.Assign):
+        return None
+    fn = made_function(probe.classes, mod, call)
+    if fn is not None:
+        fmod, local, by, wrapped_arg = fn
+        owner, _, leaf = (wrapped_arg or "").rpartition(".")
+        got = probe.index.resolve(owner, leaf) if owner else None
+        if local is None:  # the factory hands its argument back: that object, a second name
+            if got is None or not isinstance(got.node, (*FUNCS, ast.ClassDef)):
+                return None
+            by = probe.index.resolve_dotted(mod.name, ast.unparse(call.func))
+            sym = probe._symbol(got.module, got.node, name)
+            sym["alias_of"] = wrapped_arg
+        else:
+            sym = probe._symbol(fmod, local, name)
+            if got is not None and isinstance(got.node, FUNCS):  # ``@wraps(fn)`` on the def
+                sym["parameters"] = describe_params(got.module, got.node)
+                sym["wrapped"] = wrapped_arg
+    else:
+        cls = made_class(probe.classes, mod, call)
+        if cls is None:
+            return None
+        by = probe.index.resolve_dotted(mod.name, ast.unparse(call.func))
+        sym = probe._symbol(cls[0], cls[1], name)
+    sym.update(made_by=by, line=node.lineno, end_line=node.end_lineno or node.lineno)
+    sym.update(module=mod.name, file=probe.index.rel(mod.loc.file))
+    return sym
+
+
+def describe_params(mod: Any, fn: Any) -> list[dict[str, Any]]:
+    from probes.signatures._describe import parameters
+
+    return parameters(fn.args, mod.src)
 
 
 # -- (d) methods attached after the class body -------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes.signatures._astindex import Hop, Index, Resolved
-from probes.signatures._bound import wrapped
+from probes.signatures._bound import made_symbol, wrapped
 from probes.signatures._describe import describe_function, is_accessor, module_overloads
 from probes.signatures._describe_class import ClassDescriber
 from probes.signatures._platform import target_python
@@ -63,6 +63,8 @@ class Probe:
             d = describe_function(node, qualname, in_class, ovl, mod.src)
             if node.decorator_list:  # ``@functools.wraps(f)``: f's signature (_bound)
                 d = wrapped(self.classes, mod, node, d)
+        elif isinstance(node, ast.Assign) and (made := made_symbol(self, mod, node, qualname)):
+            return made  # ``f = make_function(...)``: what the factory returns (_factory)
         else:
             d = {
                 "qualname": qualname,

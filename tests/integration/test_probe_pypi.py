@@ -172,3 +172,16 @@ def test_a_base_made_by_a_factory_call_on_vllm(cli_env: dict[str, str]) -> None:
         ("kwargs", "var-keyword"),
     ]
     assert sym["constructor"]["from"].startswith("vllm.model_executor.models.adapters.")
+
+
+def test_a_function_made_by_a_factory_call_on_vllm(cli_env: dict[str, str]) -> None:
+    """``flashinfer_cutlass_fused_moe = _lazy_import_wrapper(...)``: the def the factory
+    returns, ``(*args, **kwargs)``, where it was a variable with no signature."""
+    sym = _probe_json(
+        "pypi:vllm==0.20.2", "vllm.utils.flashinfer:flashinfer_cutlass_fused_moe", cli_env
+    )
+    assert sym["kind"] == "function"
+    assert [(p["name"], p["kind"]) for p in sym["parameters"]] == [
+        ("args", "var-positional"),
+        ("kwargs", "var-keyword"),
+    ]

@@ -273,11 +273,38 @@ def test_a_base_made_by_a_factory_call() -> None:
     # the made classes are named by what they were made over
     assert embedder["constructor"]["from"] == "boundpkg.decos.ForPooling(LM)"
     assert embedder["constructor"]["via"] == "__init__" and embedder["constructor"]["inherited"]
-    # ``Embedded = as_embedding(LM)`` is a class when a class statement names it as a base
+    # ``Embedded = as_embedding(LM)``: the class it makes, by itself and as a base
     assert shape(one("FromMade")["parameters"]) == factory_ctor
-    assert one("Embedded")["kind"] == "variable"  # negative: by itself it is a variable
+    embedded = one("Embedded")
+    assert embedded["kind"] == "class" and embedded["made_by"] == "boundpkg.decos.as_embedding"
+    assert shape(embedded["parameters"]) == factory_ctor
+    assert [m["qualname"] for m in embedded["members"]] == ["Embedded.pool"]
     # a builtin base signs as this Python's builtin does
     assert shape(one("Items")["parameters"]) == [("iterable", "positional-only", True)]
+
+
+def test_a_function_made_by_a_factory_call() -> None:
+    """``fused = lazy_wrapper(...)`` (vLLM's lazy-import wrappers): the def the factory
+    returns; one made with ``@wraps(fn)`` signs as the argument given for ``fn``."""
+    syms = listing()
+    fused = syms["fused"]
+    assert fused["kind"] == "function" and fused["made_by"] == "boundpkg.decos.lazy_wrapper"
+    assert shape(fused["parameters"]) == [
+        ("args", "var-positional", False),
+        ("kwargs", "var-keyword", False),
+    ]
+    assert one("fused")["made_by"] == "boundpkg.decos.lazy_wrapper"  # and by its name
+    traced = syms["traced_function"]
+    assert traced["wrapped"] == "boundpkg.bound.new_function"
+    assert shape(traced["parameters"]) == [
+        ("p", "positional-or-keyword", False),
+        ("q", "positional-or-keyword", True),
+    ]
+    # a factory that hands back what it was given: that object under a second name
+    assert syms["same_function"]["alias_of"] == "boundpkg.bound.new_function"
+    assert shape(syms["same_function"]["parameters"]) == shape(traced["parameters"])
+    # negative: ... when what it was given is no def or class, a variable
+    assert "value" not in syms and one("value")["kind"] == "variable"
 
 
 ENUM_WANT = r"""
