@@ -179,6 +179,9 @@ def run_probe(
     paths = target.probe_paths()
     if paths is not None:
         args["paths"] = paths
+    python = target.reads_for_python()
+    if python is not None:  # probes/signatures/_platform.target_python
+        args["python"] = python
     store = _ResultCache(target, probe, args) if cache else None
     hit = store.load() if store else None
     if hit is not None and target.immutable:

@@ -131,6 +131,12 @@ class Target(ABC):
         """
         return None
 
+    def reads_for_python(self) -> str | None:
+        """The Python version (``"3.12"``) the probes read for when the interpreter running
+        them is not the target's (a ``pypi:`` target's ``python==`` pin); ``None``: the
+        interpreter running them is the target's, and its own version decides."""
+        return None
+
     def stream(self, argv: Sequence[str]) -> ByteStream:
         """Start ``argv`` and stream its stdout as it comes (a run's log follower)."""
         raise TargetError(f"{self.label}: cannot run commands", "use an SSH host or local")

@@ -2,7 +2,8 @@
 
 This is the target that needs no GPU box: ``pip download --no-deps`` fetches each wheel (so the
 user's pip config, index and proxy apply), we unpack only its Python sources and metadata into a
-cache, make them read-only, and the probes read them with this machine's Python.
+cache, make them read-only, and the probes read them with this machine's Python -- as that
+Python would, unless a ``python==3.12`` pin names the Python the target runs.
 """
 
 from __future__ import annotations
@@ -103,6 +104,28 @@ def parse_spec(spec: str) -> list[Pin]:
     return pins
 
 
+_PYTHON = re.compile(r"^3\.(\d+)(\.\d+)?$")
+
+
+def python_pin(spec: str, pins: list[Pin]) -> tuple[list[Pin], str | None]:
+    """Pure: a ``python==3.12`` pin is no wheel; it names the Python the wheels are read for
+    (what the target runs: an enum's call signature and ``sys.version_info`` tests depend on
+    it). -> (the wheels' pins, ``"3.12"`` or None: this machine's Python)."""
+    wheels = [p for p in pins if normalize(p.name) != "python"]
+    said = [p for p in pins if normalize(p.name) == "python"]
+    if not said:
+        return wheels, None
+    m = _PYTHON.match(said[0].version or "")
+    if m is None:
+        raise UsageError(
+            f"pypi:{spec}: {said[0].requirement!r} must name a Python 3 version",
+            "e.g. pypi:vllm==0.20.2,python==3.12 (the Python the target runs)",
+        )
+    if not wheels:
+        raise UsageError("pypi: needs at least one NAME==VERSION", "e.g. -t pypi:vllm==0.16.0")
+    return wheels, f"3.{m.group(1)}"
+
+
 class PypiTarget(LocalTarget):
     """Read-only: probes run with this Python over the unpacked wheels' folders."""
 
@@ -113,14 +136,20 @@ class PypiTarget(LocalTarget):
         self, spec: str, cache: Path | None = None, wheelhouse: Path | None = None
     ) -> None:
         super().__init__(sys.executable, label=f"pypi:{spec}", kind="pypi")
-        self.pins = parse_spec(spec)
+        self.pins, self.python_version = python_pin(spec, parse_spec(spec))
         self.cache = cache or cache_root()
         #: a folder of wheels looked in before the index (``--baseline-from``), for offline boxes
         self.wheelhouse = wheelhouse
         self._roots: list[str] | None = None
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "pins": [p.requirement for p in self.pins]}
+        got: dict[str, Any] = {"kind": self.kind, "pins": [p.requirement for p in self.pins]}
+        if self.python_version:
+            got["python"] = self.python_version
+        return got
+
+    def reads_for_python(self) -> str | None:
+        return self.python_version
 
     def stream(self, argv: Sequence[str]) -> ByteStream:
         raise TargetError(f"{self.label} is read-only: it runs no commands")

@@ -165,7 +165,7 @@ class Forwards:
             and owner is not None
         ):
             for b in owner.bases:
-                base = self.lookup.classes._resolve_class(mod.name, dotted(b))
+                base = self.lookup.classes.base_class(mod, b)
                 if base is None:
                     return None
                 if func.attr == "__init__":

@@ -31,6 +31,7 @@ from probes.callsites._uses import (
 )
 from probes.signatures._astindex import Index, read_source
 from probes.signatures._lookup import Lookup
+from probes.signatures._platform import target_python
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
 
     _astindex.OVERRIDES.update(args.get("overrides") or {})
     finder = Finder(args.get("paths") or default_paths())
-    index = Index(finder)
+    index = Index(finder, target_python(args))
     lookup = Lookup(index, warn)
     lookup.returns_for = frozenset(args.get("returns_for") or ())
     lookup.resolve_for = frozenset(args.get("resolve_for") or ())

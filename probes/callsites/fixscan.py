@@ -21,6 +21,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     from probes.signatures import _astindex
     from probes.signatures._astindex import Index
     from probes.signatures._lookup import Lookup
+    from probes.signatures._platform import target_python
 
     only = set(args.get("only") or ())
 
@@ -30,5 +31,5 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             return meta, [f for f in files if f[2] in only]
 
     _astindex.OVERRIDES.update(args.get("overrides") or {})
-    index = Index(Finder(args.get("paths") or default_paths()))
+    index = Index(Finder(args.get("paths") or default_paths()), target_python(args))
     return Only(index, Lookup(index, warn), warn).scan(args["caller"], args.get("callees"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from probes._finder import Finder, ModuleLocation, ProbeFailure
 from probes.signatures._bound import made_class as bound_made_class
 from probes.signatures._lazy_exports import lazy_table, read_getattr
-from probes.signatures._platform import Decider, builtin_aliases
+from probes.signatures._platform import Decider, Version, builtin_aliases, target_python
 from probes.signatures._syntax import ModuleSummary, Source, dotted, resolve_relative
 
 
@@ -54,7 +54,9 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _top_level_statements(body: list[ast.stmt], decider: Decider | None = None) -> list[ast.stmt]:
+def _top_level_statements(
+    body: list[ast.stmt], decider: Decider | None = None, python: Version | None = None
+) -> list[ast.stmt]:
     """Module statements, descending into if/try blocks (TYPE_CHECKING, ImportError guards).
 
     An ``if`` on the platform or the Python version (``sys.platform``, ``os.name``,
@@ -62,7 +64,7 @@ def _top_level_statements(body: list[ast.stmt], decider: Decider | None = None) 
     decides it, so only the branch that runs there is read; other tests keep both branches.
     """
     if decider is None:
-        decider = Decider(builtin_aliases(body))
+        decider = Decider(builtin_aliases(body), python)
     out: list[ast.stmt] = []
     for st in body:
         if isinstance(st, ast.If):
@@ -82,13 +84,16 @@ def _top_level_statements(body: list[ast.stmt], decider: Decider | None = None) 
     return out
 
 
-def summarize(name: str, loc: ModuleLocation, source: str) -> ModuleSummary:
-    """Pure: module text -> what it defines, imports and lazily exports."""
+def summarize(
+    name: str, loc: ModuleLocation, source: str, python: Version | None = None
+) -> ModuleSummary:
+    """Pure: module text -> what it defines, imports and lazily exports, as read by Python
+    ``python`` (default: this one)."""
     tree = ast.parse(source, filename=loc.file)
     lines = source.split("\n")
     s = ModuleSummary(name, loc, tree, lines, src=Source(lines))
     tables: dict[str, tuple[ast.Dict, int]] = {}  # read as lazy tables if __getattr__ serves
-    for st in _top_level_statements(tree.body):
+    for st in _top_level_statements(tree.body, None, python):
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if st.name == "__getattr__":
                 s.has_getattr = True
@@ -170,8 +175,11 @@ class Index:
 
     MAX_HOPS = 32
 
-    def __init__(self, finder: Finder) -> None:
+    def __init__(self, finder: Finder, python: Version | None = None) -> None:
         self.finder = finder
+        #: the Python the modules are read for (``_platform.target_python``): its version
+        #: decides ``sys.version_info`` tests and an enum's call signature
+        self.python: Version = python or target_python({})
         self._mods: dict[str, ModuleSummary | None] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
@@ -181,10 +189,10 @@ class Index:
         summary = None
         if loc is not None:
             if not loc.file:  # namespace package: nothing to parse
-                summary = summarize(name, loc, "")
+                summary = summarize(name, loc, "", self.python)
             else:
                 try:
-                    summary = summarize(name, loc, read_source(loc.file))
+                    summary = summarize(name, loc, read_source(loc.file), self.python)
                 except SyntaxError as exc:
                     raise ProbeFailure(
                         "invalid-source",

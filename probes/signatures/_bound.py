@@ -147,6 +147,10 @@ def listing(probe: Any, mod: Any) -> list[dict[str, Any]]:
             continue
         if not isinstance(node, ast.Assign) or name in mod.imports:
             continue
+        made = made_symbol(probe, mod, node, name)
+        if made is not None:
+            out.append(made)
+            continue
         got = probe.index.resolve(mod.name, name)
         if got is None or got.module is not mod or got.name == name:
             continue
@@ -158,6 +162,47 @@ def listing(probe: Any, mod: Any) -> list[dict[str, Any]]:
             out.append(sym)
     out.sort(key=lambda s: s["line"])
     return out
+
+
+def made_symbol(probe: Any, mod: Any, node: ast.Assign, name: str) -> dict[str, Any] | None:
+    """``name = factory(...)`` where the factory returns a def or class it defines
+    (``_factory``): described as that def or class, under ``name``, ``made_by`` the factory."""
+    from probes.signatures._factory import made_class, made_function
+
+    call = node.value
+    if not isinstance(call, ast.Call) or not isinstance(mod.defs.get(name), ast.Assign):
+        return None
+    fn = made_function(probe.classes, mod, call)
+    if fn is not None:
+        fmod, local, by, wrapped_arg = fn
+        owner, _, leaf = (wrapped_arg or "").rpartition(".")
+        got = probe.index.resolve(owner, leaf) if owner else None
+        if local is None:  # the factory hands its argument back: that object, a second name
+            if got is None or not isinstance(got.node, (*FUNCS, ast.ClassDef)):
+                return None
+            by = probe.index.resolve_dotted(mod.name, ast.unparse(call.func))
+            sym = probe._symbol(got.module, got.node, name)
+            sym["alias_of"] = wrapped_arg
+        else:
+            sym = probe._symbol(fmod, local, name)
+            if got is not None and isinstance(got.node, FUNCS):  # ``@wraps(fn)`` on the def
+                sym["parameters"] = describe_params(got.module, got.node)
+                sym["wrapped"] = wrapped_arg
+    else:
+        cls = made_class(probe.classes, mod, call)
+        if cls is None:
+            return None
+        by = probe.index.resolve_dotted(mod.name, ast.unparse(call.func))
+        sym = probe._symbol(cls[0], cls[1], name)
+    sym.update(made_by=by, line=node.lineno, end_line=node.end_lineno or node.lineno)
+    sym.update(module=mod.name, file=probe.index.rel(mod.loc.file))
+    return sym
+
+
+def describe_params(mod: Any, fn: Any) -> list[dict[str, Any]]:
+    from probes.signatures._describe import parameters
+
+    return parameters(fn.args, mod.src)
 
 
 # -- (d) methods attached after the class body -------------------------------------------
@@ -181,28 +226,38 @@ def attached(mod: Any) -> dict[str, list[tuple[str, ast.expr, int]]]:
 
 def _function_of(
     describer: Any, mod: Any, value: ast.expr, depth: int = 0, seen: frozenset = frozenset()
-) -> tuple[Any, Any, str]:
-    """(module, def or lambda, kind) that ``value`` evaluates to, or (None, None, "")."""
+) -> tuple[Any, Any, str, int]:
+    """(module, def or lambda, kind, dropped) that ``value`` evaluates to, or (None, None, "",
+    0). ``dropped`` is 1 for a classmethod read off its class (``Base.from_config``): a bound
+    method, which signs without its first parameter -- and so does a copy or a
+    ``functools.wraps`` of it, through ``__wrapped__``."""
     from probes.signatures._syntax import dotted
 
     if isinstance(value, ast.Lambda):
-        return mod, value, ""
+        return mod, value, "", 0
     if isinstance(value, ast.Call) and len(value.args) == 1 and depth < 4:
         leaf = dotted(value.func).rpartition(".")[2]
         if leaf in COPIERS or leaf in ("staticmethod", "classmethod"):
-            m, fn, kind = _function_of(describer, mod, value.args[0], depth + 1, seen)
-            return m, fn, leaf if leaf in ("staticmethod", "classmethod") else kind
-        return None, None, ""
+            m, fn, kind, drop = _function_of(describer, mod, value.args[0], depth + 1, seen)
+            return m, fn, leaf if leaf in ("staticmethod", "classmethod") else kind, drop
+        return None, None, "", 0
     if isinstance(value, ast.Name):
         got = describer.index.resolve(mod.name, value.id)
         if got is not None and isinstance(got.node, FUNCS):
-            return got.module, got.node, ""
+            return got.module, got.node, "", 0
     elif isinstance(value, ast.Attribute) and dotted(value.value):
         owner = describer._resolve_class(mod.name, dotted(value.value))
         found = _in_mro(describer, owner, value.attr, depth, seen) if owner else None
         if found is not None:
-            return found[0], found[1], ""
-    return None, None, ""
+            bound = isinstance(found[1], FUNCS) and _is_classmethod(found[1])
+            return found[0], found[1], "", int(bound)
+    return None, None, "", 0
+
+
+def _is_classmethod(fn: Any) -> bool:
+    from probes.signatures._syntax import dotted
+
+    return any(dotted(d).rpartition(".")[2] == "classmethod" for d in fn.decorator_list)
 
 
 def _in_mro(
@@ -210,7 +265,6 @@ def _in_mro(
 ) -> Any:
     """Where ``Cls.name`` is defined: the body, an attachment (not the one being read:
     ``Cls.m = copy_func(Cls.m)`` reads the binding before it), else the bases."""
-    from probes.signatures._syntax import dotted
 
     mod, cls = owner
     key = (mod.name, cls.name, name)
@@ -223,7 +277,7 @@ def _in_mro(
         if isinstance(st, FUNCS) and st.name == name:
             return mod, st
     for b in cls.bases if depth < 10 else []:
-        base = describer._resolve_class(mod.name, dotted(b))
+        base = describer.base_class(mod, b)
         found = _in_mro(describer, base, name, depth + 1, seen) if base else None
         if found is not None:
             return found
@@ -235,11 +289,12 @@ def extend(describer: Any, mod: Any, cls: ast.ClassDef, qualname: str, members: 
     from probes.signatures._decorated import decorator_effects
     from probes.signatures._describe import describe_function
 
-    def put(name: str, m: Any, fn: Any, kind: str, why: str, by: str) -> None:
+    def put(name: str, m: Any, fn: Any, kind: str, why: str, by: str, drop: int = 0) -> None:
         if isinstance(fn, ast.Lambda):
             fn = ast.copy_location(ast.FunctionDef(name, fn.args, [], [], None), fn)
             fn.end_lineno = fn.lineno
         d = wrapped(describer, m, fn, describe_function(fn, "", True, [], m.src))
+        d["parameters"] = d["parameters"][drop:]
         d["qualname"] = f"{qualname}.{name}"
         d["kind"] = kind or d["kind"]
         d["doc"] = why
@@ -251,21 +306,23 @@ def extend(describer: Any, mod: Any, cls: ast.ClassDef, qualname: str, members: 
         fn = body.get(x["qualname"].rpartition(".")[2])
         if fn is not None and any("wraps" in d for d in x.get("decorators") or ()):
             wrapped(describer, mod, fn, x)
-    for name, m, fn, wraps, full in (
-        decorator_effects(describer, mod, cls) if cls.decorator_list else []
-    ):
-        if wraps:
+    for name, m, fn, wraps, full, value in decorator_effects(describer, mod, cls):
+        if fn is None:  # ``cls.from_config = classmethod(copy_func(Base.from_config))``
+            m, fn, kind, drop = _function_of(describer, m, value)
+            if fn is not None:
+                put(name, m, fn, kind, f"set by {full}", full, drop)
+        elif wraps:
             for x in members:
                 if x["qualname"] == f"{qualname}.{name}":
                     x["changed_by"] = full  # wrapped: the signature stays the original's
         else:
             put(name, m, fn, "", f"set by @{full}", full)
     for name, value, line in attached(mod).get(cls.name, []):
-        m, fn, kind = _function_of(
+        m, fn, kind, drop = _function_of(
             describer, mod, value, 0, frozenset({(mod.name, cls.name, name)})
         )
         if fn is not None:
-            put(name, m, fn, kind, f"attached at line {line}", f"line {line}")
+            put(name, m, fn, kind, f"attached at line {line}", f"line {line}", drop)
 
 
 def wrapped(describer: Any, mod: Any, fn: Any, d: dict, depth: int = 0) -> dict:
@@ -279,11 +336,11 @@ def wrapped(describer: Any, mod: Any, fn: Any, d: dict, depth: int = 0) -> dict:
             isinstance(deco, ast.Call) and deco.args and dotted(deco).rpartition(".")[2] == "wraps"
         ):
             continue
-        m, orig, _ = _function_of(describer, mod, deco.args[0])
+        m, orig, _, drop = _function_of(describer, mod, deco.args[0])
         if isinstance(orig, FUNCS) and orig is not fn and depth < 4:
             inner = wrapped(
                 describer, m, orig, describe_function(orig, "", True, [], m.src), depth + 1
             )
-            d["parameters"] = inner["parameters"]
+            d["parameters"] = inner["parameters"][drop:]
             d["wrapped"] = ast.unparse(deco.args[0])
     return d

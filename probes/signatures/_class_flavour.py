@@ -15,6 +15,7 @@ import ast
 
 from probes.signatures._astindex import Index
 from probes.signatures._describe import unparse
+from probes.signatures._factory import made_class
 from probes.signatures._syntax import ModuleSummary, Source, dotted
 
 DATACLASS_DECORATORS = {
@@ -67,7 +68,19 @@ class ClassFlavours:
         got = self.index.resolve(owner, leaf)
         if got is not None and isinstance(got.node, ast.ClassDef):
             return got.module, got.node
+        if got is not None and isinstance(got.node, ast.Assign):  # ``X = make_class(Base)``
+            value = got.node.value
+            return made_class(self, got.module, value) if isinstance(value, ast.Call) else None
         return None
+
+    def base_class(
+        self, mod: ModuleSummary, base: ast.expr
+    ) -> tuple[ModuleSummary, ast.ClassDef] | None:
+        """The class a base expression of a class statement in ``mod`` names -- or makes:
+        ``class M(as_embedding_model(LlamaForCausalLM))`` (:mod:`probes.signatures._factory`)."""
+        if isinstance(base, ast.Call):
+            return made_class(self, mod, base)
+        return self._resolve_class(mod.name, dotted(base))
 
     def _is_transform(self, module: str, expr: str) -> dict | None:
         """The ``dataclass_transform(...)`` options if ``expr`` names a decorated function."""
@@ -125,7 +138,7 @@ class ClassFlavours:
                         {k.arg: ast.unparse(k.value) for k in cls.keywords if k.arg},
                     )
                     break
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is None:
                     continue
                 transform = self._base_transform(base[0], base[1])
@@ -170,7 +183,7 @@ class ClassFlavours:
             return own
         if depth < 8:
             for b in cls.bases:
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is not None and self.flavour(*base) is not None:
                     got = self.pydantic_extra(base[0], base[1], {}, depth + 1)
                     if got != "ignore":
@@ -184,7 +197,7 @@ class ClassFlavours:
             full = self.index.resolve_dotted(mod.name, dotted(b))
             if full in IGNORED_BASES or full in FIELD_BASES or full.startswith("typing."):
                 continue
-            base = self._resolve_class(mod.name, dotted(b))
+            base = self.base_class(mod, b)
             if base is None:
                 return True
             if depth < 8 and self._unread_base(base[0], base[1], depth + 1):
@@ -201,7 +214,7 @@ class ClassFlavours:
                 return True
         if depth < 8:
             for b in cls.bases:
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is not None and self.accepts_kwargs(base[0], base[1], depth + 1):
                     return True
         return False

@@ -22,14 +22,19 @@ FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def decorator_effects(
     describer: Any, mod: Any, cls: ast.ClassDef
-) -> list[tuple[str, Any, Any, bool, str]]:
-    """``(name, module, def, wraps, decorator)`` for each member a decorator of ``cls`` sets."""
+) -> list[tuple[str, Any, Any, bool, str, Any]]:
+    """``(name, module, def, wraps, decorator, value)`` for each member a decorator of ``cls``
+    sets -- or a function the module hands the class to and binds it again, ``X = f(X, ...)``
+    (transformers' ``auto_class_update``). ``def`` is None when the value set is no def made
+    there (``classmethod(copy_func(Base.from_config))``): ``value`` is then the expression,
+    its local names written out, for the caller to follow (``_bound``)."""
     from probes.signatures._syntax import dotted
 
     out = []
     memo = describer.__dict__.setdefault("_effects", {})
-    for d in cls.decorator_list:
-        full = describer.index.resolve_dotted(mod.name, dotted(d))
+    appliers = [dotted(d) for d in cls.decorator_list] + rebinders(mod, cls)
+    for expr in appliers:
+        full = describer.index.resolve_dotted(mod.name, expr)
         if full not in memo:
             memo[full] = []
             owner, _, leaf = full.rpartition(".")
@@ -41,13 +46,37 @@ def decorator_effects(
             )
             if got is not None and isinstance(got.node, FUNCS):
                 memo[full] = _follow(describer.index, got.module, got.node)
-        out += [(*e, full) for e in memo[full]]
+        out += [(*e[:4], full, e[4]) for e in memo[full]]
     return out
 
 
-def _follow(index: Any, mod: Any, fn: Any) -> list[tuple[str, Any, Any, bool]]:
-    """What a decorator (and each function it hands the class to) sets on its first argument."""
-    effects: dict[str, tuple[str, Any, Any, bool]] = {}
+def rebinders(mod: Any, cls: ast.ClassDef) -> list[str]:
+    """The callees of module-level ``X = f(X, ...)`` for the class ``X`` (cached per module)."""
+    from probes.signatures._syntax import dotted
+
+    table = mod.__dict__.get("_rebound")
+    if table is None:
+        table = {}
+        for st in mod.tree.body:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1):
+                continue
+            t, v = st.targets[0], st.value
+            if (
+                isinstance(t, ast.Name)
+                and isinstance(v, ast.Call)
+                and v.args
+                and _is_name(v.args[0], t.id)
+                and dotted(v.func)
+            ):
+                table.setdefault(t.id, []).append(dotted(v.func))
+        mod.__dict__["_rebound"] = table
+    return table.get(cls.name, []) if mod.defs.get(cls.name) is cls else []
+
+
+def _follow(index: Any, mod: Any, fn: Any) -> list[tuple[str, Any, Any, bool, Any]]:
+    """What a decorator (and each function it hands the class to) sets on its first argument:
+    ``(name, module, def or None, wraps, value)``."""
+    effects: dict[str, tuple[str, Any, Any, bool, Any]] = {}
     work = [(mod, fn, {})]
     seen: set[int] = set()
     while work and len(seen) < 12:
@@ -56,16 +85,19 @@ def _follow(index: Any, mod: Any, fn: Any) -> list[tuple[str, Any, Any, bool]]:
             continue
         seen.add(id(f))
         p = (f.args.posonlyargs or f.args.args)[0].arg
-        stmts = list(_own_statements(f.body))
+        stmts = list(own_statements(f.body))
         scope = {**scope, **{s.name: s for s in stmts if isinstance(s, FUNCS)}}
+        local = _first_assignments(stmts)
         for s in stmts:
-            for n in _own_nodes(s):
+            for n in own_nodes(s):
                 target = _set_on(n, p)
                 if target is not None:
                     name, value = target
                     fdef = scope.get(value.id) if isinstance(value, ast.Name) else None
                     if fdef is not None:
-                        effects[name] = (name, m, fdef, _wraps(fdef))
+                        effects[name] = (name, m, fdef, _wraps(fdef), value)
+                    elif isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
+                        effects[name] = (name, m, None, False, _inline(value, local, scope))
                 if isinstance(n, ast.Return) and n.value is not None:
                     for r in ast.walk(n.value):
                         if isinstance(r, ast.Name) and r.id in scope:
@@ -81,19 +113,42 @@ def _follow(index: Any, mod: Any, fn: Any) -> list[tuple[str, Any, Any, bool]]:
     return list(effects.values())
 
 
-def _own_statements(body: list[ast.stmt]) -> Any:
+def _first_assignments(stmts: list[ast.stmt]) -> dict[str, ast.expr]:
+    """A function's local ``name = value`` bindings, the first of each name (a later
+    ``name = decorate(...)(name)`` hands the same function on)."""
+    out: dict[str, ast.expr] = {}
+    for s in stmts:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            out.setdefault(s.targets[0].id, s.value)
+    return out
+
+
+def _inline(value: ast.expr, local: dict[str, ast.expr], scope: dict, depth: int = 0) -> ast.expr:
+    """``value`` with local names replaced by what they were first bound to: ``classmethod(
+    from_config)`` -> ``classmethod(copy_func(Base.from_config))``."""
+    if depth > 4:
+        return value
+    if isinstance(value, ast.Name) and value.id in local and value.id not in scope:
+        return _inline(local[value.id], local, scope, depth + 1)
+    if isinstance(value, ast.Call):
+        args = [_inline(a, local, scope, depth + 1) for a in value.args]
+        return ast.copy_location(ast.Call(value.func, args, value.keywords), value)
+    return value
+
+
+def own_statements(body: list[ast.stmt]) -> Any:
     """Statements of a function body, into if/for/with/try blocks, not into nested defs."""
     for st in body:
         yield st
         if isinstance(st, (*FUNCS, ast.ClassDef)):
             continue
         for field in ("body", "orelse", "finalbody"):
-            yield from _own_statements(getattr(st, field, []) or [])
+            yield from own_statements(getattr(st, field, []) or [])
         for h in getattr(st, "handlers", []) or []:
-            yield from _own_statements(h.body)
+            yield from own_statements(h.body)
 
 
-def _own_nodes(st: ast.stmt) -> Any:
+def own_nodes(st: ast.stmt) -> Any:
     """Expressions of one statement (its nested blocks are statements of their own)."""
     if isinstance(st, (*FUNCS, ast.ClassDef)):
         return
@@ -144,10 +199,8 @@ def decorated_ctor(describer: Any, mod: Any, cls: ast.ClassDef) -> dict | None:
     meta = metaclass_ctor(describer, mod, cls)
     if meta is not None:
         return meta
-    if not cls.decorator_list:
-        return None
-    for name, m, fdef, wraps, full in decorator_effects(describer, mod, cls):
-        if name == "__init__" and not wraps:
+    for name, m, fdef, wraps, full, _ in decorator_effects(describer, mod, cls):
+        if name == "__init__" and fdef is not None and not wraps:
             from probes.signatures._describe import parameters
 
             return {
@@ -193,7 +246,7 @@ def metaclass_ctor(describer: Any, mod: Any, cls: ast.ClassDef, depth: int = 0) 
             "extra": "forbid",
         }
     for b in cls.bases if depth < 8 else []:
-        base = describer._resolve_class(mod.name, dotted(b))
+        base = describer.base_class(mod, b)
         got = metaclass_ctor(describer, base[0], base[1], depth + 1) if base else None
         if got is not None:
             return {**got, "inherited": True}

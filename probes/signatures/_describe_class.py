@@ -46,7 +46,7 @@ class ClassDescriber(ClassFlavours):
         inherited: list[dict] = []
         if depth < 8:
             for b in reversed(cls.bases):
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is None:
                     continue
                 bf = self.flavour(*base)
@@ -102,6 +102,10 @@ class ClassDescriber(ClassFlavours):
         made = decorated_ctor(self, mod, cls)  # ``cls.__init__ = ...`` in a class decorator
         if made is not None:
             return made
+        enum = self.enum_base(mod, cls)
+        if enum is not None:  # the metaclass signs it, whatever __init__/__new__ it writes
+            got = enum_ctor(enum[0], cls, self.index.python)  # for the target's Python
+            return {**got, "inherited": True} if enum[1] else got
         funcs = body_functions(cls.body)
         qual = f"{mod.name}.{cls.name}"
         flav = self.flavour(mod, cls)
@@ -158,10 +162,6 @@ class ClassDescriber(ClassFlavours):
                 if opts.get("wrapper"):
                     got["wrapper"] = opts["wrapper"]
                 return got
-        resolved = [self.index.resolve_dotted(mod.name, dotted(b)) for b in cls.bases]
-        enum_base = next((full for full in resolved if full in ENUMS), None)
-        if enum_base is not None:  # ``class Kind(str, Enum)``: the mixin does not decide
-            return enum_ctor(enum_base, cls)  # as this Python signs it (_stdsigs)
         if depth < 8:
             for b in cls.bases:
                 full = self.index.resolve_dotted(mod.name, dotted(b))
@@ -169,7 +169,7 @@ class ClassDescriber(ClassFlavours):
                     return stdlib_ctor("protocol", full, _VARIADIC)
                 if full in IGNORED_BASES or full.startswith("typing.Generic"):
                     continue
-                base = self._resolve_class(mod.name, dotted(b))
+                base = self.base_class(mod, b)
                 if base is None:
                     std = stdlib_class_params(full)
                     if std is not None:
@@ -182,8 +182,6 @@ class ClassDescriber(ClassFlavours):
                         "extra": "unknown",
                     }
                 got = self.constructor(base[0], base[1], depth + 1)
-                if got["via"] == "enum":  # members (or none) are this class's own
-                    return {**enum_ctor(got["from"], cls), "inherited": True}
                 if got["via"] != "object":
                     return {**got, "inherited": True}
         return {
@@ -193,6 +191,23 @@ class ClassDescriber(ClassFlavours):
             "overloads": [],
             "extra": "forbid",
         }
+
+    def enum_base(
+        self, mod: ModuleSummary, cls: ast.ClassDef, depth: int = 0
+    ) -> tuple[str, bool] | None:
+        """``(enum.Enum or the like, through a base of ours)`` when ``cls`` is an enum class:
+        a stdlib enum among its bases (``class Kind(str, Enum)``: the mixin does not decide),
+        or a base class that is one."""
+        for b in cls.bases:
+            full = self.index.resolve_dotted(mod.name, dotted(b))
+            if full in ENUMS:
+                return full, depth > 0
+        for b in cls.bases if depth < 8 else []:
+            base = self.base_class(mod, b)
+            got = self.enum_base(base[0], base[1], depth + 1) if base else None
+            if got is not None:
+                return got
+        return None
 
     def describe(
         self, mod: ModuleSummary, cls: ast.ClassDef, qualname: str, attributes: bool = True

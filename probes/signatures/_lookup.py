@@ -201,7 +201,7 @@ class Lookup(Probe):
             full = self.index.resolve_dotted(mod.name, dotted(b))
             if full in IGNORED_BASES | TYPEDDICT_BASES or full.startswith(("typing.", "abc.")):
                 continue
-            base = self.classes._resolve_class(mod.name, dotted(b))
+            base = self.classes.base_class(mod, b)
             if base is None and full in KNOWN_APIS:
                 names.update(KNOWN_APIS[full])  # pydantic's BaseModel: a published API
                 continue

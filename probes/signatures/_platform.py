@@ -7,6 +7,10 @@ and ``import ntpath as path`` under ``elif 'nt' in _names`` -- and modules pick
 Python, so these tests can be decided exactly as that Python will decide them at import time;
 anything else (``TYPE_CHECKING``, a try/except ImportError) stays undecided and both branches
 are read, as before. Stdlib only; parses under Python 3.10.
+
+A ``pypi:`` target has no interpreter of its own: its probes run on this machine's Python, and
+its ``python==3.12`` pin says which Python the wheels are read for (``args["python"]``,
+:func:`target_python`); version tests are then decided for that version.
 """
 
 from __future__ import annotations
@@ -19,12 +23,31 @@ from typing import Any
 _UNKNOWN = object()
 
 
-def _facts() -> dict[str, Any]:
+Version = tuple[int, int]
+
+
+def target_python(args: dict[str, Any]) -> Version:
+    """The Python the probe reads for: ``args["python"]`` (``"3.12"``, a ``pypi:`` target's
+    pin), else the interpreter running the probe -- the target's own on every other kind."""
+    given = str(args.get("python") or "")
+    parts = given.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return int(parts[0]), int(parts[1])
+    return sys.version_info[0], sys.version_info[1]
+
+
+def _version_info(python: Version | None) -> tuple[Any, ...]:
+    if python is None or python == tuple(sys.version_info[:2]):
+        return tuple(sys.version_info)
+    return (*python, 0, "final", 0)
+
+
+def _facts(python: Version | None = None) -> dict[str, Any]:
     return {
         "sys.platform": sys.platform,
         "os.name": os.name,
         "sys.builtin_module_names": sys.builtin_module_names,
-        "sys.version_info": sys.version_info,
+        "sys.version_info": _version_info(python),
         "sys.implementation.name": sys.implementation.name,
     }
 
@@ -53,8 +76,10 @@ def builtin_aliases(body: list[ast.stmt]) -> dict[str, str]:
 class Decider:
     """Decides platform/version tests as this interpreter would; ``None``: cannot say."""
 
-    def __init__(self, aliases: dict[str, str] | None = None) -> None:
-        self.facts = _facts()
+    def __init__(
+        self, aliases: dict[str, str] | None = None, python: Version | None = None
+    ) -> None:
+        self.facts = _facts(python)
         self.aliases = aliases or {}
 
     def truth(self, test: ast.expr) -> bool | None:

@@ -72,7 +72,10 @@ def stub_of(index: Any, mod: Any) -> Any:
     if f.endswith(".py") and os.path.basename(f) + "i" in index.finder.listdir(os.path.dirname(f)):
         try:
             got = summarize(
-                mod.name, dataclasses.replace(mod.loc, file=f + "i"), read_source(f + "i")
+                mod.name,
+                dataclasses.replace(mod.loc, file=f + "i"),
+                read_source(f + "i"),
+                index.python,
             )
         except (SyntaxError, OSError, ValueError):
             got = None

@@ -5,7 +5,8 @@ The probe runs on the target's own interpreter, so asking its ``inspect`` about 
 grew a ``__signature__``: ``Color(*values)`` for an enum with members, the functional API
 ``Enum(new_class_name, /, names, ...)`` for one without; 3.11 and older report the metaclass's
 ``__call__``, ``(value, names=None, *, module=None, ...)``), and a stdlib base such as
-``collections.UserDict`` signs as this Python's version of it does.
+``collections.UserDict`` signs as this Python's version of it does. A ``pypi:`` target read
+for another Python (its ``python==`` pin) gets the enum's from :func:`enum_call_params`.
 """
 
 from __future__ import annotations
@@ -49,9 +50,15 @@ def has_members(cls: ast.ClassDef) -> bool:
     return False
 
 
-def enum_ctor(full: str, cls: ast.ClassDef) -> dict:
-    """``Color(...)``: what ``inspect.signature`` says on this Python for an enum of the same
-    kind (``full``: its stdlib base) with members or without, like ``cls``."""
+def enum_ctor(full: str, cls: ast.ClassDef, python: tuple[int, int] | None = None) -> dict:
+    """``Color(...)``: what ``inspect.signature`` says for an enum of the same kind (``full``:
+    its stdlib base) with members or without, like ``cls``, on Python ``python``: asked of
+    this interpreter when it is that version (exact, whatever the version), else from
+    :func:`enum_call_params` (a ``pypi:`` target read for another Python)."""
+    import sys
+
+    if python is not None and python != tuple(sys.version_info[:2]):
+        return stdlib_ctor("enum", full, enum_call_params(python, has_members(cls)))
     import enum
 
     base = getattr(enum, full.rpartition(".")[2], enum.Enum)
@@ -63,12 +70,44 @@ def enum_ctor(full: str, cls: ast.ClassDef) -> dict:
     return stdlib_ctor("enum", full, signature_params(made, drop=0))
 
 
+def enum_call_params(python: tuple[int, int], members: bool) -> list[dict]:
+    """Pure: an enum class's call signature as ``inspect.signature`` gives it on ``python``
+    (the same for every stdlib base: Enum, IntEnum, StrEnum, Flag, IntFlag). Up to 3.11 it is
+    ``EnumMeta.__call__``'s, ``(value, names=None, *, module=None, qualname=None, type=None,
+    start=1[, boundary=None])`` (``boundary`` from 3.11); from 3.12 ``EnumType`` gives a
+    ``__signature__``: ``(*values)`` with members, else the functional API
+    ``(new_class_name, /, names, *, module=None, ...)``."""
+    tail = ["module", "qualname", "type", "start"] + (["boundary"] if python >= (3, 11) else [])
+    keyword = [_param(n, "keyword-only", "1" if n == "start" else "None") for n in tail]
+    if python < (3, 12):
+        return [
+            _param("value", "positional-or-keyword", None),
+            _param("names", "positional-or-keyword", "None"),
+            *keyword,
+        ]
+    if members:
+        return [_param("values", "var-positional", None)]
+    return [
+        _param("new_class_name", "positional-only", None),
+        _param("names", "positional-or-keyword", None),
+        *keyword,
+    ]
+
+
+def _param(name: str, kind: str, default: str | None) -> dict:
+    return {"name": name, "kind": kind, "default": default, "annotation": None}
+
+
 def stdlib_class(full: str) -> type | None:
     """A stdlib class by its dotted name (``enum.Enum``), from the Python running the probe:
     the target's own, so its version's API (never a third-party module: that is never run)."""
     import sys
 
     module, _, name = full.rpartition(".")
+    import builtins
+
+    if not module and not name.startswith("_") and isinstance(getattr(builtins, name, None), type):
+        module = "builtins"  # ``class LogitsProcessorList(list)``: a builtin's own name
     if not module or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
         return None
     try:

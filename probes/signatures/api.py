@@ -14,6 +14,7 @@ from typing import Any
 
 from probes._finder import Finder, ProbeFailure, default_paths, dist_files
 from probes.signatures._astindex import Index
+from probes.signatures._platform import target_python
 from probes.signatures.signatures import Probe
 
 KEEP = (
@@ -46,7 +47,7 @@ def _slim(sym: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
-    index = Index(finder)
+    index = Index(finder, target_python(args))
     probe = Probe(index, warn)
     found = dist_files(finder, args["dist"])
     if found is None:

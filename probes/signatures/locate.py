@@ -28,6 +28,7 @@ from typing import Any
 from probes._finder import Finder, ProbeFailure, default_paths, touch
 from probes.signatures._astindex import Index, read_source
 from probes.signatures._lookup import Lookup
+from probes.signatures._platform import target_python
 from probes.signatures._syntax import ModuleSummary
 from probes.signatures.api import _slim
 
@@ -44,7 +45,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
 
     _astindex.OVERRIDES.update(args.get("overrides") or {})
     finder = Finder(args.get("paths") or default_paths())
-    index = Index(finder)
+    index = Index(finder, target_python(args))
     lookup = Lookup(index, warn)
     return {
         "defined": _defined(index, lookup, args.get("tops") or [], args.get("names") or [], warn),

@@ -28,6 +28,7 @@ from typing import Any
 from probes._finder import Finder, default_paths
 from probes.signatures._astindex import Index
 from probes.signatures._lookup import Lookup
+from probes.signatures._platform import target_python
 
 
 def _roots(args: dict[str, Any]) -> list[str]:
@@ -85,7 +86,7 @@ def option_strings(tree: ast.AST) -> dict[str, int]:
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
-    lookup = Lookup(Index(Finder(_roots(args))), warn)
+    lookup = Lookup(Index(Finder(_roots(args)), target_python(args)), warn)
     classes = {ref: _fields(lookup, ref) for ref in args.get("classes") or []}
     options: dict[str, Any] = {}
     owner: tuple[str, str] | None = None

@@ -15,16 +15,17 @@ from typing import Any
 
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes.signatures._astindex import Hop, Index, Resolved
-from probes.signatures._bound import wrapped
+from probes.signatures._bound import made_symbol, wrapped
 from probes.signatures._describe import describe_function, is_accessor, module_overloads
 from probes.signatures._describe_class import ClassDescriber
+from probes.signatures._platform import target_python
 from probes.signatures._resolvable import in_stubs, missing, unreadable
 from probes.signatures._syntax import ModuleSummary
 
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     finder = Finder(args.get("paths") or default_paths())
-    index = Index(finder)
+    index = Index(finder, target_python(args))
     return Probe(index, warn).describe(
         args["module"], args.get("qualname"), bool(args.get("source"))
     )
@@ -62,6 +63,8 @@ class Probe:
             d = describe_function(node, qualname, in_class, ovl, mod.src)
             if node.decorator_list:  # ``@functools.wraps(f)``: f's signature (_bound)
                 d = wrapped(self.classes, mod, node, d)
+        elif isinstance(node, ast.Assign) and (made := made_symbol(self, mod, node, qualname)):
+            return made  # ``f = make_function(...)``: what the factory returns (_factory)
         else:
             d = {
                 "qualname": qualname,
@@ -182,10 +185,8 @@ class Probe:
                 if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                     return mod, cls, st
         if depth < 10:
-            from probes.signatures._syntax import dotted
-
             for b in cls.bases:
-                base = self.classes._resolve_class(mod.name, dotted(b))
+                base = self.classes.base_class(mod, b)
                 if base is not None:
                     got = self._member(base[0], base[1], name, depth + 1)
                     if got is not None:

@@ -117,3 +117,71 @@ def test_bad_pypi_spec_is_a_usage_error(cli_env: dict[str, str]) -> None:
     r = run_cli("probe", "vllm", "-t", "pypi:vllm>=0.16", env=cli_env)
     assert r.code == 2
     assert "must be NAME or NAME==VERSION" in r.err
+
+
+T517 = "pypi:transformers==5.17.0,huggingface-hub==1.33.0"
+
+
+def _probe_json(target: str, ref: str, cli_env: dict[str, str]) -> dict:
+    r = run_cli("probe", ref, "-t", target, "--json", env=cli_env)
+    assert r.code == 0, r.err
+    return json.loads(r.out)["symbols"][0]
+
+
+def test_an_enum_signs_as_the_python_the_target_runs(cli_env: dict[str, str]) -> None:
+    """Issue 34: ``IntervalStrategy(ExplicitEnum)`` (``ExplicitEnum(str, Enum)``) is called
+    ``(value, names=None, *, ...)`` on 3.11 and ``(*values)`` on 3.12; a ``pypi:`` target's
+    ``python==`` pin says which (the probe runs here, on this Python, either way)."""
+    ref = "transformers.trainer_utils:IntervalStrategy"
+    old = _probe_json(f"{T517},python==3.11", ref, cli_env)
+    assert [(p["name"], p["kind"]) for p in old["parameters"]][:2] == [
+        ("value", "positional-or-keyword"),
+        ("names", "positional-or-keyword"),
+    ]
+    new = _probe_json(f"{T517},python==3.12", ref, cli_env)
+    assert [(p["name"], p["kind"]) for p in new["parameters"]] == [("values", "var-positional")]
+    assert new["constructor"]["via"] == "enum"
+    r = run_cli("probe", ref, "-t", f"{T517},python==2.7", env=cli_env)
+    assert r.code != 0 and "python==2.7" in r.err  # negative: not a Python 3 version
+
+
+def test_auto_classes_get_the_members_auto_class_update_sets(cli_env: dict[str, str]) -> None:
+    """``AutoModelForMaskedLM = auto_class_update(AutoModelForMaskedLM)``: from_config and
+    from_pretrained are ``classmethod(copy_func(_BaseAutoModelClass.X))``, copies of bound
+    classmethods, which sign without ``cls`` (``__wrapped__``)."""
+    sym = _probe_json(T517, "transformers.models.auto.modeling_auto:AutoModelForMaskedLM", cli_env)
+    members = {m["qualname"].rpartition(".")[2]: m for m in sym["members"]}
+    assert [p["name"] for p in members["from_config"]["parameters"]] == ["config", "kwargs"]
+    assert [p["name"] for p in members["from_pretrained"]["parameters"]] == [
+        "pretrained_model_name_or_path",
+        "model_args",
+        "kwargs",
+    ]
+    assert members["from_config"]["kind"] == "classmethod"
+
+
+def test_a_base_made_by_a_factory_call_on_vllm(cli_env: dict[str, str]) -> None:
+    """``class LlamaBidirectionalModel(as_embedding_model(LlamaForCausalLM))``: constructed
+    through the ``ModelForPooling.__init__`` the factory's class inherits."""
+    sym = _probe_json(
+        "pypi:vllm==0.20.2", "vllm.model_executor.models.llama:LlamaBidirectionalModel", cli_env
+    )
+    assert [(p["name"], p["kind"]) for p in sym["parameters"]] == [
+        ("vllm_config", "keyword-only"),
+        ("prefix", "keyword-only"),
+        ("kwargs", "var-keyword"),
+    ]
+    assert sym["constructor"]["from"].startswith("vllm.model_executor.models.adapters.")
+
+
+def test_a_function_made_by_a_factory_call_on_vllm(cli_env: dict[str, str]) -> None:
+    """``flashinfer_cutlass_fused_moe = _lazy_import_wrapper(...)``: the def the factory
+    returns, ``(*args, **kwargs)``, where it was a variable with no signature."""
+    sym = _probe_json(
+        "pypi:vllm==0.20.2", "vllm.utils.flashinfer:flashinfer_cutlass_fused_moe", cli_env
+    )
+    assert sym["kind"] == "function"
+    assert [(p["name"], p["kind"]) for p in sym["parameters"]] == [
+        ("args", "var-positional"),
+        ("kwargs", "var-keyword"),
+    ]

@@ -5,7 +5,9 @@ reports for ``boundpkg.bound`` must be what ``inspect.signature`` says of the re
 (a) second names (``OldName = NewName``), (b) classes made by calls (``namedtuple``,
 functional ``Enum``/``NamedTuple``/``TypedDict``), (c) class decorators that write into the
 class, (d) methods attached after the class body (and ``functools.wraps``), (e) enum call
-signatures as the probing Python reports them -- with the negatives next to each.
+signatures as the probing Python reports them, or as another Python would (a ``pypi:``
+target's ``python==`` pin) -- and (issue 34) members a module-level ``X = f(X)`` sets, bases
+made by factory calls, a builtin base -- with the negatives next to each.
 """
 
 from __future__ import annotations
@@ -197,7 +199,7 @@ import boundpkg.bound as real
 KINDS = ("positional-only", "positional-or-keyword", "var-positional", "keyword-only",
          "var-keyword")
 out = {}
-for name in ("Color", "Empty", "Shade", "Base"):
+for name in ("Color", "Empty", "Shade", "Base", "Planet"):
     sym = signatures.run({"module": "boundpkg.bound", "qualname": name, "paths": [sys.argv[2]]},
                          lambda w: None)["symbols"][0]
     got = [[p["name"], p["kind"]] for p in sym["parameters"]]
@@ -231,3 +233,104 @@ def test_enum_calls_sign_as_the_probing_python_does(python: str) -> None:
     got = json.loads(cp.stdout)
     for name, (static, want) in got["enums"].items():
         assert static == want, (got["version"], name)
+
+
+def test_members_a_module_level_rebinding_sets() -> None:
+    """``AutoThing = auto_update(AutoThing)`` (transformers' ``auto_class_update``) sets
+    ``classmethod(copy_func(AutoBase.from_config))``: a copy of a classmethod read off its
+    class, whose ``__wrapped__`` is the bound method -- it signs without ``cls``."""
+    thing = one("AutoThing")
+    members = {m["qualname"].rpartition(".")[2]: m for m in thing["members"]}
+    by = "boundpkg.decos.auto_update"
+    assert members["from_config"]["kind"] == "classmethod"
+    assert members["from_config"]["changed_by"] == by
+    assert shape(members["from_config"]["parameters"]) == [
+        ("config", "positional-or-keyword", False),
+        ("kwargs", "var-keyword", False),
+    ]
+    # the body's own from_pretrained is replaced by the copy the function sets
+    assert shape(members["from_pretrained"]["parameters"]) == [
+        ("name", "positional-or-keyword", False),
+        ("model_args", "var-positional", False),
+        ("revision", "keyword-only", True),
+        ("kwargs", "var-keyword", False),
+    ]
+    assert "LIMIT" not in members  # negative: a constant it sets is no method
+    # negative: a class the module does not hand to a function keeps its body
+    assert [m["qualname"] for m in one("LM")["members"]] == ["LM.__init__"]
+
+
+def test_a_base_made_by_a_factory_call() -> None:
+    """``class Embedder(as_embedding(LM))`` (vLLM's ``as_embedding_model``): the base is the
+    class the factory defines and returns, over the class it was given."""
+    factory_ctor = [
+        ("config", "keyword-only", False),
+        ("prefix", "keyword-only", True),
+        ("kwargs", "var-keyword", False),
+    ]
+    embedder = one("Embedder")
+    assert shape(embedder["parameters"]) == factory_ctor
+    # the made classes are named by what they were made over
+    assert embedder["constructor"]["from"] == "boundpkg.decos.ForPooling(LM)"
+    assert embedder["constructor"]["via"] == "__init__" and embedder["constructor"]["inherited"]
+    # ``Embedded = as_embedding(LM)``: the class it makes, by itself and as a base
+    assert shape(one("FromMade")["parameters"]) == factory_ctor
+    embedded = one("Embedded")
+    assert embedded["kind"] == "class" and embedded["made_by"] == "boundpkg.decos.as_embedding"
+    assert shape(embedded["parameters"]) == factory_ctor
+    assert [m["qualname"] for m in embedded["members"]] == ["Embedded.pool"]
+    # a builtin base signs as this Python's builtin does
+    assert shape(one("Items")["parameters"]) == [("iterable", "positional-only", True)]
+
+
+def test_a_function_made_by_a_factory_call() -> None:
+    """``fused = lazy_wrapper(...)`` (vLLM's lazy-import wrappers): the def the factory
+    returns; one made with ``@wraps(fn)`` signs as the argument given for ``fn``."""
+    syms = listing()
+    fused = syms["fused"]
+    assert fused["kind"] == "function" and fused["made_by"] == "boundpkg.decos.lazy_wrapper"
+    assert shape(fused["parameters"]) == [
+        ("args", "var-positional", False),
+        ("kwargs", "var-keyword", False),
+    ]
+    assert one("fused")["made_by"] == "boundpkg.decos.lazy_wrapper"  # and by its name
+    traced = syms["traced_function"]
+    assert traced["wrapped"] == "boundpkg.bound.new_function"
+    assert shape(traced["parameters"]) == [
+        ("p", "positional-or-keyword", False),
+        ("q", "positional-or-keyword", True),
+    ]
+    # a factory that hands back what it was given: that object under a second name
+    assert syms["same_function"]["alias_of"] == "boundpkg.bound.new_function"
+    assert shape(syms["same_function"]["parameters"]) == shape(traced["parameters"])
+    # negative: ... when what it was given is no def or class, a variable
+    assert "value" not in syms and one("value")["kind"] == "variable"
+
+
+ENUM_WANT = r"""
+import inspect, json, sys
+sys.path[:0] = [sys.argv[1]]
+import boundpkg.bound as real
+KINDS = ("positional-only", "positional-or-keyword", "var-positional", "keyword-only",
+         "var-keyword")
+print(json.dumps({"version": "%d.%d" % sys.version_info[:2], "enums": {
+    name: [[p.name, KINDS[int(p.kind)]]
+           for p in inspect.signature(getattr(real, name)).parameters.values()]
+    for name in ("Color", "Empty", "Shade", "Base", "Planet")}}))
+"""
+
+
+@pytest.mark.parametrize("python", _pythons(), ids=lambda p: Path(p).parent.parent.name or p)
+def test_enum_calls_read_for_another_python(python: str) -> None:
+    """The probe runs here (this Python) and reads for ``python``'s version (``args["python"]``,
+    a ``pypi:`` target's pin): what that Python's own ``inspect`` reports."""
+    cp = subprocess.run([python, "-c", ENUM_WANT, SITE], capture_output=True, text=True, check=True)
+    want = json.loads(cp.stdout)
+    for name, shape_there in want["enums"].items():
+        sym = signatures.run(
+            {"module": "boundpkg.bound", "qualname": name, "paths": [SITE],
+             "python": want["version"]},
+            lambda w: None,
+        )["symbols"][0]  # fmt: skip
+        got = [[p["name"], p["kind"]] for p in sym["parameters"]]
+        assert got == shape_there, (want["version"], name)
