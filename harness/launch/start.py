@@ -128,8 +128,12 @@ def start_run(
     spread: Spread = SINGLE,
     on_event: Callable[[RunEvent], None] = lambda event: None,
     wait_ready: Callable[[Host, RunInfo], RunInfo] | None = None,
+    launching: Callable[[Host, str], None] | None = None,
 ) -> RunOutcome:
     """Resolve, review, preflight and launch ``req.step`` detached on every host.
+
+    ``launching(host, run_dir)``: told just before the step's launch on a host, every gate
+    passed (the CLI starts its log follower there, so that its start overlaps the launch).
 
     A step that ``needs`` services gets each one ready first, once its own gates passed
     (:mod:`harness.launch.needs`): a live run of it reused, or one started here and followed
@@ -139,6 +143,7 @@ def start_run(
         NotReady: the review says not ready (on any host) and ``force`` is not set.
         RunError: a preflight check failed (on any host), or a host could not be reviewed.
     """
+    from harness.runs import remote
     from harness.runs.state import new_run_id
 
     step = req.step
@@ -183,6 +188,8 @@ def start_run(
         spread.before(hosts, launch)
         for h in spread.step_hosts(hosts):
             stale = checked[h.node.host].stale
+            if launching is not None:
+                launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
             runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services)))
         if launch.several:
             on_event(Started(run_id, tuple(h for h, _ in runs)))

@@ -3,18 +3,22 @@
 
 Over the kept connection to a real sshd, a run of a step makes two probe round trips -- the
 preflight, which brings the review's facts back with it, and the launch -- and one stream
-for the log; and it imports neither Paramiko (the kept connection is stdlib) nor the checker
-or the patch machinery for a step that checks nothing and has no series.
+for the log, opened just before the launch so that the follower's start overlaps it (a
+launch that fails leaves no follower behind); and it imports neither Paramiko (the kept
+connection is stdlib) nor the checker or the patch machinery for a step that checks nothing
+and has no series.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
 from tests.integration.test_logs_mux import _imported_heavy, _server_up, kept  # noqa: F401
-from tests.integration.test_runs_ssh import Harness, box  # noqa: F401
+from tests.integration.test_runs_ssh import Harness, box, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.ssh
 
@@ -42,8 +46,8 @@ def test_a_run_over_the_kept_connection_makes_two_probe_round_trips(
                  PYTHONPROFILEIMPORTTIME="1")  # fmt: skip
     assert again.code == 0, again.err
     assert "via mux" in again.err
-    # the preflight (the review's facts in its answer), the launch; then the log's stream
-    assert _requests(again.err) == ["python", "python", "stream"], again.err
+    # the preflight (the review's facts in its answer); the log's stream, then the launch
+    assert _requests(again.err) == ["python", "stream", "python"], again.err
     assert "run review box" in again.err and "succeeded" in again.err
     assert _imported_heavy(again.err) == []
     names = {line.split("|")[-1].strip() for line in again.err.splitlines() if "|" in line}
@@ -63,4 +67,29 @@ def test_a_step_with_its_own_python_still_gets_its_facts_from_that_python(
     _server_up(kept)
     got = kept("run", "own", "-t", "box")
     assert got.code == 0, got.err
-    assert _requests(got.err) == ["python", "python", "python", "stream"], got.err
+    assert _requests(got.err) == ["python", "python", "stream", "python"], got.err
+
+
+def test_a_launch_that_fails_leaves_no_follower_on_the_box(kept: Harness) -> None:  # noqa: F811
+    """The launch fails after every gate passed (its runs folder is a file, which the
+    preflight does not look at): the follower opened for it leaves with harness."""
+    assert kept("run", "count", "-t", "box", "--set", "delay=0", "--set", "code=0").code == 0
+    _server_up(kept)
+    shutil.rmtree(kept.workdir / ".harness" / "runs")
+    (kept.workdir / ".harness" / "runs").write_text("not a folder")
+    got = kept("run", "count", "-t", "box", "--set", "delay=0")
+    assert got.code != 0 and "request stream" in got.err, got.err
+    wait_for(lambda: not _followers_of(str(kept.workdir)), timeout=5, what="no follower")
+
+
+def _followers_of(workdir: str) -> list[int]:
+    """Processes whose command line is a follower of a run under ``workdir``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes()
+            if workdir.encode() in text and b"supervisor" in text:
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
