@@ -77,7 +77,8 @@ def wall(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     cp = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
     took = time.perf_counter() - t0
     if cp.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed ({cp.returncode}): {cp.stderr[-2000:]}")
+        sys.exit(f"{' '.join(argv)} failed ({cp.returncode}) with the code at "
+                 f"{env.get('PYTHONPATH')}: {cp.stderr[-2000:]}")  # fmt: skip
     return took
 
 
