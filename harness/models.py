@@ -359,3 +359,12 @@ class TargetFacts:
             connect_seconds=d.get("connect_seconds"),
             platform=d.get("platform") or {},
         )
+
+
+@dataclass(frozen=True)
+class AskedFacts:
+    """Facts read for one question (``dists``: the dists whose versions were asked), so a
+    reader asking the same question may use them instead of asking the target again."""
+
+    dists: tuple[str, ...]
+    facts: TargetFacts

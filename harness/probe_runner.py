@@ -19,19 +19,25 @@ from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
 from harness.probe_files import probes_dir
-from harness.probe_modules import closure, probe_names
+from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
 
 
-@cache
 def probe_modules() -> dict[str, tuple[str, ...]]:
     """Each probe's shipped modules (dotted, in load order), computed from its imports
     (:mod:`harness.probe_modules`), by probe name."""
+    return {name: shipped(name) for name in probe_names(probes_dir())}
+
+
+@cache
+def shipped(probe: str) -> tuple[str, ...]:
+    """One probe's shipped modules, reading only the files it reaches (a command runs one
+    or two probes: it does not read all of ``probes/``)."""
     root = probes_dir()
-    return {name: closure(root, main) for name, main in probe_names(root).items()}
+    return closure(root, probe_main(root, probe))
 
 
 @contextmanager
@@ -105,7 +111,7 @@ def build_payload(
     compiled: bool = False,
 ) -> bytes:
     """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python)."""
-    mods = probe_modules()[probe]
+    mods = shipped(probe)
     doc: dict[str, Any] = {
         "modules": [[m, "", _bytecode(m)] if compiled else [m, _source(m)] for m in mods],
         "main": mods[-1],
@@ -237,7 +243,7 @@ class _ResultCache:
                 target.python_argv(),
                 probe,
                 args,
-                [_source(m) for m in probe_modules()[probe]],
+                [_source(m) for m in shipped(probe)],
             ],
             sort_keys=True,
         )

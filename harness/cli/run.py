@@ -18,7 +18,9 @@ from harness.cli.common import emit, hosts_config, print_json, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
+    from harness.launch.nodes import Host
     from harness.runs.context import Context
+    from harness.targets.base import ByteStream
 
 WorkdirOpt = Annotated[
     str | None,
@@ -186,7 +188,7 @@ def run_step(
     from harness.launch.gates import refuse_flags_that_cannot_apply
     from harness.launch.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
-    from harness.runs.attach import follow_run, print_next
+    from harness.runs.attach import early_stream, follow_run, print_next
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets, resolve_step
     from harness.runs.services import until_ready
@@ -224,22 +226,39 @@ def run_step(
     def address(name: str) -> str:
         return hosts_cfg.hosts[name].address if group else ""
 
+    early: dict[str, tuple[str, ByteStream]] = {}  # run dir, follower: opened while launching
+
+    def launching(h: Host, run_dir: str) -> None:
+        if group is None and not detach:
+            got = early_stream(h.ctx, h.target, run_dir)
+            if got is not None:
+                early[h.node.host] = (run_dir, got)
+
     with opened(names, lambda h: ctx(h, accept, workdir), address) as hosts:
         for host in hosts if not detach else ():  # the log's local copy: before launching
             check_copy_folder(cache_root() / "runs" / host.target.name)
-        outcome = start_run(
-            pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e)),
-            wait_ready=lambda h, info: until_ready(h.ctx, h.target, h.workdir, info, SCREEN,
-                                                   step),
-        )  # fmt: skip
+        try:
+            outcome = start_run(
+                pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e)),
+                wait_ready=lambda h, info: until_ready(h.ctx, h.target, h.workdir, info,
+                                                       SCREEN, step),
+                launching=launching,
+            )  # fmt: skip
+        except BaseException:
+            for _, stream in early.values():  # no run: its process on the target leaves
+                stream.close()
+            raise
         info = outcome.run
         if group is None:  # one target: followed on the connection it was launched on
             one = hosts[0]
+            where, first = early.pop(one.node.host, (None, None))
+            if first is not None and where != info.record.run_dir.rstrip("/"):
+                first.close()  # not where the launch put the run: follow it as usual
+                first = None
             if not detach:
                 with launched(info.id, one.target.label, one.ctx.flag):
-                    return follow_run(
-                        one.ctx, one.target, info, start=0, follow=True, screen=SCREEN
-                    )
+                    return follow_run(one.ctx, one.target, info, start=0, follow=True,
+                                      screen=SCREEN, first=first)  # fmt: skip
             if as_json:
                 print_json(info.to_dict())
             else:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.models import AskedFacts
 from harness.runs.context import Context
 from harness.runs.describe import preflight_of
 from harness.runs.models import Verdict
@@ -36,11 +37,13 @@ def gate_review(
     require_verified: bool = False,
     workdir: str | None = None,
     preflight: Sequence[Verdict] = (),
+    facts: AskedFacts | None = None,
 ) -> Review:
     """The pre-run review (saved as ``review.json`` in the run directory, so a run can always
     say what it was started on): ``harness report STEP``'s, with the launch's own
-    ``preflight`` verdicts in it (not a second probe). Stale GPU holders are the
-    preflight's to refuse or end (``--kill-stale``), in its own words."""
+    ``preflight`` verdicts in it (not a second probe), and the ``facts`` its round trip
+    read (:func:`preflight_verdicts`). Stale GPU holders are the preflight's to refuse or
+    end (``--kill-stale``), in its own words."""
     from harness.patching.series import patches_root
     from harness.report.build import build_review
 
@@ -56,14 +59,37 @@ def gate_review(
         require_verified=require_verified and smoke is None,
         preflight=tuple(preflight),  # the launch's, made just before
         workdir=workdir,
+        known_facts=facts,
     )
 
 
 def preflight_verdicts(
-    ctx: Context, target: Target, workdir: str, resolved: ResolvedStep, kill_stale: bool
+    ctx: Context,
+    target: Target,
+    workdir: str,
+    resolved: ResolvedStep,
+    kill_stale: bool,
+    review_facts: list[str] | None = None,
 ) -> Preflight:
-    """The preflight's verdicts for ``resolved`` on ``target``: decided, not told."""
-    return preflight_of(target, workdir, resolved, ctx.device_glob, kill_stale)
+    """The preflight's verdicts for ``resolved`` on ``target``: decided, not told.
+    ``review_facts``: the dists the review will ask the versions of (:func:`review_facts`),
+    read in the same round trip (``Preflight.facts``)."""
+    return preflight_of(target, workdir, resolved, ctx.device_glob, kill_stale, review_facts)
+
+
+def review_facts(
+    pipeline: Pipeline, step: str, patches: Path | None, resolved: ResolvedStep
+) -> list[str] | None:
+    """The dists :func:`gate_review` will ask the target's facts for, so the preflight can
+    read them in its own round trip; ``None`` when the review asks another interpreter
+    (the step's own ``python``)."""
+    from harness.patching.series import patches_root
+    from harness.report.build import review_dists
+
+    spec = pipeline.steps.get(step)
+    if spec is None or resolved.python:
+        return None
+    return review_dists(patches_root(patches), spec.checks)
 
 
 def refuse_flags_that_cannot_apply(

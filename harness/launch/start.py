@@ -41,6 +41,7 @@ from harness.runs.steps import Pipeline
 if TYPE_CHECKING:
     from harness.report.model import Review
     from harness.runs.context import Context
+    from harness.runs.preflight import Preflight
     from harness.runs.smoke import SmokePlan
 
 T = TypeVar("T")
@@ -127,8 +128,12 @@ def start_run(
     spread: Spread = SINGLE,
     on_event: Callable[[RunEvent], None] = lambda event: None,
     wait_ready: Callable[[Host, RunInfo], RunInfo] | None = None,
+    launching: Callable[[Host, str], None] | None = None,
 ) -> RunOutcome:
     """Resolve, review, preflight and launch ``req.step`` detached on every host.
+
+    ``launching(host, run_dir)``: told just before the step's launch on a host, every gate
+    passed (the CLI starts its log follower there, so that its start overlaps the launch).
 
     A step that ``needs`` services gets each one ready first, once its own gates passed
     (:mod:`harness.launch.needs`): a live run of it reused, or one started here and followed
@@ -138,6 +143,7 @@ def start_run(
         NotReady: the review says not ready (on any host) and ``force`` is not set.
         RunError: a preflight check failed (on any host), or a host could not be reviewed.
     """
+    from harness.runs import remote
     from harness.runs.state import new_run_id
 
     step = req.step
@@ -155,8 +161,8 @@ def start_run(
         launch.group = {"id": run_id, "spread": spread.name, "hosts": [h.node.host for h in hosts]}
     _resolve(launch, pipeline, req)
     # the preflight first: the review told next is `harness report STEP`'s, preflight included
-    checked = _each(hosts, _name, lambda h: _preflight(h, req.kill_stale), "preflight")
-    reviews, not_ready = _review(launch, req, {n: c.verdicts for n, c in checked.items()})
+    checked = _each(hosts, _name, lambda h: _preflight(h, req, pipeline), "preflight")
+    reviews, not_ready = _review(launch, req, checked)
     for h in hosts:
         on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
     refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
@@ -182,6 +188,8 @@ def start_run(
         spread.before(hosts, launch)
         for h in spread.step_hosts(hosts):
             stale = checked[h.node.host].stale
+            if launching is not None:
+                launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
             runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services)))
         if launch.several:
             on_event(Started(run_id, tuple(h for h, _ in runs)))
@@ -231,19 +239,20 @@ def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
 
 
 def _review(
-    launch: Launch, req: Request, preflights: dict[str, Sequence[Any]]
+    launch: Launch, req: Request, preflights: dict[str, Preflight]
 ) -> tuple[dict[str, Review], NotReady | None]:
     """Every host's review (its preflight's verdicts in it, as ``harness report`` has
-    them), told; and the refusal unless every host is ready and (for one job over all
-    hosts) the hosts agree -- which ``--force`` overrides."""
+    them, and the facts its round trip read), told; and the refusal unless every host is
+    ready and (for one job over all hosts) the hosts agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
     from harness.launch.gates import gate_review
 
     def review(h: Host) -> Review:
+        got = preflights[h.node.host]
         return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
                            req.require_smoke, req.smoke, req.require_verified,
-                           h.workdir, preflights[h.node.host])  # fmt: skip
+                           h.workdir, got.verdicts, got.facts)  # fmt: skip
 
     reviews = _each(launch.hosts, _name, review, "review")
     for h in launch.hosts:
@@ -297,11 +306,13 @@ def preflight_refusal(
     )
 
 
-def _preflight(h: Host, kill_stale: bool) -> Any:
-    from harness.launch.gates import preflight_verdicts
+def _preflight(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
+    """One host's preflight, with the facts its review will ask for in the same round trip."""
+    from harness.launch.gates import preflight_verdicts, review_facts
 
     assert h.resolved is not None
-    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, kill_stale)
+    dists = review_facts(pipeline, req.step, req.patches, h.resolved)
+    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, req.kill_stale, dists)
 
 
 def _launch(

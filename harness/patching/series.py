@@ -18,13 +18,15 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from harness.config import locate_line
 from harness.errors import ConfigError, PatchError
-from harness.patching.diffs import FilePatch, parse, patch_text
+
+if TYPE_CHECKING:  # diffs and packaging.specifiers: only once a patch is read (~10 ms)
+    from harness.patching.diffs import FilePatch
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -220,6 +222,10 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
         raise ConfigError(
             f'{where}: patch.requires: expected a table like {{ vllm = ">=0.16,<0.17" }}'
         )
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from harness.patching.diffs import parse, patch_text
+
     requires = []
     for dist, spec in reqs.items():
         try:
@@ -252,6 +258,7 @@ def _patch(folder: Path, entry: object, where: str, seen: set[str]) -> PatchSpec
 
 def requirement_problem(spec: PatchSpec, installed: dict[str, str | None]) -> str | None:
     """Pure: why a patch's ``requires`` does not hold on this target, or None."""
+    from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
 
     for dist, text in spec.requires:

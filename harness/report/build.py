@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.analysis.findings import CheckReport
 from harness.errors import HarnessError
-from harness.models import TargetFacts
+from harness.models import AskedFacts, TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
@@ -17,6 +17,9 @@ from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, RunInfo, Verdict
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
+
+if TYPE_CHECKING:
+    from harness.patching.library import SeriesLibrary
 
 
 def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
@@ -120,6 +123,31 @@ def _run_fingerprint(r: RunInfo) -> dict[str, Any]:
     return dict(r.record.fingerprint or {})
 
 
+def review_dists(patches: Path, checks: Mapping[str, Any] | None) -> list[str]:
+    """The dists whose versions a review of a step declaring ``checks`` asks the target
+    (its facts probe): what ``harness run`` asks in its preflight's round trip instead."""
+    from harness.patching.library import SeriesLibrary
+
+    return _dists(SeriesLibrary(patches), checks)[1]
+
+
+def _dists(
+    library: SeriesLibrary, declared: Mapping[str, Any] | None
+) -> tuple[list[str], list[str]]:
+    """``(series_dists, wanted)``: the dists with a series the review covers, and every dist
+    whose version it needs (theirs and their series' ``requires``: one facts probe for both).
+
+    A step that declares the callers it exercises is reviewed for those alone (none: facts
+    and GPU holders only); without a step, or undeclared, every dist with a series is."""
+    from packaging.utils import canonicalize_name
+
+    series_dists = library.dists()
+    if declared is not None:
+        wanted_callers = {str(canonicalize_name(c)) for c in declared}
+        series_dists = [d for d in series_dists if str(canonicalize_name(d)) in wanted_callers]
+    return series_dists, series_dists + library.required_dists(series_dists)
+
+
 def build_review(
     target: Target,
     patches: Path,
@@ -134,6 +162,7 @@ def build_review(
     require_verified: bool = False,
     preflight: bool | Sequence[Verdict] = True,
     workdir: str | None = None,
+    known_facts: AskedFacts | None = None,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
     ``preflight=False`` its other checks, and ``harness run`` gives the verdicts its
@@ -144,7 +173,11 @@ def build_review(
     ``workdir``: the launch's (``--workdir``), where the step's runs and paths are.
 
     A step with a smoke mode also says whether its last green smoke run still vouches for
-    the environment (``require_smoke``: a blocker when it does not)."""
+    the environment (``require_smoke``: a blocker when it does not).
+
+    ``known_facts``: the target's facts, already read in the launch's preflight round trip
+    (:func:`review_dists`: the dists it asked); used when they answer this review's very
+    question (the same interpreter, the same dists), else the facts probe is asked."""
     from dataclasses import replace
 
     from packaging.utils import canonicalize_name
@@ -154,21 +187,20 @@ def build_review(
     from harness.runs import smoke as smoke_mode
 
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
+    given = known_facts
     if plan is not None and plan.python:  # a step in its own environment: its packages
         from harness.targets.interp import with_python
 
         target = with_python(target, plan.python)
-    # a step that declares the callers it exercises is reviewed for those alone (none: facts
-    # and GPU holders only); without a step, or undeclared, every dist with a series is
+        given = None  # read with the host's interpreter, not the step's
     declared = None if plan is None else plan.checks
     library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it
-    series_dists = library.dists()
-    if declared is not None:
-        wanted_callers = {str(canonicalize_name(c)) for c in declared}
-        series_dists = [d for d in series_dists if str(canonicalize_name(d)) in wanted_callers]
-    # one facts probe answers for the report and for the series' `requires` alike
-    wanted = series_dists + library.required_dists(series_dists)
-    facts: TargetFacts = gather_facts(target, wanted)
+    series_dists, wanted = _dists(library, declared)
+    facts: TargetFacts = (
+        given.facts
+        if given is not None and given.dists == tuple(wanted)
+        else gather_facts(target, wanted)
+    )
     holders = _stale(target, workdir) if stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
     dist_reports = []

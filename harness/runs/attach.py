@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from rich.markup import escape as esc
 
 from harness.cache import cache_root
-from harness.errors import ConnectError, RunError
+from harness.errors import ConnectError, HarnessError, RunError
 from harness.runs.context import Context
 from harness.runs.decode import last_lines, tail_offset
 from harness.runs.failure import summarize
@@ -26,10 +26,11 @@ from harness.runs.stream import (
     LocalCopy,
     complete_copy,
     copy_path,
+    early_follower_argv,
     follower_argv,
     mark_complete,
 )
-from harness.targets.base import Target
+from harness.targets.base import ByteStream, LinkLost, Target
 
 
 class Shown(Protocol):
@@ -68,10 +69,13 @@ def follow_run(
     follow: bool = True,
     screen: Screen,
     until_ready: bool = False,
+    first: ByteStream | None = None,
 ) -> int:
     """Stream the log (from ``start``, or the last ``tail`` lines) into the local copy and view.
 
-    ``until_ready``: a service's start, followed until it is ready (0) or over.
+    ``until_ready``: a service's start, followed until it is ready (0) or over. ``first``:
+    a follower of this run opened while it was being launched (:func:`early_stream`), used
+    for the stream from offset 0 (closed unused otherwise).
 
     Returns the step's exit code when following to the end, else 0; 130 when Ctrl-C
     detached (the step keeps running).
@@ -79,6 +83,8 @@ def follow_run(
     path = copy_path(cache_root(), target.name, info.id)
     if info.log_size is None and info.state != RunState.RUNNING:  # its log is gone on the target
         why = f"{info.id}: its log on {target.label} is gone ({info.log_path})"
+        if first is not None:
+            first.close()
         return show_copy(
             ctx, target, info, path, why, start=start, tail=tail, follow=follow, screen=screen
         )
@@ -110,7 +116,14 @@ def follow_run(
         else:
             shown.message("[green]reconnected; resuming the log where it stopped[/]")
 
+    early = [first] if first is not None else []
+
     def source(offset: int) -> Any:
+        if early:
+            got = early.pop()
+            if offset == 0:
+                return got
+            got.close()
         argv = follower_argv(
             target,
             info.record.run_dir,
@@ -177,8 +190,24 @@ def follow_run(
         code = exit_code_of(final)
         return 1 if code is None else code
     finally:
+        for unused in early:
+            unused.close()
         shown.close()
         copy.close()
+
+
+def early_stream(ctx: Context, target: Target, run_dir: str) -> ByteStream | None:
+    """The log follower of a run about to be launched at ``run_dir``, started now so that its
+    start overlaps the launch (``harness run`` in the foreground); ``None`` when the target
+    cannot start it (the follower after the launch is then started as usual). Close it if
+    the launch does not happen: its process on the target then leaves at once."""
+    t = ctx.timings
+    argv = early_follower_argv(target, run_dir, wait=t.handshake + t.stop_grace + 60.0,
+                               poll=t.poll, lost_check=t.lost_check)  # fmt: skip
+    try:
+        return target.stream(argv)
+    except (HarnessError, LinkLost, OSError):
+        return None
 
 
 def show_copy(

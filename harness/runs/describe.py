@@ -249,12 +249,18 @@ _REVIEWED_ELSEWHERE = ("stale GPU",)
 
 
 def preflight_of(
-    target: Target, workdir: str, resolved: ResolvedStep, device_glob: str | None, kill_stale: bool
+    target: Target,
+    workdir: str,
+    resolved: ResolvedStep,
+    device_glob: str | None,
+    kill_stale: bool,
+    facts: list[str] | None = None,
 ) -> Preflight:
     """The preflight's verdicts for ``resolved`` on ``target`` (one probe, then decided):
-    what ``harness run`` refuses on, and what the review shows."""
+    what ``harness run`` refuses on, and what the review shows. ``facts``: dists whose
+    versions the same probe also reads (the review's facts, in ``Preflight.facts``)."""
     return decide(
-        remote.preflight(target, workdir, resolved, device_glob),
+        remote.preflight(target, workdir, resolved, device_glob, facts),
         target.label,
         shipped=remote.shipped_scripts(workdir, resolved.argv),
         kill_stale=kill_stale,

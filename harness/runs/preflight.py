@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.models import AskedFacts
 from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, Level, Verdict
 from harness.runs.remote import PreflightFacts
@@ -22,6 +23,8 @@ FULL_BELOW = 256 * 1024
 class Preflight:
     verdicts: tuple[Verdict, ...]
     stale: tuple[GpuHolder, ...]  # to end first, when --kill-stale allows it
+    #: the review's facts, when the preflight's round trip was asked for them too
+    facts: AskedFacts | None = None
 
     @property
     def ok(self) -> bool:
@@ -96,7 +99,7 @@ def decide(
                 f"{live[0].id}",
             )
         )
-    return Preflight(tuple(out), tuple(stale) if kill_stale else ())
+    return Preflight(tuple(out), tuple(stale) if kill_stale else (), facts.facts)
 
 
 def _workdir(facts: PreflightFacts) -> Verdict:

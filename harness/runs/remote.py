@@ -8,13 +8,14 @@ pure modules next to this one.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from harness import __version__
 from harness.errors import NoSpace, RunError
-from harness.models import GpuInfo
+from harness.models import AskedFacts, GpuInfo, TargetFacts
 from harness.probe_files import probes_dir
 from harness.probe_runner import run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord
@@ -124,6 +125,8 @@ class PreflightFacts:
     workdir_space_left: int | None = None
     #: the runs of this very step whose supervisor is alive here
     step_runs: tuple[RunInfo, ...] = ()
+    #: the facts probe's answer, asked in the same round trip (the review's question)
+    facts: AskedFacts | None = None
 
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> PreflightFacts:
@@ -152,6 +155,9 @@ class PreflightFacts:
             holders=tuple(GpuHolder.from_dict(h) for h in d.get("holders") or ()),
             runs=tuple(RunInfo.from_facts(r, d.get("now")) for r in d.get("runs") or ()),
             step_runs=tuple(RunInfo.from_facts(r, d.get("now")) for r in d.get("step_runs") or ()),
+            facts=None
+            if d.get("facts") is None
+            else AskedFacts(tuple(d["facts"]["asked"]), TargetFacts.from_dict(d["facts"])),
         )
 
 
@@ -179,8 +185,15 @@ def home_workdir(target: Target) -> str:
 
 
 def preflight(
-    target: Target, workdir: str, step: ResolvedStep, device_glob: str | None = None
+    target: Target,
+    workdir: str,
+    step: ResolvedStep,
+    device_glob: str | None = None,
+    facts: list[str] | None = None,
 ) -> PreflightFacts:
+    """What the target says before a launch; with ``facts`` (dists), the facts probe's
+    answer for them too (GPUs included, read once for both), in the same round trip."""
+    start = time.perf_counter()
     data = _call(
         target,
         {
@@ -191,8 +204,13 @@ def preflight(
             "argv": list(step.argv),
             "env": dict(step.env),
             "device_glob": device_glob,
+            "facts": None if facts is None else {"dists": facts, "gpus": True},
         },
     )
+    if data.get("facts") is not None:  # as gather_facts has them: the target, the time taken
+        took = round(time.perf_counter() - start, 3)
+        data["facts"] = {**data["facts"], "target": target.label, "connect_seconds": took,
+                         "asked": facts}  # fmt: skip
     return PreflightFacts.from_data(data)
 
 

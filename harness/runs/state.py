@@ -6,9 +6,8 @@ rules are pinned by tables of cases in ``tests/unit/test_runs_state.py``.
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
-import secrets
 import time
 from collections.abc import Sequence
 
@@ -52,7 +51,7 @@ def new_run_id(step: str, now: float | None = None, token: str | None = None) ->
     if not _STEP_NAME.match(step):
         raise UsageError(f"step name {step!r} cannot name a run directory")
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
-    return f"{step}-{stamp}-{token or secrets.token_hex(2)}"
+    return f"{step}-{stamp}-{token or os.urandom(2).hex()}"
 
 
 def match_run(runs: Sequence[RunInfo], query: str) -> RunInfo:
@@ -80,6 +79,8 @@ def match_run(runs: Sequence[RunInfo], query: str) -> RunInfo:
         raise UsageError(
             f"{query!r} matches {len(prefixed)} runs: {shown}", "give more of the run id"
         )
+    import difflib  # only for a run id that matches none
+
     close = difflib.get_close_matches(query, list(by_id), n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise UsageError(

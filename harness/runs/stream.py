@@ -131,6 +131,30 @@ def follower_argv(
     return argv if wait else [*argv, "--once"]
 
 
+def early_follower_argv(
+    target: Target, run_dir: str, *, wait: float, poll: float, lost_check: float
+) -> list[str]:
+    """The follower of a run still being launched (``probes/runs/_await.py``): it waits up
+    to ``wait`` seconds for the run's handshake, then is the run program's ``follow`` from
+    offset 0 (:func:`follower_argv`), in one process; it leaves once nobody reads it."""
+    from harness.probe_files import probes_dir
+
+    source = (probes_dir() / "runs" / "_await.py").read_text(encoding="utf-8")
+    return [
+        *target.python_argv(),
+        "-B",
+        "-c",
+        source,
+        run_dir.rstrip("/"),
+        repr(wait),
+        "0",
+        "--poll",
+        repr(poll),
+        "--lost-check",
+        repr(lost_check),
+    ]
+
+
 # -- following -----------------------------------------------------------------------------
 
 

@@ -33,7 +33,6 @@ import select
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from probes.runs._proctree import run_tree, self_and_ancestors, terminate
@@ -56,15 +55,25 @@ GATE_ENV = "HARNESS_VERIFY_GATE"
 REAPED: dict[int, int] = {}
 
 
-@dataclass
 class Started:
-    """A check process with its pipes: output (copied into the log), report, and gate."""
+    """A check process with its pipes: output (copied into the log), report, and gate.
 
-    proc: subprocess.Popen | None
-    out_r: int
-    rep_r: int
-    gate_w: int | None = None
-    error: str | None = None
+    A plain class, not a dataclass: ``dataclasses`` (and the ``inspect`` it imports) would
+    cost every start of the run program ~10 ms, its log follower's included."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen | None,
+        out_r: int,
+        rep_r: int,
+        gate_w: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        self.proc = proc
+        self.out_r = out_r
+        self.rep_r = rep_r
+        self.gate_w = gate_w
+        self.error = error
 
 
 def gated(argv: list[str], run_dir: str) -> bool:

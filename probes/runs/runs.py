@@ -152,6 +152,7 @@ def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
     script_path = None
     if script is not None:
         script_path = script if os.path.isabs(script) else os.path.join(cwd, script)
+    gpus = _gpus() if args.get("gpus", True) or args.get("facts") is not None else None
     return {
         "python": {
             "executable": sys.executable,
@@ -171,13 +172,28 @@ def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
             "script": script_path,
             "script_exists": os.path.isfile(script_path) if script_path else None,
         },
-        "gpus": _gpus() if args.get("gpus", True) else None,
+        "gpus": gpus if args.get("gpus", True) else None,
         "holders": holders,
         # Only the runs GPU holders name: enough to tell a live run's worker from a leftover.
         "runs": list_runs(runs_root(workdir), held_by) if held_by else [],
         "step_runs": live_runs_of(runs_root(workdir), args.get("step")),
+        "facts": _facts(args, gpus),
         "now": time.time(),
     }
+
+
+def _facts(args: dict[str, Any], gpus: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The facts probe's answer to ``args["facts"]`` (the review's question), in the same
+    round trip as the preflight, with the preflight's own reading of the GPUs."""
+    if args.get("facts") is None:
+        return None
+    from probes.facts import run
+
+    asked = dict(args["facts"])
+    got = run({**asked, "gpus": False, "paths": args.get("paths")}, lambda _message: None)
+    if asked.get("gpus", True):
+        got["gpus"] = gpus
+    return got
 
 
 def live_runs_of(root: str, step: str | None) -> list[dict[str, Any]]:

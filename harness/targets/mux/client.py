@@ -192,6 +192,7 @@ class MuxClient:
     def stream(self, argv: Sequence[str], on_lost: Callable[[], None]) -> ByteStream:
         """``argv``'s output relayed as it comes (see :mod:`.streams`)."""
         sock, _ = open_connection(self.path, self.wait, self.expect)
+        debug(f"request stream: {argv[0]}")
         try:
             sock.settimeout(REPLY_SEND_S)
             send_frame(sock, {"op": "stream", "argv": list(argv)})
@@ -224,6 +225,7 @@ class MuxClient:
         what: str,
     ) -> tuple[dict[str, Any], dict[str, bytes]]:
         sock, _ = open_connection(self.path, self.wait, self.expect)
+        debug(f"request {op}: {what}")  # one line per round trip (tests count them)
         with sock:
             try:
                 sock.settimeout(REPLY_SEND_S)
