@@ -259,6 +259,20 @@ def make_cmd(
 # -- the same commands when -t names several hosts (harness.cli.across calls them) ------------
 
 
+def _commit_delay(n: int) -> None:
+    """The tests' hook (``HARNESS_GROUP_COMMIT_DELAY_S``): a pause between prepare and commit,
+    announced on stderr so that a test drops a link once every host is prepared."""
+    import os
+    import time
+
+    from harness.group.patches import DELAY_ENV
+
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    if delay > 0:
+        console(stderr=True).print(f"harness: prepared on {n} hosts; committing in {delay:g} s")
+        time.sleep(delay)
+
+
 def apply_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     """Every host or none: prepared everywhere, then committed everywhere."""
     from harness.group.patches import apply_across, describe
@@ -271,6 +285,7 @@ def apply_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
         _root(kw["patches"]),
         force=kw["force"],
         only=kw["dist"],
+        between=lambda: _commit_delay(len(hosts)),
     )
     _emit_lines(describe(got), kw["as_json"], got.ok)
     if not got.ok:

@@ -10,8 +10,6 @@ back from its journal at the next command that reads it.
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +46,9 @@ def apply_across(
     *,
     force: bool = False,
     only: str | None = None,
+    between: Callable[[], None] = lambda: None,
 ) -> Across:
+    """``between`` runs once every host is prepared, before the first commit."""
     from harness.patching.writing import apply_patches, revert_patches
 
     def prepare(host: str) -> Any:
@@ -58,7 +58,7 @@ def apply_across(
     prepared = run_each(hosts, prepare)
     if not prepared.ok:
         return Across(prepared)
-    time.sleep(float(os.environ.get(DELAY_ENV) or 0))
+    between()
     done: list[HostResult[Any]] = []
     for host in hosts:
         try:

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -125,7 +124,9 @@ def test_a_link_that_drops_between_prepare_and_commit_leaves_every_host_as_it_wa
              "--patches", str(FIXTURES / "good")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full,
         )  # fmt: skip
-        time.sleep(2.5)  # prepared (two probes over SSH), now sleeping before the commit
+        assert proc.stderr is not None  # prepared on both (two probes over SSH), now paused
+        said = proc.stderr.readline()
+        assert said.startswith("harness: prepared on 2 hosts; committing in 4 s"), said
         listener = members[1].ssh.pid
         for pid in [*_children(listener), listener]:
             os.kill(pid, signal.SIGKILL)
