@@ -132,6 +132,8 @@ class Verification:
     drift: dict[str, Any] | None = None
     refused: str = ""
     ended: int = 0
+    #: (files older than the step's start, files read): outputs this run did not write
+    kept: tuple[int, int] | None = None
 
     @property
     def passed(self) -> bool:
@@ -164,6 +166,7 @@ class Verification:
             "drift": self.drift,
             "refused": self.refused or None,
             "ended": self.ended,
+            "kept": {"files": self.kept[0], "of": self.kept[1]} if self.kept else None,
         }
 
     @classmethod
@@ -187,6 +190,13 @@ class Verification:
         kw["unit"] = str(kw.get("unit") or "samples")
         kw["detail"] = str(kw.get("detail") or "")
         kw["metrics"] = dict(kw.get("metrics") or {})
+        kept = d.get("kept")
+        n, of = (
+            (_int(kept.get("files")), _int(kept.get("of")))
+            if isinstance(kept, dict)
+            else (None, None)
+        )
+        kw["kept"] = (n, of) if n is not None and of is not None else None
         return cls(**kw)
 
     @classmethod
@@ -293,7 +303,25 @@ def _failures(v: Verification) -> str:
     return f"{many:,} {unit} wrong ({'; '.join(shown)}{more})"
 
 
+def kept_words(v: Verification) -> str:
+    """``64 of 64 files predate this run (kept from an earlier one)``: what the check read that
+    the step did not write (a step that resumes skips what exists); empty when none."""
+    if not v.kept or not v.kept[0]:
+        return ""
+    n, of = v.kept
+    return (
+        f"{n:,} of {of:,} file{'s' if of != 1 else ''} predate this run (kept from an earlier one)"
+    )
+
+
 def describe(v: Verification) -> str:
+    """The verdict's words, with what the check read that this run did not write."""
+    said = _describe(v)
+    kept = kept_words(v)
+    return f"{said}; {kept}" if kept and v.outcome in (Outcome.PASSED, Outcome.FAILED) else said
+
+
+def _describe(v: Verification) -> str:
     """``verified: values 256/256 at layer 2 (...); ids 256/256; ...`` (a per-check report),
     ``verified 48/48`` (one count), ``failed verification: ...`` with what failed and why."""
     if v.outcome == Outcome.PASSED:

@@ -48,6 +48,8 @@ GRACE = 5.0
 REPORT_LIMIT = 16 << 20
 #: Seconds the check's pipes are still read after it exited (a child of it may hold them)
 DRAIN = 2.0
+#: The environment variable giving a check the step's start (seconds since the epoch)
+STARTED_ENV = "HARNESS_STEP_STARTED"
 #: The environment variable naming a warm check's gate fd (``go`` on it: check now)
 GATE_ENV = "HARNESS_VERIFY_GATE"
 #: pid -> wait status of children the supervisor reaped while waiting for the step (a warm

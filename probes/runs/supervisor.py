@@ -72,6 +72,7 @@ from probes.runs._rundir import (
 from probes.runs._service import stop_services, wait_ready
 from probes.runs._verify import (  # noqa: F401 - the mark: the contract tests
     REAPED,
+    STARTED_ENV,
     VERIFY_MARK,
     Started,
     abandon,
@@ -165,6 +166,9 @@ def supervise(run_dir: str) -> int:
         _forward(step, signal.SIGKILL)  # no handshake: the launch is undone, the step too
         raise
     os.close(log)
+    # the check (not the step) learns when the step started: outputs older than that were
+    # not written by this run (a step that resumes keeps an earlier run's files)
+    env = {**env, STARTED_ENV: repr(info["started_at"])}
     warm = None if spec.get("service") else start_warm(run_dir, spec, env, cwd, devnull)
     if warm is not None and warm.proc is not None:
         step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too

@@ -15,6 +15,7 @@ ones: never the whole dataset in memory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
@@ -56,6 +57,17 @@ class Folder:
                 break
         self.total = max(self.paths) + 1 if self.paths else 0
         self.layer_ids = self._layer_ids(layer_ids)
+
+    def kept(self, since: float | None) -> tuple[int, int] | None:
+        """(files last written before ``since``, files): outputs the step did not write --
+        a step that resumes (speculators' generate) skips what exists. None: unknown."""
+        if since is None:
+            return None
+        older = 0
+        for path in self.paths.values():
+            with contextlib.suppress(OSError):  # gone since the listing: its own check says so
+                older += path.stat().st_mtime < since
+        return older, len(self.paths)
 
     def _layer_ids(self, given: str | None) -> list[int]:
         if given:

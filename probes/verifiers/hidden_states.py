@@ -44,6 +44,7 @@ norm) and is nearest to another row or layer, which the identity tests name.
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -167,6 +168,13 @@ def warm(args: argparse.Namespace) -> None:
             getattr(transformers, name)
 
 
+def step_started() -> float | None:
+    """When the step started (the supervisor's ``HARNESS_STEP_STARTED``), if it said."""
+    with contextlib.suppress(KeyError, ValueError):
+        return float(os.environ["HARNESS_STEP_STARTED"])
+    return None
+
+
 def main() -> int:
     args = arguments()
     import torch
@@ -218,6 +226,9 @@ def main() -> int:
     report = tally.report(layers, chosen_by, args.tolerance, ref.what,
                           hard_tolerance=args.hard_tolerance, capture=args.capture,
                           seconds=round(time.monotonic() - start, 1))  # fmt: skip
+    kept = folder.kept(step_started())
+    if kept is not None:
+        report["kept"] = {"files": kept[0], "of": kept[1]}
     for f in report["failed"][:20]:
         print(f"wrong: {f['sample']}: {f['check']}: {f['why']}", flush=True)
     emit(report, MARK)

@@ -40,6 +40,26 @@ for i in range(n):
 print("made", n, flush=True)
 """
 
+#: a step that resumes (as speculators' generate does): it writes only the files not there yet
+ONCE = """
+import os, sys
+folder = sys.argv[1]
+os.makedirs(folder, exist_ok=True)
+for i in range(4):
+    path = os.path.join(folder, f"hs_{i}")
+    if not os.path.exists(path):
+        open(path, "w").write("ok")
+"""
+#: its check: which files predate the step's start (the supervisor's HARNESS_STEP_STARTED)
+KEPT = """
+import json, os, sys
+folder, since = sys.argv[1], float(os.environ["HARNESS_STEP_STARTED"])
+names = sorted(os.listdir(folder))
+old = sum(os.stat(os.path.join(folder, n)).st_mtime < since for n in names)
+print("HARNESS_VERIFY " + json.dumps({"checked": len(names), "total": len(names), "failed": [],
+      "kept": {"files": old, "of": len(names)}}), flush=True)
+"""
+
 
 def pipeline(mode: str = "check", timeout: int = 30) -> str:
     return f"""
@@ -57,6 +77,10 @@ timeout = {timeout}
 
 [steps.plain]
 command = ["{{python}}", "-c", "print('no check')"]
+
+[steps.resume]
+command = ["{{python}}", "-c", {toml_str(ONCE)}, "{{workdir}}/hs"]
+verify = {{ command = ["{{python}}", "-c", {toml_str(KEPT)}, "{{workdir}}/hs"] }}
 
 [steps.secret]
 command = ["{{python}}", "-c", "print('made')"]
@@ -82,6 +106,20 @@ def runs(h: Harness) -> dict[str, dict]:
 
 def last(h: Harness) -> dict:
     return max(runs(h).values(), key=lambda x: x["record"]["created_at"])
+
+
+def test_a_check_says_which_outputs_this_run_did_not_write(local: Harness) -> None:
+    """The check is told when the step started: a second run of a step that resumes wrote
+    nothing, and its verdict says the files it vouches for are an earlier run's."""
+    r = local("run", "resume", "-t", "local")
+    assert r.code == 0, r.err
+    assert last(local)["label"] == "succeeded · verified 4/4"
+    r = local("run", "resume", "-t", "local")
+    assert r.code == 0, r.err
+    label = "succeeded · verified 4/4; 4 of 4 files predate this run (kept from an earlier one)"
+    assert last(local)["label"] == label
+    assert label in r.err
+    assert last(local)["verification"]["kept"] == {"files": 4, "of": 4}
 
 
 def test_a_passing_check_reads_verified_everywhere(local: Harness) -> None:

@@ -46,12 +46,14 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[PipVenv, Path, dict[
 
 
 def check(
-    made: tuple, folder: str, *args: str, model: str = "model"
+    made: tuple, folder: str, *args: str, model: str = "model", env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any], str]:
     venv, out, _ = made
     argv = [str(venv.python), str(VERIFIERS / "hidden_states.py"), "--data", str(out / folder),
             "--model", str(out / model), "--device", "cpu", *args]  # fmt: skip
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=ENV)
+    r = subprocess.run(
+        argv, capture_output=True, text=True, timeout=900, env={**ENV, **(env or {})}
+    )
     line = [x for x in r.stdout.splitlines() if x.startswith("HARNESS_VERIFY ")]
     assert line, r.stdout[-2000:] + r.stderr[-4000:]
     return r.returncode, json.loads(line[-1].split(" ", 1)[1]), r.stdout
@@ -79,6 +81,19 @@ def test_every_sample_is_compared_by_default_and_the_words_say_what(made: tuple)
     label = words(code, report)
     assert label.startswith("verified: values 70/70 at layer 1 (max rel. err. 0.0"), label
     assert label.endswith("; ids: not checked (no --prepared); lengths 70/70; layers 70/70")
+
+
+def test_files_older_than_the_step_are_counted_and_said(made: tuple) -> None:
+    """The supervisor's HARNESS_STEP_STARTED: every file of ``clean/`` was written before a
+    step that starts now (a resumed generation kept them), none before the epoch."""
+    code, report, _ = check(made, "clean", env={"HARNESS_STEP_STARTED": repr(time.time())})
+    assert code == 0 and report["kept"] == {"files": 70, "of": 70}
+    assert words(code, report).endswith(
+        "; 70 of 70 files predate this run (kept from an earlier one)"
+    )
+    code, report, _ = check(made, "clean", env={"HARNESS_STEP_STARTED": "0.0"})
+    assert report["kept"] == {"files": 0, "of": 70}
+    assert "predate" not in words(code, report)
 
 
 def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
