@@ -14,6 +14,7 @@ stops each one it did not keep with :func:`stop_services` -- the same stop path 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -91,6 +92,46 @@ def own_services(record: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(used, list):
         return []
     return [s for s in used if isinstance(s, dict) and s.get("run_id") and not s.get("keep")]
+
+
+#: an exception line (``RuntimeError: ...``), after any logging prefix
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b:? ")
+#: vLLM's logging prefix: ``(EngineCore pid=7) ERROR 12-02 10:01:38 [core.py:1233] ``
+_LOGGED = re.compile(r"^(?:\([^)]*\)\s*)?ERROR\b[^\]]*\]\s?")
+
+
+def service_errors(log: str, limit: int = 4, tail: int = 1 << 16) -> list[str]:
+    """A server's own error lines from the end of its log -- what a dependent step's failure
+    comes from when the client only saw 500s: vLLM's ``ERROR`` lines (not the traceback's
+    frames) and exception lines; the first and the last ``limit - 1``, each once."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    found: list[str] = []
+    for raw in text.splitlines():
+        m = _LOGGED.match(raw)
+        msg = (raw[m.end() :] if m else raw).strip()
+        if not msg or msg.startswith(("File ", "Traceback", "Dumping", "^", "~")):
+            continue
+        if _EXCEPTION.match(msg) or (m is not None and msg[0].isupper()):
+            found.append(msg if len(msg) <= 300 else msg[:297] + "...")
+    seen = list(dict.fromkeys(found))
+    return seen if len(seen) <= limit else seen[:1] + seen[-(limit - 1) :]
+
+
+def say_service_errors(run_dir: str, spec: dict[str, Any], say: Callable[[str], None]) -> None:
+    """The step failed: the error lines of each service it used, into its log."""
+    root = os.path.dirname(run_dir.rstrip("/"))
+    for used in spec.get("services") or ():
+        if not isinstance(used, dict) or not used.get("run_id"):
+            continue
+        run_id = os.path.basename(str(used["run_id"]))
+        for line in service_errors(os.path.join(root, run_id, "log")):
+            say(f"harness: service {run_id}: {line}")
 
 
 def stop_services(

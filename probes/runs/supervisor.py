@@ -69,7 +69,7 @@ from probes.runs._rundir import (
     space_left,
     write_record,
 )
-from probes.runs._service import stop_services, wait_ready
+from probes.runs._service import say_service_errors, stop_services, wait_ready
 from probes.runs._verify import (  # noqa: F401 - the mark: the contract tests
     REAPED,
     STARTED_ENV,
@@ -189,6 +189,8 @@ def supervise(run_dir: str) -> int:
         _verify(run_dir, spec, env, cwd, devnull, step, warm)
     elif warm is not None:
         abandon(warm)  # nothing to check: the warm check leaves
+    if spec.get("services") and status["exit_code"] != 0 and not stopped:
+        say_service_errors(run_dir, spec, _say_in(run_dir))  # a client's 500 is the server's
     if spec.get("services"):  # the services this step needed end with it, unless kept
         status["services"] = stop_services(run_dir, spec, _say_in(run_dir))
     _finish(run_dir, status)

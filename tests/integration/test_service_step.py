@@ -53,9 +53,17 @@ service = {{ port = "{{port}}", ready_timeout = 30 }}
 command = {serve}, "--hang"]
 service = {{ port = "{{port}}", ready_timeout = 2 }}
 
+[steps.serve_500]
+command = {serve}, "--startup", "0.3", "--fail-after", "2"]
+service = {{ port = "{{port}}", health = "/health", ready_timeout = 30 }}
+
 [steps.generate]
 command = {client}
 needs = ["serve"]
+
+[steps.generate_500]
+command = {client}
+needs = ["serve_500"]
 
 [steps.generate_bad]
 command = {client}
@@ -163,6 +171,24 @@ def test_a_server_that_exits_before_it_is_ready_fails_the_run_with_its_own_error
     assert "Traceback" not in r.err
     assert not [k for k in runs_of(local) if k.startswith("generate_bad:")]
     assert marked(sid) == []
+
+
+def test_a_step_failed_by_its_servers_500s_shows_the_servers_own_error_lines(
+    local: Harness,
+) -> None:
+    """vLLM 0.24.0's engine core died at its first DeepSeek request (the H200): the client
+    saw 500s; the step's failure carries the server's own lines, not only the client's."""
+    r = local("run", "generate_500", "-t", "local")
+    assert r.code != 0
+    sid = one(local, "serve_500")["record"]["id"]
+    assert f"harness: service {sid}: EngineCore encountered a fatal error." in r.out
+    assert f"harness: service {sid}: RuntimeError: The expanded size of the tensor (4)" in r.out
+    assert "Traceback (most recent" not in "\n".join(
+        x for x in r.out.splitlines() if x.startswith("harness: service")
+    )
+    log = local.run_dir(one(local, "generate_500")["record"]["id"]) / "log"
+    assert f"harness: service {sid}: RuntimeError:" in log.read_text()
+    assert marked(sid) == []  # stopped after the step all the same
 
 
 def test_a_server_that_hangs_is_failed_at_its_ready_timeout_and_its_tree_ended(

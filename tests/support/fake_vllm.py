@@ -10,7 +10,8 @@ zeros: the values are another test's business).
 
 Switches: ``--startup S`` seconds before it answers ``/health``; ``--exit-before-ready`` (an
 error line like vLLM's, exit 1); ``--hang`` (never ready; leaves a worker in a session of its
-own that ignores SIGTERM, as engine cores do); ``--die-after N`` (exits after N completions).
+own that ignores SIGTERM, as engine cores do); ``--die-after N`` (exits after N completions),
+``--fail-after N`` (from request N+1: vLLM's engine-core fatal error in its log, then 500s).
 
     python fake_vllm.py --port 8000 --out DIR [--model NAME] [--layers 4] [--hidden 8]
 """
@@ -44,6 +45,17 @@ def safetensors(tensors: dict[str, tuple[str, list[int], bytes]]) -> bytes:
     return struct.pack("<Q", len(text)) + text + data
 
 
+#: vLLM 0.24.0's engine core dying at its first DeepSeek step with 4 layer ids (the shape of it)
+FATAL = (
+    "EngineCore encountered a fatal error.",
+    "Traceback (most recent call last):",
+    '  File "/opt/vllm/vllm/v1/engine/core.py", line 1224, in run_engine_core',
+    "    engine_core.run_busy_loop()",
+    "RuntimeError: The expanded size of the tensor (4) must match the existing size (3) at "
+    "non-singleton dimension 1.  Target sizes: [65, 4, 7168].  Tensor sizes: [65, 3, 7168]",
+)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -55,6 +67,7 @@ def main() -> int:
     ap.add_argument("--exit-before-ready", action="store_true")
     ap.add_argument("--hang", action="store_true")
     ap.add_argument("--die-after", type=int, default=0)
+    ap.add_argument("--fail-after", type=int, default=0)
     args = ap.parse_args()
     print(
         f"INFO vllm.entrypoints.openai.api_server: vLLM API server version 0.0.0-standin "
@@ -119,6 +132,12 @@ def main() -> int:
             with lock:
                 n = served[0]
                 served[0] += 1
+            if args.fail_after and n >= args.fail_after:  # the engine died: 500s from now on
+                if n == args.fail_after:
+                    for line in FATAL:
+                        print(f"(EngineCore pid={os.getpid()}) ERROR 12-02 10:01:38 [core.py:1233] "
+                              f"{line}", flush=True)  # fmt: skip
+                return self.answer(500, {"error": "EngineCore encountered an issue"})
             path = os.path.join(args.out, f"hs_{n}.safetensors")
             hs = bytes(4 * len(ids) * args.layers * args.hidden)
             blob = safetensors({
