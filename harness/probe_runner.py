@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
 from harness.probe_files import probes_dir
-from harness.probe_modules import closure, probe_names
+from harness.probe_modules import shipped
 from harness.targets.base import Target
 from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
 
@@ -29,9 +29,10 @@ MARK = b"@@HARNESS-ENVELOPE@@ "
 @cache
 def probe_modules() -> dict[str, tuple[str, ...]]:
     """Each probe's shipped modules (dotted, in load order), computed from its imports
-    (:mod:`harness.probe_modules`), by probe name."""
-    root = probes_dir()
-    return {name: closure(root, main) for name, main in probe_names(root).items()}
+    (:mod:`harness.probe_modules`), by probe name; the table kept beside the probe results."""
+    from harness.cache import cache_root
+
+    return shipped(probes_dir(), cache_root() / "results")
 
 
 @contextmanager
