@@ -55,6 +55,17 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
+def _statements(node: ast.AST) -> list[ast.AST]:
+    """The statements (and ``except``/``case`` clauses) directly inside ``node``: an import is
+    a statement, so expressions are never walked."""
+    out: list[ast.AST] = []
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            out += value
+    return out
+
+
 def _imports(tree: ast.Module, known: dict[str, Path]) -> tuple[set[str], set[str]]:
     """``(top, lazy)``: the ``probes`` modules imported when the module runs, and those
     imported only inside a function."""
@@ -77,7 +88,7 @@ def _imports(tree: ast.Module, known: dict[str, Path]) -> tuple[set[str], set[st
             found = named(node.module, [a.name for a in node.names])
         (lazy if in_function else top).update(found)
         inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        for child in ast.iter_child_nodes(node):
+        for child in _statements(node):
             visit(child, inner)
 
     visit(tree, False)
@@ -85,15 +96,22 @@ def _imports(tree: ast.Module, known: dict[str, Path]) -> tuple[set[str], set[st
 
 
 @cache
-def _graph(root: Path) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+def _walk(root: Path) -> dict[str, tuple[frozenset[str], frozenset[str], bool]]:
+    """Each module's ``(top, lazy, defines run)``, every file parsed once."""
     files = _files(root)
     graph = {}
     for name, path in files.items():
-        top, lazy = _imports(ast.parse(path.read_text(encoding="utf-8")), files)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top, lazy = _imports(tree, files)
         top.discard(name)
         lazy.discard(name)
-        graph[name] = (frozenset(top), frozenset(lazy))
+        runs = any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body)
+        graph[name] = (frozenset(top), frozenset(lazy), runs)
     return graph
+
+
+def _graph(root: Path) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    return {name: (top, lazy) for name, (top, lazy, _) in _walk(root).items()}
 
 
 def _packages(name: str) -> list[str]:
@@ -103,12 +121,7 @@ def _packages(name: str) -> list[str]:
 
 def probe_names(root: Path) -> dict[str, str]:
     """Every probe (a module that defines ``run``), by name: its dotted module."""
-    out: dict[str, str] = {}
-    for name, path in _files(root).items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body):
-            out[name.rpartition(".")[2]] = name
-    return out
+    return {name.rpartition(".")[2]: name for name, (*_, runs) in _walk(root).items() if runs}
 
 
 def closure(root: Path, main: str) -> tuple[str, ...]:
@@ -158,7 +171,7 @@ def shipped(root: Path, store: Path | None) -> dict[str, tuple[str, ...]]:
             return {name: tuple(mods) for name, mods in got.items()}
         except (OSError, ValueError, AttributeError, TypeError):
             pass
-    _graph.cache_clear()  # the files changed since this process last walked them, maybe
+    _walk.cache_clear()  # the files changed since this process last walked them, maybe
     table = {name: closure(root, main) for name, main in probe_names(root).items()}
     if path is not None:
         try:
