@@ -4,8 +4,9 @@ For each class, a pair (a caller against a callee release that breaks it) and it
 same caller against the release it was written for, where every error is a false one). All
 three tools read the same sources: the caller and the callee unpacked from their wheels, nothing
 else (a dependency neither names -- torch, pydantic -- is missing for all three alike). Classes
-1-4 and 7 are real releases from PyPI; 5 and 6 are the handwritten pairs of
-``tests/fixtures/fixpairs`` (built into real wheels), since no released pair was found for them.
+1-4, 7 and one of 5 (mellea 0.3.2: ``type(x) is C``) are real releases from PyPI; 5 past an
+exit and 6 are the handwritten pairs of ``tests/fixtures/fixpairs`` (built into real wheels),
+since no released pair was found for them.
 
 A known break counts as found by a tool when it reports an error at one of the break's lines
 that names its subject (the removed member, the key, the parameter...) and that it does not
@@ -80,7 +81,14 @@ LF_VLLM = Pair(
     "llamafactory==0.9.3,vllm==0.8.5.post1",
     ("--against", "vllm", "--no-baseline"),
 )
-PAIRS = (SPEC_TF, NARROW, MOVE, LF_VLLM)
+MELLEA = Pair(
+    "mellea",
+    "mellea",
+    "mellea==0.3.2,transformers==5.17.0",
+    "mellea==0.3.2,transformers==4.57.6",
+    ("--against", "transformers", "--baseline", "transformers==4.57.6"),
+)
+PAIRS = (SPEC_TF, MELLEA, NARROW, MOVE, LF_VLLM)
 LEGACY = "speculators/convert/eagle/eagle3_legacy_model.py"
 NARROWED, REMOVED = "narrowapp/uses.py", "set_reshard_after_backward"
 BREAKS = (
@@ -92,6 +100,8 @@ BREAKS = (
           ("position_ids", "unsqueeze_dim")),
     Break(4, "override no longer fits the callee's call", SPEC_TF, LEGACY, {342},
           ("tie_weights", "recompute_mapping")),
+    Break(5, "removed member, narrowed by type(x) is C", MELLEA,
+          "mellea/backends/kv_block_helpers.py", {37}, ("to_legacy_cache",)),
     Break(5, "removed member, narrowed past continue", NARROW, NARROWED, {18}, (REMOVED,)),
     Break(5, "removed member, narrowed past assert", NARROW, NARROWED, {25}, (REMOVED,)),
     Break(5, "removed member, narrowed by a helper", NARROW, NARROWED, {30}, (REMOVED,)),
