@@ -46,16 +46,14 @@ class TypeEnv:
         return None
 
     def narrowed(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> dict | None:
-        """``if isinstance(x, Cls):``: in that body, ``x`` is a ``Cls``."""
+        """``if isinstance(x, Cls):`` (or ``if type(x) is Cls:``): in that body, ``x`` is a
+        ``Cls``."""
         test = getattr(st, "test", None) if isinstance(st, ast.If) else None
-        if not (
-            isinstance(test, ast.Call)
-            and dotted(test.func) == "isinstance"
-            and len(test.args) == 2
-            and isinstance(test.args[0], ast.Name)
-        ):
+        got = _checked_type(test)
+        if got is None:
             return None
-        r = self.ref(test.args[1], local, cls)
+        name, kind = got
+        r = self.ref(kind, local, cls)
         if not (
             r
             and r[0] == "symbol"
@@ -63,7 +61,7 @@ class TypeEnv:
             and self.callees.is_class(r[1], r[2])
         ):
             return None
-        return {**local, test.args[0].id: ("instance", r[1], r[2])}
+        return {**local, name: ("instance", r[1], r[2])}
 
     def learn(
         self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
@@ -166,3 +164,26 @@ class TypeEnv:
             if t is not None:
                 local[a.arg] = t
         return local
+
+
+def _checked_type(test: ast.expr | None) -> tuple[str, ast.expr] | None:
+    """``isinstance(x, C)``, ``type(x) is C`` or ``type(x) == C``: ``(x, C)``."""
+    if (
+        isinstance(test, ast.Call)
+        and dotted(test.func) == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+    ):
+        return test.args[0].id, test.args[1]
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and isinstance(test.left, ast.Call)
+        and dotted(test.left.func) == "type"
+        and len(test.left.args) == 1
+        and not test.left.keywords
+        and isinstance(test.left.args[0], ast.Name)
+    ):
+        return test.left.args[0].id, test.comparators[0]
+    return None

@@ -372,3 +372,32 @@ def test_trl_on_vllm_guided_decoding_renamed(cli_env: dict[str, str]) -> None:
         assert "'guided_decoding'" in f["message"]
     assert data["stats"]["imports"] == control["stats"]["imports"] == 15
     assert data["stats"]["calls"] == control["stats"]["calls"] == 18
+
+
+def test_mellea_on_transformers_5_narrowed_by_an_exact_type_check(cli_env: dict[str, str]) -> None:
+    """mellea 0.3.2 (``transformers<5,>=4.53.2``) against transformers 5.17.0, which removed
+    ``DynamicCache.to_legacy_cache`` and ``from_legacy_cache`` (cache_utils.py:1005/1016 in
+    4.57.6; transformers issue 48479). backends/kv_block_helpers.py:37 ``if
+    type(tokens_or_cache) is DynamicCache: return tokens_or_cache.to_legacy_cache()`` -- the
+    class known only by the type check (issue 34, class 5) --, :28
+    ``DynamicCache.from_legacy_cache(...)``, :47 ``dc.to_legacy_cache()`` on the cache the model
+    hands back. Not asserted: backends/huggingface.py:29 ``from transformers.tokenization_utils
+    import PreTrainedTokenizer`` is reported missing, but 5.17's ``__init__`` makes that module
+    at run time (``_create_module_alias``, __init__.py:844, serving
+    tokenization_utils_sentencepiece, which imports the name): a false error, a module made by
+    a function at import (the issue's probe list)."""
+    args = ("--against", "transformers", "--baseline", "transformers==4.57.6")
+    control = check(cli_env, "mellea", "mellea==0.3.2,transformers==4.57.6", *args)
+    assert errors(control) == set()
+    data = check(cli_env, "mellea", "mellea==0.3.2,transformers==5.17.0", *args)
+    helpers = "mellea/backends/kv_block_helpers.py"
+    cache = "transformers.cache_utils:DynamicCache"
+    assert {e for e in errors(data) if e[0] == helpers} == {
+        (helpers, 28, "missing-attribute", f"{cache}.from_legacy_cache"),
+        (helpers, 37, "missing-attribute", f"{cache}.to_legacy_cache"),
+        (helpers, 47, "missing-attribute", f"{cache}.to_legacy_cache"),
+    }
+    (f,) = at(data, helpers, 37)
+    assert f["message"] == (
+        "'DynamicCache' object has no attribute 'to_legacy_cache' (transformers 5.17.0)"
+    )

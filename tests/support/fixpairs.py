@@ -1,4 +1,5 @@
-"""Handwritten caller/callee pairs for ``check --fix``, as real wheels in a private cache.
+"""Handwritten caller/callee pairs for ``check --fix`` (and ``check``: narrowapp), as real
+wheels in a private cache.
 
 ``tests/fixtures/fixpairs/NAME-VERSION/`` holds a package and its ``METADATA`` (a caller's
 ``Requires-Dist: lib==1.0.0`` is its baseline). Each folder becomes a real wheel with a RECORD,

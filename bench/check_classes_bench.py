@@ -1,0 +1,277 @@
+"""Benchmark: issue 34's seven classes of break -- `harness check` beside mypy and pyright.
+
+For each class, a pair (a caller against a callee release that breaks it) and its control (the
+same caller against the release it was written for, where every error is a false one). All
+three tools read the same sources: the caller and the callee unpacked from their wheels, nothing
+else (a dependency neither names -- torch, pydantic -- is missing for all three alike). Classes
+1-4, 7 and one of 5 (mellea 0.3.2: ``type(x) is C``) are real releases from PyPI; 5 past an
+exit and 6 are the handwritten pairs of ``tests/fixtures/fixpairs`` (built into real wheels),
+since no released pair was found for them.
+
+A known break counts as found by a tool when it reports an error at one of the break's lines
+that names its subject (the removed member, the key, the parameter...) and that it does not
+also report there, in the same words, on the control; ``--detail`` prints what each said.
+
+Usage: python bench/check_classes_bench.py [--detail]
+       (mypy: the test extra; pyright: pip install pyright -- it fetches node's pyright from npm)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from harness.cache import cache_root  # noqa: E402
+from tests.support.fixpairs import FIXPAIRS, build_wheel  # noqa: E402
+
+Where = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Pair:
+    caller: str  # dist name
+    package: str  # import name
+    new: str  # pypi: spec of the breaking pair
+    control: str  # the spec it was written for
+    args: tuple[str, ...]  # harness check's options
+
+
+@dataclass(frozen=True, eq=False)
+class Break:
+    klass: int
+    words: str
+    pair: Pair
+    file: str
+    lines: set[int]  # where a report of it may sit (a call's lines, a use and its import)
+    subject: tuple[str, ...]  # a report of it names one of these
+
+
+SPEC_TF = Pair(
+    "speculators",
+    "speculators",
+    "speculators==0.3.0,transformers==5.17.0",
+    "speculators==0.3.0,transformers==4.57.6",
+    ("--against", "transformers", "--baseline", "transformers==4.57.6"),
+)
+NARROW = Pair(
+    "narrowapp",
+    "narrowapp",
+    "narrowapp==0.1.0,narrowlib==2.0.0",
+    "narrowapp==0.1.0,narrowlib==1.0.0",
+    (),
+)
+MOVE = Pair(
+    "moveapp", "moveapp", "moveapp==0.1.0,movelib==2.0.0", "moveapp==0.1.0,movelib==1.0.0", ()
+)
+LF_VLLM = Pair(
+    "llamafactory",
+    "llamafactory",
+    "llamafactory==0.9.3,vllm==0.11.0",
+    "llamafactory==0.9.3,vllm==0.8.5.post1",
+    ("--against", "vllm", "--no-baseline"),
+)
+MELLEA = Pair(
+    "mellea",
+    "mellea",
+    "mellea==0.3.2,transformers==5.17.0",
+    "mellea==0.3.2,transformers==4.57.6",
+    ("--against", "transformers", "--baseline", "transformers==4.57.6"),
+)
+PAIRS = (SPEC_TF, MELLEA, NARROW, MOVE, LF_VLLM)
+LEGACY = "speculators/convert/eagle/eagle3_legacy_model.py"
+NARROWED, REMOVED = "narrowapp/uses.py", "set_reshard_after_backward"
+BREAKS = (
+    Break(1, "base remakes its subclasses", SPEC_TF, "speculators/config.py", {160},
+          ("dataclass", "__init_subclass__", "metaclass")),
+    Break(2, "base method collides in the MRO", SPEC_TF, "speculators/config.py", {160},
+          ("validate",)),
+    Break(3, "positional argument slid", SPEC_TF, LEGACY, {106, 107, 108},
+          ("position_ids", "unsqueeze_dim")),
+    Break(4, "override no longer fits the callee's call", SPEC_TF, LEGACY, {342},
+          ("tie_weights", "recompute_mapping")),
+    Break(5, "removed member, narrowed by type(x) is C", MELLEA,
+          "mellea/backends/kv_block_helpers.py", {37}, ("to_legacy_cache",)),
+    Break(5, "removed member, narrowed past continue", NARROW, NARROWED, {18}, (REMOVED,)),
+    Break(5, "removed member, narrowed past assert", NARROW, NARROWED, {25}, (REMOVED,)),
+    Break(5, "removed member, narrowed by a helper", NARROW, NARROWED, {30}, (REMOVED,)),
+    Break(6, "guarded import used unguarded", MOVE, "moveapp/uses.py", {21, 34}, ("compress",)),
+    Break(7, "dict key forwarded by ** into a dataclass", LF_VLLM,
+          "llamafactory/chat/vllm_engine.py", {80, 97}, ("disable_log_requests",)),
+)  # fmt: skip
+
+Errors = dict[Where, list[str]]  # (file relative to the caller's root, line) -> messages
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    cp = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False)
+    return time.perf_counter() - start, cp.stdout
+
+
+def roots(spec: str) -> list[str]:
+    from harness.targets.pypi import PypiTarget
+
+    return PypiTarget(spec).probe_paths()
+
+
+def harness_errors(pair: Pair, spec: str, env: dict[str, str], tmp: Path) -> tuple[float, Errors]:
+    argv = [sys.executable, "-m", "harness", "check", pair.caller, "-t", f"pypi:{spec}"]
+    t, out = timed([*argv, *pair.args, "--json"], env, tmp)
+    errs: Errors = {}
+    for f in json.loads(out)["findings"]:
+        if f["severity"] == "error":
+            errs.setdefault((f["file"], f["line"]), []).append(f"{f['category']}: {f['message']}")
+    return t, errs
+
+
+def mypy_errors(pair: Pair, paths: list[str], tmp: Path) -> tuple[float, Errors] | None:
+    exe = shutil.which("mypy") or str(Path(sys.executable).parent / "mypy")
+    if not Path(exe).exists():
+        return None
+    root = paths[0]
+    env = {**os.environ, "MYPYPATH": os.pathsep.join(paths)}
+    argv = [exe, "--ignore-missing-imports", "--follow-imports=silent", "--no-incremental"]
+    argv += ["--cache-dir", str(tmp / "mypy-cache"), "--python-version", "3.11"]
+    t, out = timed(
+        [*argv, "-p", pair.package, "--no-error-summary", "--show-absolute-path"], env, tmp
+    )
+    errs: Errors = {}
+    for line in out.splitlines():
+        parts = line.split(":", 3)
+        if len(parts) == 4 and parts[2].strip() == "error" and parts[0].startswith(root):
+            where = (os.path.relpath(parts[0], root), int(parts[1]))
+            errs.setdefault(where, []).append(parts[3].strip())
+    return t, errs
+
+
+def pyright_errors(pair: Pair, paths: list[str], tmp: Path) -> tuple[float, Errors] | None:
+    exe = shutil.which("pyright") or str(Path(sys.executable).parent / "pyright")
+    if not Path(exe).exists():
+        return None
+    root = paths[0]
+    cfg = tmp / "pyrightconfig.json"
+    config = {
+        # pyright ignores an absolute include, and auto-excludes **/.* (~/.cache) unless told
+        "include": [os.path.relpath(Path(root, pair.package), tmp)],
+        "exclude": ["**/__pycache__"],
+        "extraPaths": paths,
+        "typeCheckingMode": "basic",
+        "pythonVersion": "3.11",
+        # as mypy's --ignore-missing-imports: what the pair does not install is not an error
+        "reportMissingImports": "none",
+        "reportMissingModuleSource": "none",
+    }
+    cfg.write_text(json.dumps(config))
+    t, out = timed([exe, "--outputjson", "-p", str(cfg)], dict(os.environ), tmp)
+    try:
+        diags = json.loads(out).get("generalDiagnostics", [])
+    except ValueError:
+        return None
+    errs: Errors = {}
+    for d in diags:
+        if d.get("severity") == "error" and d["file"].startswith(root):
+            where = (os.path.relpath(d["file"], root), d["range"]["start"]["line"] + 1)
+            errs.setdefault(where, []).append(d["message"].splitlines()[0])
+    return t, errs
+
+
+def said(b: Break, new: Errors, control: Errors) -> list[str]:
+    """What a tool reported at the break's lines on the breaking pair, naming its subject, and
+    not in the same words on the control (an error there on both is about something else)."""
+    return [
+        m for ln in sorted(b.lines) for m in new.get((b.file, ln), [])
+        if m not in control.get((b.file, ln), []) and any(w in m for w in b.subject)
+    ]  # fmt: skip
+
+
+def count(errs: Errors) -> int:
+    return sum(len(v) for v in errs.values())
+
+
+def prepared_cache(tmp: Path) -> Path:
+    """A cache whose ``pypi/`` links every unpacked layout of the user's cache and whose
+    ``wheels/`` holds the handwritten pairs as wheels: nothing is unpacked twice."""
+    here = tmp / "cache"
+    (here / "pypi").mkdir(parents=True)
+    (here / "wheels").mkdir()
+    src = cache_root() / "pypi"
+    for d in sorted(src.iterdir()) if src.is_dir() else []:
+        if d.is_dir():
+            (here / "pypi" / d.name).symlink_to(d.resolve(), target_is_directory=True)
+    for folder in sorted(FIXPAIRS.iterdir()):
+        if folder.is_dir():
+            build_wheel(folder, here / "wheels")
+    return here
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--detail", action="store_true", help="what each tool said at each break")
+    opts = ap.parse_args()
+    for p in PAIRS:  # real wheels: fetched into the user's cache once, outside the timing
+        if not p.caller.endswith("app"):
+            roots(p.new), roots(p.control)
+    tools = ("harness check", "mypy", "pyright")
+    load0 = f"{os.getloadavg()[0]:.2f}"
+    found: dict[str, dict[Pair, tuple[Errors, Errors]]] = {t: {} for t in tools}
+    secs: dict[str, float] = dict.fromkeys(tools, 0.0)
+    missing: set[str] = set()
+    with tempfile.TemporaryDirectory(prefix="harness-classes-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        cache = prepared_cache(tmp)
+        os.environ["HARNESS_CACHE"] = str(cache)
+        env = {**os.environ, "HARNESS_HOSTS": str(tmp / "hosts.toml"), "HARNESS_SSH_PERSIST": "0"}
+        (tmp / "hosts.toml").write_text("")
+        for p in PAIRS:
+            got: dict[str, list[tuple[float, Errors]]] = {t: [] for t in tools}
+            for spec in (p.new, p.control):
+                paths = roots(spec)
+                got["harness check"].append(harness_errors(p, spec, env, tmp))
+                for name, fn in (("mypy", mypy_errors), ("pyright", pyright_errors)):
+                    r = fn(p, paths, tmp)
+                    if r is None:
+                        missing.add(name)
+                    else:
+                        got[name].append(r)
+            for t in tools:
+                if len(got[t]) == 2:
+                    found[t][p] = (got[t][0][1], got[t][1][1])
+                    secs[t] += got[t][0][0] + got[t][1][0]
+    shown = [t for t in tools if t not in missing]
+    print(f"load average before/after: {load0} / {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+    print("issue 34's classes: the break found (an error at its lines) / errors on the control")
+    print(f"{'class':58} " + " ".join(f"{t:>15}" for t in shown))
+    for b in BREAKS:
+        cells = ["yes" if said(b, *found[t][b.pair]) else "-" for t in shown]
+        print(f"{b.klass} {b.words:56} " + " ".join(f"{c:>15}" for c in cells))
+    print(f"{'recall':58} " + " ".join(
+        f"{sum(1 for b in BREAKS if said(b, *found[t][b.pair])):>12}/{len(BREAKS):<2}"
+        for t in shown
+    ))  # fmt: skip
+    for p in PAIRS:
+        who = f"errors on the control {p.control}"
+        print(f"{who:58} " + " ".join(f"{count(found[t][p][1]):>15}" for t in shown))
+    print(f"{'wall s, all pairs and controls':58} " + " ".join(f"{secs[t]:>15.1f}" for t in shown))
+    for name in sorted(missing):
+        print(f"{name}: not installed or did not run")
+    if opts.detail:
+        for b in BREAKS:
+            print(f"\n{b.klass} {b.words}: {b.file}:{','.join(map(str, sorted(b.lines)))}")
+            for t in shown:
+                for m in said(b, *found[t][b.pair])[:3]:
+                    print(f"  {t}: {m[:150]}")
+
+
+if __name__ == "__main__":
+    main()

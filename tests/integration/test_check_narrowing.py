@@ -1,0 +1,81 @@
+"""`harness check` on an object whose class is known only by narrowing past an exit (issue 34,
+class 5): a removal is a break, a name the baseline's class never had is not.
+
+The pair is handwritten (``tests/fixtures/fixpairs/narrowapp-0.1.0``, ``narrowlib-1.0.0`` and
+``-2.0.0``, built into real wheels and read through ``pypi:``): no released caller was found that
+narrows past an exit to a callee class and then uses a member a later callee release removed
+(see the commit that added it for what was searched). Its shape is the real one that made the
+rule: speculators 0.3.0's trainer ``if not isinstance(m, FSDPModule): continue`` then
+``m.to_empty(...)`` -- FSDP's ``FSDPModule`` is a mixin added to the model's modules, so the
+object has members its narrowed class never had. ``narrowapp`` was written for narrowlib 1.0.0
+(``Requires-Dist: narrowlib==1.0.0``: the baseline); 2.0.0 removed
+``ShardedModule.set_reshard_after_backward``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_cli
+
+USES = "narrowapp/uses.py"
+
+
+@pytest.fixture
+def env(fixpairs_cache: Path, tmp_path: Path) -> dict[str, str]:
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("")
+    (tmp_path / "home").mkdir()
+    return {
+        "HARNESS_CACHE": str(fixpairs_cache),
+        "HARNESS_HOSTS": str(hosts),
+        "HOME": str(tmp_path / "home"),
+        "HARNESS_SSH_PERSIST": "0",
+    }
+
+
+def check(env: dict[str, str], lib: str, *args: str) -> dict:
+    spec = f"pypi:narrowapp==0.1.0,narrowlib=={lib}"
+    r = run_cli("check", "narrowapp", "-t", spec, "--json", *args, env=env)
+    assert r.code in (0, 1), r.err
+    return json.loads(r.out)
+
+
+def findings(data: dict) -> set[tuple[int, str, str]]:
+    return {(f["line"], f["severity"], f["category"]) for f in data["findings"]}
+
+
+def test_a_member_the_baseline_had_is_an_error_past_continue_assert_and_helper(
+    env: dict[str, str],
+) -> None:
+    data = check(env, "2.0.0")
+    assert data["baseline"] == {"narrowlib": "1.0.0"}
+    # :18 past `if not isinstance(m, C): continue`, :25 past an assert, :30 through a helper
+    assert findings(data) == {
+        (18, "error", "missing-attribute"),
+        (25, "error", "missing-attribute"),
+        (30, "error", "missing-attribute"),
+    }
+    for f in data["findings"]:
+        assert f["file"] == USES
+        assert f["attribute"] == "set_reshard_after_backward"
+        assert f["symbol"] == "narrowlib:ShardedModule.set_reshard_after_backward"
+        said = "'ShardedModule' object has no attribute 'set_reshard_after_backward'"
+        assert said in f["message"]
+
+
+def test_a_member_the_baseline_lacked_stays_silent(env: dict[str, str]) -> None:
+    """``to_empty`` (:19), ``parameters`` (:26), ``named_parameters`` (:31): the module's own
+    members, which no narrowlib release had -- the mixin's instance has them at run time."""
+    data = check(env, "2.0.0")
+    assert not {f["line"] for f in data["findings"]} & {19, 26, 31}
+    # with no baseline to say what was removed, nothing on a narrowed object is a proof
+    assert check(env, "2.0.0", "--no-baseline")["findings"] == []
+
+
+def test_the_release_it_was_written_for_is_clean(env: dict[str, str]) -> None:
+    data = check(env, "1.0.0")
+    assert data["summary"] == {"error": 0, "warning": 0, "info": 0}
