@@ -188,9 +188,10 @@ def main() -> None:
             for d in unpacked:
                 (cache / "pypi" / d.name).symlink_to(d, target_is_directory=True)
             if table:
-                (cache / "results").mkdir()
-                for f in (tmp / "harness-cache-first" / "results").glob("probe-modules-*"):
-                    shutil.copy(f, cache / "results" / f.name)
+                (cache / "probe-modules").mkdir()
+                first = tmp / "harness-cache-first" / "probe-modules"
+                for f in first.glob("probe-modules-*"):
+                    shutil.copy(f, cache / "probe-modules" / f.name)
             return {**base_env, "HARNESS_CACHE": str(cache)}
 
         # bytecode written, as an install leaves it; the probe-module table made

@@ -36,9 +36,10 @@ def probe_modules() -> dict[str, tuple[str, ...]]:
 def shipped(probe: str) -> tuple[str, ...]:
     """One probe's shipped modules, reading only the files it reaches (a command runs one
     or two probes: it does not read all of ``probes/``) -- and, once computed, kept in the
-    cache's ``results/`` under a key of every probe file's name, mtime and size (parsing a
-    check's ~30 files was ~0.17 s of a 0.65 s warm check). A store that cannot be read or
-    written only costs the walk."""
+    cache's ``probe-modules/`` under a key of every probe file's name, mtime and size (parsing
+    a check's ~30 files was ~0.17 s of a 0.65 s warm check): harness's own data, one table per
+    version of ``probes/`` (a new one replaces the others), not a probe result. A store that
+    cannot be read or written only costs the walk."""
     root = probes_dir()
     path = _modules_store(root)
     table: dict[str, list[str]] = {}
@@ -59,6 +60,9 @@ def shipped(probe: str) -> tuple[str, ...]:
             part = path.with_name(f".{path.name}.{os.getpid()}")
             part.write_text(json.dumps(table), encoding="utf-8")
             os.replace(part, path)
+            for old in path.parent.glob("probe-modules-*.json"):
+                if old != path:  # another version of probes/: never read again
+                    old.unlink(missing_ok=True)
         except OSError:
             pass
     return mods
@@ -75,7 +79,7 @@ def _modules_store(root: Path) -> Path | None:
     except OSError:
         return None
     digest = hashlib.sha256(json.dumps(stamp).encode()).hexdigest()[:32]
-    return cache_root() / "results" / f"probe-modules-{digest}.json"
+    return cache_root() / "probe-modules" / f"probe-modules-{digest}.json"
 
 
 @contextmanager
