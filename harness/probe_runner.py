@@ -34,12 +34,9 @@ def probe_modules() -> dict[str, tuple[str, ...]]:
 
 @cache
 def shipped(probe: str) -> tuple[str, ...]:
-    """One probe's shipped modules, reading only the files it reaches (a command runs one
-    or two probes: it does not read all of ``probes/``) -- and, once computed, kept in the
-    cache's ``probe-modules/`` under a key of every probe file's name, mtime and size (parsing
-    a check's ~30 files was ~0.17 s of a 0.65 s warm check): harness's own data, one table per
-    version of ``probes/`` (a new one replaces the others), not a probe result. A store that
-    cannot be read or written only costs the walk."""
+    """One probe's shipped modules from the files it reaches (not all of ``probes/``), kept in
+    the cache's ``probe-modules/`` (one table per version of ``probes/``: parsing a check's ~30
+    files was ~0.17 s of a 0.65 s warm check). A store that fails only costs the walk."""
     root = probes_dir()
     path = _modules_store(root)
     table: dict[str, list[str]] = {}
