@@ -52,19 +52,26 @@ def shipped(probe: str) -> tuple[str, ...]:
     mods = closure(root, probe_main(root, probe))
     if path is not None:
         table[probe] = list(mods)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            part = path.with_name(f".{path.name}.{os.getpid()}")
-            part.write_text(json.dumps(table), encoding="utf-8")
-            os.replace(part, path)
-            for old in path.parent.glob("probe-modules-*.json"):
-                if old != path:  # another version of probes/: never read again
-                    old.unlink(missing_ok=True)
-        except OSError:
-            pass
+        if _write_json(path, table):
+            for other in path.parent.glob("probe-modules-*.json"):
+                if other != path:  # another version of probes/: never read again
+                    other.unlink(missing_ok=True)
     return mods
 
 
+def _write_json(path: Path, obj: object) -> bool:
+    """Whole or not at all (renamed into place); a cache not written is a slower next run."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.{os.getpid()}")
+        part.write_text(json.dumps(obj), encoding="utf-8")
+        os.replace(part, path)
+    except OSError:
+        return False
+    return True
+
+
+@cache
 def _modules_store(root: Path) -> Path | None:
     """Where :func:`shipped` keeps its table for these very probe files (and this code)."""
     from harness import probe_modules as walker
@@ -305,21 +312,14 @@ class _ResultCache:
     def save(self, env: Envelope) -> None:
         if not env.fingerprint:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(
-                json.dumps(
-                    {
-                        "data": env.data,
-                        "warnings": list(env.warnings),
-                        "fingerprint": [list(f) for f in env.fingerprint],
-                    }
-                )
-            )
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a cache that cannot be written is only a slower next run
+        _write_json(
+            self.path,
+            {
+                "data": env.data,
+                "warnings": list(env.warnings),
+                "fingerprint": [list(f) for f in env.fingerprint],
+            },
+        )
 
 
 _REFUSED_OPTION = re.compile(r"(illegal|invalid|unknown|unrecognized|bad) (option|switch)", re.I)

@@ -15,7 +15,6 @@ object has members its narrowed class never had. ``narrowapp`` was written for n
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -25,16 +24,8 @@ USES = "narrowapp/uses.py"
 
 
 @pytest.fixture
-def env(fixpairs_cache: Path, tmp_path: Path) -> dict[str, str]:
-    hosts = tmp_path / "hosts.toml"
-    hosts.write_text("")
-    (tmp_path / "home").mkdir()
-    return {
-        "HARNESS_CACHE": str(fixpairs_cache),
-        "HARNESS_HOSTS": str(hosts),
-        "HOME": str(tmp_path / "home"),
-        "HARNESS_SSH_PERSIST": "0",
-    }
+def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
+    return fixpairs_env
 
 
 def check(env: dict[str, str], lib: str, *args: str) -> dict:

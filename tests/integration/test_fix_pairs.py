@@ -18,16 +18,8 @@ from tests.support.fixpairs import FIXPAIRS
 
 
 @pytest.fixture
-def env(fixpairs_cache: Path, tmp_path: Path) -> dict[str, str]:
-    hosts = tmp_path / "hosts.toml"
-    hosts.write_text("")
-    (tmp_path / "home").mkdir()
-    return {
-        "HARNESS_CACHE": str(fixpairs_cache),
-        "HARNESS_HOSTS": str(hosts),
-        "HOME": str(tmp_path / "home"),
-        "HARNESS_SSH_PERSIST": "0",
-    }
+def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
+    return fixpairs_env
 
 
 def target(kind: str) -> str:

@@ -55,6 +55,21 @@ def fixpairs_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture
+def fixpairs_env(fixpairs_cache: Path, tmp_path: Path) -> dict[str, str]:
+    """The environment of a ``harness`` run over the fixture pairs' cache: no hosts, an empty
+    HOME, no kept connection."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text("")
+    (tmp_path / "home").mkdir()
+    return {
+        "HARNESS_CACHE": str(fixpairs_cache),
+        "HARNESS_HOSTS": str(hosts),
+        "HOME": str(tmp_path / "home"),
+        "HARNESS_SSH_PERSIST": "0",
+    }
+
+
 def install(venv: Path, wheels: list[Path]) -> Path:
     """A venv (no pip) with ``wheels`` unpacked into its site-packages, RECORD and all --
     what pip does for a pure wheel, without an index or a network. Returns site-packages."""
