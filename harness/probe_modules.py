@@ -89,12 +89,11 @@ def _imports(tree: ast.Module, known: frozenset[str]) -> tuple[set[str], set[str
 _BODIES = ("body", "orelse", "finalbody")
 
 
-def _edges(path: Path, known: dict[str, Path]) -> tuple[frozenset[str], frozenset[str]]:
+def _edges(path: Path, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """One module's ``(top, lazy)`` imports of ``probes`` modules (read once per version of
     the file in a process)."""
     st = path.stat()
-    top, lazy = _edges_of(path, st.st_mtime_ns, st.st_size, frozenset(known))
-    return top, lazy
+    return _edges_of(path, st.st_mtime_ns, st.st_size, names)
 
 
 @cache
@@ -151,13 +150,14 @@ def closure(root: Path, main: str) -> tuple[str, ...]:
     packages first, each module after those its top level imports, ``main`` last. Only the
     modules reached are read."""
     files = _files(root)
+    names = frozenset(files)
     graph: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
     todo = [main]
     while todo:
         mod = todo.pop()
         if mod in graph:
             continue
-        top, lazy = _edges(files[mod], files)
+        top, lazy = _edges(files[mod], names)
         graph[mod] = (top - {mod}, lazy - {mod})
         for dep in (*graph[mod][0], *graph[mod][1], *_packages(mod)):
             if dep in files and dep not in graph:
