@@ -366,7 +366,17 @@ def phase_dsv3() -> int:
     )
     step("prepare", "dsv3 prepare (vLLM 0.26.0 serve, kept)", [*base, "--keep-service"])
     step("generate", "dsv3 generate on vLLM 0.26.0 (has PR 46973)", base)
-    step("generate", "dsv3 generate on vLLM 0.24.0 (before PR 46973)", v24, expect="failed")
+    before = step(
+        "generate", "dsv3 generate on vLLM 0.24.0 (before PR 46973)", v24, expect="failed"
+    )
+    if before is not None:  # the words a user meets: the step's failure and its server's lines
+        rid = before["record"]["id"]
+        r = e2e.run(["harness", "logs", rid, "-t", TARGET], f"logs {rid}", quiet=True)
+        (e2e.LOGS / f"{rid}.log").write_text(r.out)
+        for line in [x for x in r.out.splitlines() if "harness: service" in x][-6:]:
+            say(f"    log: {line.strip()[-400:]}")
+        for line in served(r"[^\n]*(?:Error|must match)[^\n]*")[-4:]:
+            say(f"    serve log: {line.strip()[-400:]}")
     t24 = f"{TARGET}@{V24_PY}"
     r = vb.harness(
         "apply-patches",
@@ -427,6 +437,43 @@ def phase_dsv3() -> int:
     return 0
 
 
+def phase_cache24() -> int:
+    """Prefix caching on vLLM 0.24.0 (vLLM issue 44485 was open as of 0.22), on a fresh machine:
+    the Llama, 64 chats opening with one 300-word system prompt, prepare + generate verified."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    if not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(f"# issue 32, cache24: prefix caching ON on vLLM 0.24.0 (unpatched), over {TARGET}")
+    if not SPEC_PY.is_file():
+        environments()
+    if not ssh_up():
+        return 1
+    model = llama_model()
+    chat(WORK / "shared.jsonl", 64, " ".join(random.Random(9).choices(e2e.WORDS, k=300)), seed=6)
+    over = [
+        "prefix_caching=--enable-prefix-caching",
+        "enforce_eager=--enforce-eager",
+        f"vllm_python={V24_PY}",
+        f"hidden_states={WORK / 'data' / 'shared' / 'hs-0.24.0-cache'}",
+    ]
+    step(
+        "prepare",
+        "prepare shared prefix, caching ON, vLLM 0.24.0",
+        [*sets(model, "shared", IDS, over), "--keep-service"],
+    )
+    step(
+        "generate",
+        "generate shared prefix, caching ON, vLLM 0.24.0",
+        sets(model, "shared", IDS, over),
+    )
+    rates = [float(h.rsplit(" ", 1)[1].rstrip("%")) for h in served()]
+    say(
+        f"    serve log, caching ON, 0.24.0: prefix-cache hit rate max {max(rates, default=0.0):.1f}% over {len(rates)} stats lines ({', '.join(f'{x:.1f}' for x in rates[-6:])})"
+    )
+    overhead()
+    return 0
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     phase = next((a for a in sys.argv[1:] if not a.startswith("--")), "llama")
@@ -436,6 +483,7 @@ def main() -> int:
             "llama-rest": lambda: phase_llama(rest=True),
             "train": phase_train,
             "dsv3": phase_dsv3,
+            "cache24": phase_cache24,
         }
         return phases[phase]()
     finally:
