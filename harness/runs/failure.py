@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from harness.runs.models import FailureSummary, Frame
+from harness.runs.service_faults import ServiceFault, service_fault
 
 #: ``(VllmWorker TP0 pid=123) `` / ``(EngineCore_DP0 pid=9) `` -- vLLM's per-process prefix.
 _PROC_PREFIX = re.compile(r"^\((?:[A-Za-z_][\w ]*?)\s+pid=\d+\)\s?")
@@ -82,16 +83,36 @@ def summarize(
     """
     lines = [clean_line(x) for x in text.splitlines()]
     blocks = _tracebacks(lines)
+    fault = service_fault(lines, target)
     if not blocks:
-        return None
+        return None if fault is None else _from_service(None, fault)
     final = blocks[-1]
     root = None
     if _WRAPPERS.search(final.message) or _WRAPPERS.search(final.exc_type):
         earlier = [b for b in blocks[:-1] if not _WRAPPERS.search(b.message)]
         root = earlier[-1] if earlier else None
     if root is not None:
-        return replace(final, root_cause=explain(root, target, step))
-    return explain(final, target, step)
+        return _from_service(replace(final, root_cause=explain(root, target, step)), fault)
+    return _from_service(explain(final, target, step), fault)
+
+
+def _from_service(summary: FailureSummary | None, fault: ServiceFault | None) -> FailureSummary:
+    """The server's known fault is the root cause of a client that saw only its 500s."""
+    if fault is None:
+        assert summary is not None
+        return summary
+    exc_type, _, message = fault.line.partition(": ")
+    cause = FailureSummary(
+        exc_type=f"{exc_type} (service {fault.service})" if message else "service",
+        message=message or fault.line,
+        hint=fault.hint,
+        commands=fault.commands,
+    )
+    if summary is None:
+        return cause
+    if (summary.root_cause or summary).hint is not None:
+        return summary  # the step's own failure is known: its hint stands
+    return replace(summary, root_cause=cause)
 
 
 def explain(summary: FailureSummary, target: str | None, step: str | None = None) -> FailureSummary:

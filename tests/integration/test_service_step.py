@@ -188,6 +188,11 @@ def test_a_step_failed_by_its_servers_500s_shows_the_servers_own_error_lines(
     )
     log = local.run_dir(one(local, "generate_500")["record"]["id"]) / "log"
     assert f"harness: service {sid}: RuntimeError:" in log.read_text()
+    # the failure summary reads the server's line: the missing layer in words, what to run
+    said = " ".join(r.err.split())
+    assert f"RuntimeError (service {sid}): The expanded size of the tensor (4)" in said, r.err
+    assert "returned 3 hidden states per token for 4 layer ids: the last one of layer_ids" in said
+    assert "harness patches -t local" in said
     assert marked(sid) == []  # stopped after the step all the same
 
 
