@@ -65,6 +65,8 @@ class Count:
     layers: tuple[int, ...] = ()
     max_rel_err: float | None = None
     chosen_by: str = ""
+    #: samples whose values were read dequantized from float8 (hs-connectors' FP8 connector)
+    fp8: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"passed": self.passed, "compared": self.compared, "of": self.of}
@@ -73,6 +75,8 @@ class Count:
         if self.layers:
             out.update(layers=list(self.layers), max_rel_err=self.max_rel_err,
                        chosen_by=self.chosen_by)  # fmt: skip
+        if self.fp8:
+            out["fp8"] = self.fp8
         return out
 
     @classmethod
@@ -83,7 +87,8 @@ class Count:
         return cls(name, **n, skipped=str(d.get("skipped") or ""),
                    layers=tuple(x for x in map(_int, d.get("layers") or ()) if x is not None),
                    max_rel_err=float(err) if isinstance(err, (int, float)) else None,
-                   chosen_by=str(d.get("chosen_by") or ""))  # fmt: skip
+                   chosen_by=str(d.get("chosen_by") or ""),
+                   fp8=_int(d.get("fp8")) or 0)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -277,7 +282,8 @@ def summary(checks: tuple[Count, ...]) -> str:
         if c.layers:
             head += f" at layer{'s' if len(c.layers) > 1 else ''} " + ", ".join(map(str, c.layers))
         if c.max_rel_err is not None and c.layers and c.compared:
-            head += f" (max rel. err. {c.max_rel_err:.4f})"
+            fp8 = f"; {c.fp8:,} stored as FP8, dequantized with their scales" if c.fp8 else ""
+            head += f" (max rel. err. {c.max_rel_err:.4f}{fp8})"
         parts.append(head)
     return "; ".join(parts)
 

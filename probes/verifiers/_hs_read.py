@@ -5,7 +5,10 @@
   once, speculators keeps them in a frozenset); the layer ids in ``data_config.json``.
 * speculators 0.9.0: ``hs_{i}.safetensors`` (``token_ids`` [n], ``hidden_states``
   [n, layers, hidden]); the layer ids are not in the files: ``--layer-ids`` names them, in
-  the order vLLM captures them.
+  the order vLLM captures them. hs-connectors' ``FP8HiddenStatesConnector`` writes
+  ``hidden_states`` as float8_e4m3fn with ``hidden_states_scales`` [n, 1, 1] (one float32 scale
+  per token over all layers): its states are read dequantized (fp8 x scale, as its own reader
+  ``FP8Transfer`` does), so the values are compared, not the fp8 codes.
 
 A :class:`Sample` holds what every check needs (ids, how many layers, their rows, a
 duplicated pair) read memory-mapped, and only the layers asked for in memory. :func:`stream`
@@ -25,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 FORMATS = {"data_": ".pt", "hs_": ".safetensors"}
+#: hs-connectors' FP8 files: one float32 scale per token (``hs_connectors/fp8_utils.py``)
+SCALES = "hidden_states_scales"
 
 
 @dataclass
@@ -37,6 +42,7 @@ class Sample:
     dup: tuple[int, int] | None = None  # positions of two bit-identical layers
     states: dict[int, Any] = field(default_factory=dict)  # position -> [n, hidden], in memory
     prepared: Any = None  # the prepared dataset's ids for this index (list), when asked
+    fp8: bool = False  # stored as float8 with per-token scales (hs-connectors' FP8 connector)
     error: str | None = None  # "missing", "cannot be read: ..."
 
 
@@ -119,14 +125,26 @@ def _load_st(path: Path, s: Sample, positions: list[int], torch: Any) -> None:
             raise ValueError(f"hidden_states is {shape}, not [n, layers, hidden]")
         n, s.held = shape[0], shape[1]
         s.rows = [n] * s.held
+        scales = f.get_tensor(SCALES) if SCALES in f.keys() else None  # noqa: SIM118 (safe_open has no __contains__)
+        s.fp8 = scales is not None
+        if scales is not None and tuple(scales.shape) != (n, 1, 1):
+            raise ValueError(f"{SCALES} is {list(scales.shape)}, not [{n}, 1, 1]")
+
+        def raw(t: Any) -> Any:  # torch.equal has no float8 kernel: compare the bytes
+            return t.view(torch.uint8) if t.element_size() == 1 and t.is_floating_point() else t
+
         first = sl[0:1] if n else None
-        heads = [first[:, j] for j in range(s.held)] if first is not None else []
+        heads = [raw(first[:, j]) for j in range(s.held)] if first is not None else []
 
         def same(a: int, b: int) -> bool:
-            return torch.equal(sl[:, a : a + 1], sl[:, b : b + 1])
+            return torch.equal(raw(sl[:, a : a + 1]), raw(sl[:, b : b + 1]))
+
+        def layer(p: int) -> Any:
+            x = sl[:, p : p + 1][:, 0]
+            return x.contiguous() if scales is None else x.float() * scales[:, 0].float()
 
         s.dup = _duplicated(heads, same, torch)
-        s.states = {p: sl[:, p : p + 1][:, 0].contiguous() for p in positions if p < s.held}
+        s.states = {p: layer(p) for p in positions if p < s.held}
 
 
 def _duplicated(heads: list, same: Callable[[int, int], bool], torch: Any) -> tuple | None:

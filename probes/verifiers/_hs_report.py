@@ -4,7 +4,7 @@ where it goes (``HARNESS_VERIFY_FD`` when the supervisor runs the check, stdout 
 Shape (harness/runs/verification.py reads it)::
 
     {"checks": {"values": {"passed": P, "compared": C, "of": N, "layers": [2],
-                           "max_rel_err": x, "chosen_by": "all" | "spread"},
+                           "max_rel_err": x, "chosen_by": "all" | "spread"[, "fp8": F]},
                 "ids": {"passed", "compared", "of"[, "skipped": "no --prepared"]},
                 "lengths": {...}, "layers": {...}},
      "failed": [{"sample": "data_5", "check": "position", "why": "row 17 is ..."}],
@@ -39,6 +39,7 @@ class Tally:
         self.max_err = 0.0
         self.layer_checked = True
         self.skipped: dict[str, str] = {}
+        self.fp8 = 0  # samples whose values were dequantized from float8 (per-token scales)
 
     def compare(self, check: str, name: str, finding: Finding | None) -> bool:
         """One sample went through ``check`` (a count); ``finding``: its failure."""
@@ -75,6 +76,8 @@ class Tally:
                 checks[c]["skipped"] = self.skipped[c]
         checks["values"].update(layers=layers, max_rel_err=round(self.max_err, 4),
                                 chosen_by=chosen_by)  # fmt: skip
+        if self.fp8:
+            checks["values"]["fp8"] = self.fp8
         drift = None
         if self.warnings:
             worst = max(self.warnings, key=lambda w: w["rel_err"])

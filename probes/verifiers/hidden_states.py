@@ -138,6 +138,7 @@ def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[
     """One batch's values against the reference, sample by sample, layer by layer."""
     for s, refs in zip(batch, ref.states(batch), strict=True):
         verdicts = {}
+        tally.fp8 += s.fp8
         at_hand = {j: r.float() for j, r in refs.items()}
         for k in layers:
             x = s.states[configured.index(k)].to(refs[k].device).float()

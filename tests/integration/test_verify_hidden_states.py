@@ -158,6 +158,25 @@ def test_speculators_090_files_and_what_a_layer_id_means(made: tuple) -> None:
     assert report["failed"][0]["why"] == "layer 2's states are nearest reference layer 1"
 
 
+def test_fp8_files_are_compared_dequantized_and_the_words_say_so(made: tuple) -> None:
+    """hs-connectors' FP8 connector: float8 codes + per-token scales. Read as codes, every
+    value would be off by its scale; read dequantized, they pass -- but for the planted file
+    whose scales do not belong to its codes."""
+    ids = ["--layer-ids", "2,4,6", "--dtype", "float32", "--capture", "input", "--layers", "all"]
+    code, report, _ = check(made, "v090_fp8", *ids)
+    assert code == 1, report
+    assert by_sample(report) == {"hs_3": [("values", "relative error 1.000 at layer 2 (hard "
+                                                     "bound 0.25)")]}  # fmt: skip
+    values = report["checks"]["values"]
+    assert (values["passed"], values["compared"], values["fp8"]) == (69, 70, 70)
+    said = words(code, report)
+    assert "values 69/70 at layers 2, 4, 6 (max rel. err. " in said
+    assert "; 70 stored as FP8, dequantized with their scales)" in said
+    code, report, _ = check(made, "v090", *ids)  # bf16 files: no FP8 words
+    assert code == 0 and "fp8" not in report["checks"]["values"], report
+    assert "FP8" not in words(code, report)
+
+
 def test_a_deepseek_v3_shape_at_every_layer(made: tuple) -> None:
     code, report, _ = check(made, "moe/data", "--layers", "all", model="moe/model")
     assert code == 1

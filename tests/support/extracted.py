@@ -91,9 +91,31 @@ def main(out: Path) -> dict:
     t = load_file(str(d))
     save_file({"token_ids": t["token_ids"], "hidden_states": torch.cat(
         [t["hidden_states"][1:], t["hidden_states"][-1:]]).contiguous()}, str(d))  # fmt: skip
+    fp8(v090, out / "v090_fp8")
     moe(out / "moe", gen)
     planted = {str(i): list(v) for i, v in PLANTED.items()}
     return {"n": N, "late": LATE, "layers": LAYERS, "planted": planted, "drifted": DRIFTED}
+
+
+def fp8(src: Path, out: Path) -> None:
+    """``v090_fp8/``: v090's files as hs-connectors' FP8HiddenStatesConnector stores them --
+    float8_e4m3fn codes and ``hidden_states_scales`` [n, 1, 1], one scale per token over all
+    layers (its absolute maximum / the format's largest value). Planted: hs_3's scales doubled
+    (a file whose codes and scales do not belong together)."""
+    from safetensors.torch import load_file, save_file
+
+    out.mkdir()
+    top = torch.finfo(torch.float8_e4m3fn).max
+    for path in sorted(src.glob("hs_*.safetensors")):
+        t = load_file(str(path))
+        x = t["hidden_states"].float()
+        scale = (x.abs().amax(dim=(1, 2), keepdim=True) / top).clamp(min=1e-12)
+        if path.name == "hs_3.safetensors":
+            codes, scale = (x / scale).to(torch.float8_e4m3fn), scale * 2
+        else:
+            codes = (x / scale).to(torch.float8_e4m3fn)
+        save_file({"token_ids": t["token_ids"], "hidden_states": codes.contiguous(),
+                   "hidden_states_scales": scale.contiguous()}, str(out / path.name))  # fmt: skip
 
 
 def moe(out: Path, gen: torch.Generator) -> None:
