@@ -36,6 +36,8 @@ CONFIGS = {
     "--speculative-config": "vllm.config:SpeculativeConfig",
     "--kv-transfer-config": "vllm.config:KVTransferConfig",
 }
+#: Where vLLM registers its KV connectors by name (``register_connector("Name", module, cls)``).
+CONNECTOR_FACTORY = "vllm.distributed.kv_transfer.kv_connector.factory"
 #: argparse's own.
 ALWAYS = frozenset({"-h", "--help"})
 API_SERVER = "vllm.entrypoints.openai.api_server"
@@ -76,6 +78,19 @@ class ConfigKeys:
     keys: tuple[tuple[str, Site], ...] = ()
     problem: str | None = None
     site: Site | None = None
+    #: the top-level keys whose values are strings (``kv_connector``), as written
+    strings: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConnectorUse:
+    """The KV connector ``--kv-transfer-config`` names: by its registered ``name`` alone, or
+    as a class of ``module`` (``kv_connector_module_path``: hs-connectors' connectors, which
+    run inside the server and must be installed in *its* environment)."""
+
+    name: str
+    module: str | None
+    site: Site
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,17 @@ class ServeCall:
     program: str = ""  # the executable as written: ``vllm``, ``/opt/env/bin/vllm``, a python
     flags: tuple[ServeFlag, ...] = ()
     configs: tuple[ConfigKeys, ...] = ()
+
+    @property
+    def connector(self) -> ConnectorUse | None:
+        """The connector ``--kv-transfer-config`` names, when it names one by a string."""
+        for given in self.configs:
+            name = given.strings.get("kv_connector")
+            if given.flag == "--kv-transfer-config" and name:
+                site = dict(given.keys).get("kv_connector", given.site)
+                if site is not None:
+                    return ConnectorUse(name, given.strings.get("kv_connector_module_path"), site)
+        return None
 
 
 #: Where a token of the argv is written: (token index, the text to look for) -> Site.
@@ -170,7 +196,10 @@ def _keys(flag: str, value: str, site: Site, where: Callable[[str], Site]) -> Co
         return ConfigKeys(flag, problem=f"its value is not JSON ({exc})", site=site)
     if not isinstance(data, dict):
         return ConfigKeys(flag, problem="its value is not a JSON object", site=site)
-    return ConfigKeys(flag, tuple((str(k), where(str(k))) for k in data), site=site)
+    strings = {str(k): v for k, v in data.items() if isinstance(v, str)}
+    return ConfigKeys(
+        flag, tuple((str(k), where(str(k))) for k in data), site=site, strings=strings
+    )
 
 
 @dataclass(frozen=True)
@@ -198,6 +227,11 @@ class ServeVocab:
     flag_lines: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     configs: Mapping[str, ConfigFields] = field(default_factory=dict)
     unread: tuple[str, ...] = ()  # classes/modules this vLLM does not have
+    #: the connector names this vLLM registers -> the line (None: the factory was not read)
+    connectors: Mapping[str, int] | None = None
+    connectors_file: str | None = None
+    #: the step's ``kv_connector_module_path`` as the server's environment has it
+    connector_module: ConnectorModule | None = None
 
     @property
     def label(self) -> str:
@@ -254,6 +288,10 @@ class ServeVocab:
                     got.get("file"),
                     got.get("line"),
                 )
+        raw = d.get("connectors")
+        conn: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+        registered = conn.get("registered")
+        module = conn.get("module")
         return cls(
             dist=d.get("dist"),
             version=d.get("version"),
@@ -262,12 +300,46 @@ class ServeVocab:
             flag_lines=lines,
             configs=configs,
             unread=tuple(unread),
+            connectors=(
+                {str(k): int(v) for k, v in registered.items()}
+                if isinstance(registered, dict)
+                else None
+            ),
+            connectors_file=conn.get("file"),
+            connector_module=ConnectorModule.from_dict(module)
+            if isinstance(module, dict)
+            else None,
         )
 
 
-def probe_args() -> dict[str, Any]:
-    """What the ``serveargs`` probe reads for ``vllm serve``."""
-    return {"classes": [*FLAG_CLASSES, *CONFIGS.values()], "parsers": list(PARSER_MODULES)}
+@dataclass(frozen=True)
+class ConnectorModule:
+    """A ``kv_connector_module_path`` as the server's environment has it (read, not imported)."""
+
+    name: str
+    found: bool
+    file: str | None = None
+    classes: Mapping[str, int] = field(default_factory=dict)  # top-level class -> line
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ConnectorModule:
+        raw = d.get("classes")
+        classes = {str(k): int(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        return cls(str(d.get("name") or ""), bool(d.get("found")), d.get("file"), classes)
+
+
+def probe_args(call: ServeCall | None = None) -> dict[str, Any]:
+    """What the ``serveargs`` probe reads for ``vllm serve``: its vocabulary, and the KV
+    connectors the call's ``--kv-transfer-config`` can name."""
+    connector = call.connector if call is not None else None
+    return {
+        "classes": [*FLAG_CLASSES, *CONFIGS.values()],
+        "parsers": list(PARSER_MODULES),
+        "connectors": {
+            "factory": CONNECTOR_FACTORY,
+            "module": connector.module if connector is not None else None,
+        },
+    }
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def read_vocab(target: Target, call: ServeCall, plan: StepPlan) -> tuple[ServeVo
     ``PYTHONPATH`` first): one probe, cached by the files it read."""
     from harness.runs.needs import step_paths
 
-    args = {**probe_args(), "prepend": step_paths(plan.env, plan.cwd or "/")}
+    args = {**probe_args(call), "prepend": step_paths(plan.env, plan.cwd or "/")}
     venv = _venv(call.program)
     if venv is not None:
         args["venv"] = venv

@@ -1,11 +1,14 @@
 """Probe: what a server's command line accepts, read from its installed source, never imported.
 
 args: {"classes": ["module:Qualname", ...], "parsers": ["module", ...],
+       "connectors": {"factory": "module", "module": "module" | null} | null,
        "prepend": [folders] | null, "venv": "/opt/env" | null, "paths": [...] | null}
 returns {"dist": "vllm", "version": "0.26.0",
          "classes": {ref: {"found": bool, "fields": [name, ...], "booleans": [name, ...],
                            "open": bool, "file": rel, "line": N, "reason": str}},
-         "options": {module: {"found": bool, "file": rel, "flags": {"--flag": line}}}}
+         "options": {module: {"found": bool, "file": rel, "flags": {"--flag": line}}},
+         "connectors": {"registered": {name: line} | null, "file": rel | null,
+                        "module": {"name", "found", "file", "classes": {name: line}} | null}}
 
 ``harness check --step`` reads ``vllm serve``'s vocabulary with it: the fields of the dataclasses
 its flags and JSON configs are made from (``fields``: the constructor's keyword parameters, the
@@ -14,6 +17,9 @@ parser turns into ``--flag``/``--no-flag`` pairs; ``open``: it also takes ``**kw
 binds), and every literal
 option string an ``add_argument(...)`` call in the parser modules spells. ``venv``: the prefix
 of the interpreter the command names (``/opt/env/bin/vllm``): its site-packages are read first.
+``connectors``: the names the factory module registers (``register_connector("Name", ...)``
+literals), and the step's ``kv_connector_module_path`` as that same environment has it (the
+server imports it: hs-connectors must be installed where vLLM is, not only beside speculators).
 """
 
 from __future__ import annotations
@@ -85,6 +91,55 @@ def option_strings(tree: ast.AST) -> dict[str, int]:
     return out
 
 
+def registered(tree: ast.AST) -> dict[str, int]:
+    """Every ``X.register_connector("Name", ...)`` literal name -> its line."""
+    out: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "register_connector"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            out.setdefault(node.args[0].value, node.lineno)
+    return out
+
+
+def top_classes(body: list[ast.stmt]) -> dict[str, int]:
+    """The classes a module defines at its top level (inside ``if``/``try`` too) -> line."""
+    out: dict[str, int] = {}
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            out.setdefault(node.name, node.lineno)
+        elif isinstance(node, (ast.If, ast.Try)):
+            for part in (node.body, node.orelse, getattr(node, "finalbody", [])):
+                out.update({k: v for k, v in top_classes(part).items() if k not in out})
+            for handler in getattr(node, "handlers", []):
+                out.update({k: v for k, v in top_classes(handler.body).items() if k not in out})
+    return out
+
+
+def _connectors(lookup: Lookup, spec: dict[str, Any]) -> dict[str, Any]:
+    factory = lookup.index.module(str(spec.get("factory") or ""))
+    out: dict[str, Any] = {"registered": None, "file": None, "module": None}
+    if factory is not None and factory.loc.file:
+        out["registered"] = registered(factory.tree)
+        out["file"] = lookup.index.rel(factory.loc.file)
+    name = spec.get("module")
+    if isinstance(name, str) and name:
+        mod = lookup.index.module(name)
+        found = mod is not None and bool(mod.loc.file)
+        out["module"] = {
+            "name": name,
+            "found": found,
+            "file": lookup.index.rel(mod.loc.file) if found and mod is not None else None,
+            "classes": top_classes(mod.tree.body) if found and mod is not None else {},
+        }
+    return out
+
+
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup = Lookup(Index(Finder(_roots(args)), target_python(args)), warn)
     classes = {ref: _fields(lookup, ref) for ref in args.get("classes") or []}
@@ -101,9 +156,11 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             "file": lookup.index.rel(mod.loc.file),
             "flags": option_strings(mod.tree),
         }
+    spec = args.get("connectors")
     return {
         "dist": owner[0] if owner else None,
         "version": owner[1] if owner else None,
         "classes": classes,
         "options": options,
+        "connectors": _connectors(lookup, spec) if isinstance(spec, dict) else None,
     }

@@ -179,7 +179,7 @@ def test_the_shipped_speculators_0_9_serve_step_is_clean_where_it_runs(
     for version in ("0.24.0", "0.26.0"):
         code, report, err = _check(SHIPPED, version, cli_env)
         assert (code, report["findings"]) == (0, []), (version, err)
-        assert report["stats"]["keys"] == 6
+        assert report["stats"]["keys"] == 7
     for value in ("--enforce-eager", "--enable-prefix-caching"):
         key = "enforce_eager" if "eager" in value else "prefix_caching"
         r = run_cli("check", "--step", "serve", "--pipeline", str(SHIPPED), "-t",
@@ -196,3 +196,61 @@ def test_the_shipped_speculators_0_9_serve_step_is_clean_where_it_runs(
         assert r.code == 1, typo
         (finding,) = json.loads(r.out)["findings"]
         assert (finding["file"], finding["keywords"], finding["fix"]) == (str(SHIPPED), [typo], fix)
+
+
+FP8 = (
+    "--set", "kv_connector=FP8HiddenStatesConnector", "--set", "hs_backend=fp8",
+    "--set", "kv_connector_module=hs_connectors.fp8_hidden_states_connector",
+)  # fmt: skip
+
+
+def test_the_connector_is_checked_where_the_server_runs(cli_env: dict[str, str]) -> None:
+    """hs-connectors' FP8 connector runs inside ``vllm serve``: against vLLM 0.26.0 alone (the
+    two-environment layout, hs-connectors installed beside speculators only) the shipped
+    pipeline's FP8 settings are an error naming the fix; with hs-connectors 0.9.0 in the same
+    environment, clean; a mistyped connector name is an error either way, with the nearest
+    name (vLLM's registry for a bare name, the module's classes for a module path)."""
+
+    def check(target: str, *sets: str) -> tuple[int, list[dict]]:
+        r = run_cli("check", "--step", "serve", "--pipeline", str(SHIPPED), "-t", target,
+                    *sets, "--json", env=cli_env, timeout=300)  # fmt: skip
+        assert "Traceback" not in r.err, r.err
+        return r.code, json.loads(r.out)["findings"]
+
+    code, found = check("pypi:vllm==0.26.0", *FP8)
+    assert code == 1
+    (f,) = found
+    assert f["keywords"] == ["kv_connector_module_path"] and f["file"] == str(SHIPPED)
+    assert (
+        "'hs_connectors.fp8_hidden_states_connector' is not installed where vllm 0.26.0 is"
+        in (f["message"])
+    )
+    assert "into the server's environment" in f["fix"]
+    assert check("pypi:vllm==0.26.0,hs-connectors==0.9.0", *FP8) == (0, [])
+    typo = ("--set", "kv_connector=FP8HiddenStateConnector")
+    code, found = check("pypi:vllm==0.26.0,hs-connectors==0.9.0", *FP8, *typo)
+    assert code == 1 and [x["fix"] for x in found] == ["Did you mean 'FP8HiddenStatesConnector'?"]
+    code, found = check("pypi:vllm==0.24.0", "--set", "kv_connector_module=")
+    assert code == 0 and [(x["severity"], x["keywords"]) for x in found] == [
+        ("warning", ["kv_connector_module_path"])
+    ]
+
+
+def test_a_connector_name_vllm_does_not_register_is_an_error(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """speculators' launch_vllm.py names the connector alone (vLLM's registry): a typo of it
+    is refused at start-up -- now an error at its line, pointing at vLLM's factory."""
+    text = GOOD.replace("ExampleHiddenStatesConnector", "ExampleHiddenStateConnector")
+    path = _pipeline(tmp_path, text)
+    for version in ("0.26.0", "0.20.2"):
+        code, report, _err = _check(path, version, cli_env)
+        assert code == 1, version
+        (f,) = report["findings"]
+        assert (f["line"], f["keywords"], f["fix"]) == (
+            _line(text, "ExampleHiddenStateConnector"),
+            ["kv_connector"],
+            "Did you mean 'ExampleHiddenStatesConnector'?",
+        )
+        assert f["callee_file"] == "vllm/distributed/kv_transfer/kv_connector/factory.py"
+        assert f"is not a KV connector vllm {version} registers" in f["message"]

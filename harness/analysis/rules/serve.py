@@ -6,6 +6,12 @@ no field of its config dataclass is refused when the config is built (vLLM's con
 extra fields). Both are errors here, at ``file:line`` of the step's command, with the nearest
 valid name. A prefix argparse completes (``--enforce`` for ``--enforce-eager``) is a warning: it
 binds while it stays unique.
+
+The connector ``--kv-transfer-config`` names is a value, not a key, and the server refuses it
+at start-up all the same: a ``kv_connector`` this vLLM does not register ("Unsupported
+connector type"), or a ``kv_connector_module_path`` the server's own environment cannot import
+-- hs-connectors' connectors run inside ``vllm serve``, yet pip installs hs-connectors only
+where speculators is (it declares no vLLM, and speculators' docs use two environments).
 """
 
 from __future__ import annotations
@@ -127,10 +133,89 @@ def key_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
     return out
 
 
+def connector_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
+    """The connector the call names, against what the server's environment has."""
+    use, vocab = facts.call.connector, facts.vocab
+    if use is None:
+        return []
+    symbol = f"--kv-transfer-config kv_connector {use.name}"
+    if use.module is None:
+        if vocab.connectors is None or use.name in vocab.connectors:
+            return []
+        near = nearest(use.name, vocab.connectors)
+        return [
+            _finding(
+                ctx,
+                Severity.ERROR,
+                use.site,
+                symbol,
+                "kv_connector",
+                f"--kv-transfer-config: '{use.name}' is not a KV connector {vocab.label} "
+                "registers: the server refuses it at start-up (unsupported connector type)",
+                f"Did you mean '{near}'?"
+                if near
+                else "Name a registered one, or its module with kv_connector_module_path.",
+                (vocab.connectors_file, vocab.connectors.get(near or "")),
+            )
+        ]
+    if not use.module:
+        return [
+            _finding(
+                ctx,
+                Severity.WARNING,
+                use.site,
+                symbol,
+                "kv_connector_module_path",
+                "--kv-transfer-config: kv_connector_module_path is empty: vLLM's connector "
+                "factory refuses an empty one at start-up (ValueError; read in 0.24.0 and 0.26.0)",
+                "Drop the key to use a registered connector, or name the connector's module.",
+            )
+        ]
+    module = vocab.connector_module
+    if module is None or module.name != use.module:
+        return []
+    if not module.found:
+        top = use.module.split(".")[0]
+        return [
+            _finding(
+                ctx,
+                Severity.ERROR,
+                use.site,
+                symbol,
+                "kv_connector_module_path",
+                f"--kv-transfer-config: kv_connector_module_path '{use.module}' is not "
+                f"installed where {vocab.label} is: the server imports it at start-up "
+                "(ModuleNotFoundError)",
+                f"Install the package that has {top} into the server's environment (the "
+                "serve step's interpreter), not only beside the client: e.g. hs-connectors "
+                "for hs_connectors.",
+            )
+        ]
+    if use.name in module.classes:
+        return []
+    near = nearest(use.name, module.classes)
+    return [
+        _finding(
+            ctx,
+            Severity.ERROR,
+            use.site,
+            symbol,
+            "kv_connector",
+            f"--kv-transfer-config: {use.module} defines no class '{use.name}': the server "
+            "refuses it at start-up",
+            f"Did you mean '{near}'?" if near else f"Name a class of {use.module}.",
+            (module.file, module.classes.get(near or "")),
+        )
+    ]
+
+
 def check(ctx: Context, earlier: Earlier) -> Produced:
     if ctx.serve is None:
         return Produced()
-    return Produced((*flag_findings(ctx, ctx.serve), *key_findings(ctx, ctx.serve)))
+    serve = ctx.serve
+    return Produced(
+        (*flag_findings(ctx, serve), *key_findings(ctx, serve), *connector_findings(ctx, serve))
+    )
 
 
 RULE = Rule("serve", frozenset({Category.SERVE_ARGUMENT}), check)
