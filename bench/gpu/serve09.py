@@ -474,6 +474,60 @@ def phase_cache24() -> int:
     return 0
 
 
+HSC_ENV = Path("/root/vllm-hsc-env")  # a venv over the image's vLLM 0.26.0, hs-connectors in it
+FP8 = ["kv_connector=FP8HiddenStatesConnector", "hs_backend=fp8",
+       "kv_connector_module=hs_connectors.fp8_hidden_states_connector"]  # fmt: skip
+
+
+def hsc_env() -> Path:
+    """A real venv (``--system-site-packages``: the image's vLLM 0.26.0 and torch) with
+    hs-connectors 0.9.0 installed in its own site-packages -- where the server imports it."""
+    py = HSC_ENV / "bin" / "python"
+    if not py.is_file():
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(HSC_ENV)], check=True)  # fmt: skip
+        site = next(HSC_ENV.glob("lib/python3*/site-packages"))
+        whl = [w for w in wheels("spec09") if "hs_connectors" in w]
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--target", str(site), *whl], check=True)  # fmt: skip
+    return py
+
+
+def phase_fp8() -> int:
+    """hs-connectors' FP8 connector inside the vLLM 0.26.0 server (the undeclared coupling, run):
+    ``check --step serve`` on the two-environment layout (hs-connectors beside speculators only)
+    and on a server environment that has it; then prepare -> generate -> vocab -> train with
+    the pipeline's three FP8 settings, the check reading the FP8 files dequantized."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    if not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(f"# issue 32, fp8: hs-connectors' FP8HiddenStatesConnector in the server, over {TARGET}")
+    if not SPEC_PY.is_file():
+        environments()
+    if not ssh_up():
+        return 1
+    model = llama_model()
+    py = hsc_env()
+    if not (WORK / "chat.jsonl").is_file():
+        chat(WORK / "chat.jsonl", 64, None, seed=5)
+    fp8 = [*FP8, f"hidden_states={WORK / 'data' / 'chat' / 'hs-fp8'}"]
+    for label, vpy in (("vLLM's env without hs-connectors (the two-environment layout)", sys.executable), ("a server env with hs-connectors", str(py))):  # fmt: skip
+        r = vb.harness("check", "--step", "serve", "--pipeline", str(PIPE), "-t", TARGET,
+                       *sets(model, "chat", IDS, [*fp8, f"vllm_python={vpy}"]),
+                       name=f"check --step serve, FP8, {label}", timeout=120)  # fmt: skip
+        lines = [x.strip() for x in r.out.strip().splitlines() if x.strip()]
+        say(f"  exit {r.code}: " + " | ".join(lines[-3:])[-600:])
+    over = [*fp8, f"vllm_python={py}", "enforce_eager=--enforce-eager"]
+    step("prepare", "prepare, FP8 connector (serve kept)", [*sets(model, "chat", IDS, over), "--keep-service"])  # fmt: skip
+    step("generate", "generate, FP8 connector", sets(model, "chat", IDS, over))
+    step("vocab", "vocab (FP8 run)", sets(model, "chat", IDS, over))
+    r = vb.harness("apply-patches", "-t", f"{TARGET}@{SPEC_PY}", "--dist", "speculators",
+                   "--patches", str(REPO / "patches"), name="apply-patches speculators 0.9.0",
+                   timeout=120)  # fmt: skip
+    say("  " + " | ".join(r.out.strip().splitlines()[-2:])[-400:])
+    step("train", "train (2 epochs) on the FP8 files, hs_backend=fp8", sets(model, "chat", IDS, over), timeout=500)  # fmt: skip
+    overhead()
+    return 0
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     phase = next((a for a in sys.argv[1:] if not a.startswith("--")), "llama")
@@ -484,6 +538,7 @@ def main() -> int:
             "train": phase_train,
             "dsv3": phase_dsv3,
             "cache24": phase_cache24,
+            "fp8": phase_fp8,
         }
         return phases[phase]()
     finally:
