@@ -163,8 +163,11 @@ def runs_json() -> list[dict[str, Any]]:
     return got if isinstance(got, list) else []
 
 
-def newest(step: str) -> dict[str, Any] | None:
-    rows = [x for x in runs_json() if x.get("record", {}).get("step") == step]
+def newest(step: str, since: float = 0.0) -> dict[str, Any] | None:
+    """The newest run of ``step`` created at or after ``since`` (an earlier one is not this
+    call's: a step refused before launch records nothing)."""
+    rows = [x for x in runs_json() if x.get("record", {}).get("step") == step
+            and float(x["record"].get("created_at") or 0) >= since - 1]  # fmt: skip
     return max(rows, key=lambda x: x["record"].get("created_at") or 0) if rows else None
 
 
@@ -183,10 +186,11 @@ def step(
     name: str, label: str, args: list[str], timeout: float = 400, expect: str = "verified"
 ) -> dict[str, Any] | None:
     """``harness run NAME`` on the target; OK when its verdict is what ``expect`` says."""
+    since = time.time()
     r = vb.harness(
         "run", name, "-t", TARGET, "--pipeline", str(PIPE), *args, name=label, timeout=timeout
     )
-    info = newest(name)
+    info = newest(name, since)
     if info is None:
         say(f"  BAD {label}: no run recorded -- {(r.err or r.out).strip()[-900:]}")
         return None
@@ -486,6 +490,10 @@ def hsc_env() -> Path:
     if not py.is_file():
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(HSC_ENV)], check=True)  # fmt: skip
         site = next(HSC_ENV.glob("lib/python3*/site-packages"))
+        # the image's interpreter is itself a venv: --system-site-packages reaches the base
+        # Python's site, not the image's (vLLM, torch) -- a .pth puts that one behind ours
+        image = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        (site / "image-site.pth").write_text(image + "\n")
         whl = [w for w in wheels("spec09") if "hs_connectors" in w]
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile", "--target", str(site), *whl], check=True)  # fmt: skip
     return py

@@ -5,12 +5,16 @@ Per sample and compared layer, in this order, each with its own words (``Finding
 
 1. ``non-finite``: "NaN/inf at row r"
 2. ``zeros``: "row r is all zeros (k rows)"
-3. ``position``: a row is misplaced when it matches reference row t-1 or t+1 (within
-   ``hard``) better than its own row; a row within ``hard`` of its own row is never called
-   misplaced (two neighbouring rows can be that alike: a run of one repeated token), nor is
-   one far from every reference row (an MoE token whose top-k experts flipped under bf16:
-   row 225 of a 24-layer DeepSeek-V3 sample on the H200, 0.3+ from its own row and from its
-   neighbours): that one is the error bound's
+3. ``position``: a row is misplaced when it *is* reference row t-1 or t+1: within ``tol``
+   of it, as right rows are of their own, and less than half as far from it as from its own
+   row. Nearness alone is no evidence: at layer 2 of a 24-layer DeepSeek-V3 shape on the
+   H200, neighbouring reference rows are 0.21 apart (median), and one MoE token whose top-k
+   experts flipped under bf16 (row 225: 0.257 from its own row, 0.154 from row 224, every
+   other row 0.006 from its own) was nearer its neighbour than its own: that one is the
+   error bound's. A row shifted by one is its neighbour up to the noise (0.006 there), which
+   a bound of ``hard`` missed wherever rows are closer than ``hard`` (a whole sample shifted
+   at that layer passed as drift). Two rows of one repeated token stay within ``tol`` of each
+   other's own: never named
 4. ``layer``: with the reference states of the neighbouring layer ids at hand, a captured
    layer that matches another reference layer (within ``hard``) better than its own is
    named; one within ``tol`` of its own is right whatever its neighbours are
@@ -136,9 +140,10 @@ def zeros(x) -> Finding | None:  # type: ignore[no-untyped-def]
     return Finding("zeros", f"row {int(bad[0])} is all zeros ({many})")
 
 
-def position(x, r, hard: float = HARD) -> Finding | None:  # type: ignore[no-untyped-def]
-    """The first row that matches reference row t-1 or t+1 (within ``hard``) better than its
-    own (and is not within ``hard`` of its own)."""
+def position(x, r, tol: float = TOLERANCE) -> Finding | None:  # type: ignore[no-untyped-def]
+    """The first row that *is* reference row t-1 or t+1: within ``tol`` of it (as right rows
+    are of their own), less than half as far from it as from its own row, and not within
+    ``tol`` of its own."""
     x, r = x.float(), r.float()
     own = _rel_rows(x, r)
     n = x.shape[0]
@@ -148,8 +153,8 @@ def position(x, r, hard: float = HARD) -> Finding | None:  # type: ignore[no-unt
     prev, nxt = big.clone(), big.clone()
     prev[1:] = _rel_rows(x[1:], r[:-1])
     nxt[:-1] = _rel_rows(x[:-1], r[1:])
-    near = ((prev < own) & (prev <= hard)) | ((nxt < own) & (nxt <= hard))
-    bad = (near & (own > hard)).nonzero()
+    near = ((prev * 2 < own) & (prev <= tol)) | ((nxt * 2 < own) & (nxt <= tol))
+    bad = (near & (own > tol)).nonzero()
     if not len(bad):
         return None
     t = int(bad[0])
@@ -180,7 +185,7 @@ def judge_layer(x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HAR
         found = test(x)
         if found is not None:
             return LayerVerdict(None, found)
-    found = position(x, refs[k], hard)
+    found = position(x, refs[k], tol)
     if found is not None:
         return LayerVerdict(rel_err(x, refs[k]), found)
     checked = any(j in refs for j in (k - 1, k + 1))

@@ -29,6 +29,10 @@ r1 = noise(r2, 0.5)
 r3 = noise(r2, 0.5)
 refs = {1: r1, 2: r2, 3: r3}
 """
+#: 64 rows of one residual-like stream: each row the same base plus its own update, so
+#: neighbouring rows are ~0.21 apart (what layer 2 of the DeepSeek-V3 shape measured)
+CLOSE = ("base = rnd(16); r2 = torch.stack([noise(base, 0.15) for _ in range(64)]); "
+         "refs = {2: r2}; ")  # fmt: skip
 # name -> (code making x (and maybe refs), check or None, words, drift)
 CASES: dict[str, tuple[str, str | None, str, bool]] = {
     "right": ("x = noise(r2, 1e-3)", None, "", False),
@@ -54,6 +58,19 @@ CASES: dict[str, tuple[str, str | None, str, bool]] = {
     "near a neighbour, within the tolerance": (
         "refs[1] = noise(r2, 0.01); x = noise(r2, 0.03)", None, "", False),
     "drift, no neighbour at hand": ("refs = {2: r2}; x = noise(r2, 0.1)", None, "", True),
+    # layer 2 of the 24-layer DeepSeek-V3 shape on the H200: neighbouring rows 0.21 apart
+    # (median), right rows 0.006 from their own; row 225 of hs_4 0.257 from its own and 0.154
+    # from row 224 (an MoE routing flip) -- named "nearest reference row 224" by the rule
+    # before (its neighbour within the hard bound); not a shift: the error bound's
+    "a row nearer its neighbour than its own, not at the noise (an MoE flip, rows alike)": (
+        CLOSE + "x = noise(r2, 0.006); v = r2[5] - r2[4]; n = rnd(16); "
+        "n = n - (n @ v) / (v @ v) * v; x[5] = r2[4] + n * (0.2 * r2[4].norm() / n.norm())",
+        None, "", False),  # 0.2 from row 4, ~0.3 from its own
+    # the shift such rows hide: every row 0.21 from its own -- under the hard bound, so the
+    # rule before passed the sample as drift; each row is its neighbour up to the noise
+    "a whole sample shifted where rows are alike (0.21 apart)": (
+        CLOSE + "x = noise(torch.cat([r2[1:], r2[-1:]]), 0.006)", "position",
+        "row 0 is nearest reference row 1", False),
     "the first failing test names it": ("x = noise(r3, 1e-3); x[0] = 0", "zeros",
                                         "row 0 is all zeros (the only one)", False),
 }  # fmt: skip

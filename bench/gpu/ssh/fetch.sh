@@ -20,6 +20,9 @@ trap 'rm -rf "$scratch"' EXIT
 chmod 755 "$scratch"  # apt's _apt user downloads into the current folder
 cd "$scratch"
 main=(openssh-server openssh-client openssh-sftp-server)
+# sshd links libwrap (TCP wrappers) -> libnsl -> libtirpc, which this machine may not have
+# installed: ldd cannot resolve them here (the H200 run of 2026-12-02 found each missing there)
+main+=(libwrap0 libnsl2 libtirpc3 libtirpc-common)
 get() {  # apt-get download, without its warning that root downloads unsandboxed
     apt-get download -q "$@" 2> >(grep -v '^W: Download is performed unsandboxed' >&2)
 }
@@ -29,7 +32,16 @@ for d in ./*.deb; do dpkg -x "$d" root; done
 bins=(root/usr/sbin/sshd root/usr/bin/ssh-keygen root/usr/bin/ssh root/usr/lib/openssh/sftp-server)
 # soname -> path as the loader here resolves it; the owning package from dpkg's database
 # (usrmerge: a file may be registered under /lib or /usr/lib)
-libs=$(for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u)
+# the unpacked debs' own libraries first: what they provide needs no package from here
+multi=x86_64-linux-gnu
+export LD_LIBRARY_PATH="$PWD/root/lib/$multi:$PWD/root/usr/lib/$multi"
+lines=$(for b in "${bins[@]}"; do ldd "$b"; done)
+if grep -q "not found" <<<"$lines"; then
+    echo "fetch.sh: unresolved: $(grep 'not found' <<<"$lines" | awk '{print $1}' | sort -u | tr '\n' ' ')(add their packages to main)" >&2
+    exit 3
+fi
+libs=$(awk '$2 == "=>" && $3 ~ /^\// {print $3}' <<<"$lines" | grep -v "^$PWD/root/" | sort -u)
+unset LD_LIBRARY_PATH
 pkgs=()
 for p in $libs; do
     real=$(readlink -f "$p")
