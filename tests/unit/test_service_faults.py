@@ -10,8 +10,9 @@ from harness.runs.failure import summarize
 from harness.runs.service_faults import service_fault
 
 SID = "serve-20261202-101530-ab12"
-#: torch's words for vLLM 0.24.0's ExtractHiddenStatesProposer copy of 3 aux states into 4 slots
-SHORT = "RuntimeError: The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [235, 4, 7168].  Tensor sizes: [235, 3, 7168]"
+#: the line the H200 brought back (vLLM 0.24.0, the DeepSeek-V3 shape, ids [2, 12, 21, 24]): torch on
+#: ExtractHiddenStatesProposer copying 3 aux states into its 4-slot buffer
+SHORT = "RuntimeError: The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [65, 4, 512].  Tensor sizes: [65, 3, 512]"
 
 
 @pytest.mark.parametrize(
