@@ -68,10 +68,11 @@ class NameUse(Site):
     """A use of a bare name (left unbound by a failed guarded import)."""
 
     name: str
+    via: int | None = None  # the later line of the ``try`` that binds it, skipped by the failure
 
     @classmethod
     def from_dict(cls, d: Json) -> NameUse:
-        return cls(**Site.fields_of(d), name=d["name"])
+        return cls(**Site.fields_of(d), name=d["name"], via=d.get("via"))
 
 
 @dataclass(frozen=True)

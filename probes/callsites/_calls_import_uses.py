@@ -62,7 +62,7 @@ class ImportRecorder:
                     )
             return
         mod = resolve_relative(self.module, self.is_pkg, node.level, node.module)
-        for a in node.names:
+        for i, a in enumerate(node.names):
             if a.name == "*":
                 continue
             local = a.asname or a.name
@@ -74,7 +74,7 @@ class ImportRecorder:
                 res = from_import(self.callees.finder, self.callees.lookup, mod, a.name)
                 extra: dict[str, Any] = {}
                 if guard is not None and not res.get("ok"):
-                    extra = self.without(guard, local)
+                    extra = self.without(guard, local, node, i)
                 self.uses["imports"].append(
                     {
                         **self.site(node, "<module>"),
@@ -89,17 +89,32 @@ class ImportRecorder:
                     }
                 )
 
-    def without(self, guard: ast.Try, local: str) -> dict[str, Any]:
+    def without(
+        self, guard: ast.Try, local: str, node: ast.ImportFrom, index: int
+    ) -> dict[str, Any]:
         """The module once this guarded import failed: is ``local`` bound, and where is it
-        used unguarded (each a NameError when reached)?"""
-        from probes.callsites._guards import fallback, unguarded_uses
+        used unguarded (each a NameError when reached)? The same for every name the rest of
+        the ``try`` body would have bound (``via``: the line that binds it, never reached)."""
+        from probes.callsites._guards import fallback, skipped
 
         fb = fallback(self.tree, guard, local)
         out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
-        if not fb["bound"] and not fb["reraises"]:
-            scopes = line_scopes(self.tree)
-            out["unbound_uses"] = [
-                {**self.site(n, scopes.get(n.lineno, "<module>")), "name": local}
-                for n in unguarded_uses(self.tree, guard, local, fb["flags"])
-            ]
+        if fb["reraises"]:
+            return out
+        lost = [] if fb["bound"] else [(local, None)]
+        lost += [(n, ln) for n, ln in skipped(guard, node, index) if n != local]
+        out["unbound_uses"] = [u for name, via in lost for u in self.unbound(guard, name, via)]
         return out
+
+    def unbound(self, guard: ast.Try, name: str, via: int | None) -> list[dict[str, Any]]:
+        from probes.callsites._guards import fallback, unguarded_uses
+
+        fb = fallback(self.tree, guard, name)
+        if via is not None and fb["bound"]:
+            return []  # a handler (or an earlier statement) binds it
+        flags = fb["flags"]
+        scopes = line_scopes(self.tree)
+        return [
+            {**self.site(n, scopes.get(n.lineno, "<module>")), "name": name, "via": via}
+            for n in unguarded_uses(self.tree, guard, name, flags)
+        ]

@@ -54,6 +54,8 @@ def test_guarded_import_is_info(findings: list[Finding]) -> None:
         if f.severity == "info" and f.category == "import-guarded"
     ]
     assert infos == [
+        ("import-guarded", "calleepkg.core:gone_first"),  # and what its try body binds later
+        ("import-guarded", "calleepkg.core:gone_second"),  # the name before it is bound
         ("import-guarded", "calleepkg.core:Optional_thing"),  # fallback binds None
         ("import-guarded", "calleepkg.core:gone_helper"),  # and its unguarded uses are errors
         ("import-guarded", "calleepkg.core:gone_flagged"),  # uses behind the flag: fine
