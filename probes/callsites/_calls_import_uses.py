@@ -43,7 +43,7 @@ class ImportRecorder:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
-                    self.env.bindings[a.asname] = ("module", a.name)
+                    self.env.bindings[a.asname] = ("module", self.callees.module_of(a.name))
                 else:
                     self.env.bindings[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
                 if self.callees.is_callee(a.name):
@@ -66,12 +66,13 @@ class ImportRecorder:
             if a.name == "*":
                 continue
             local = a.asname or a.name
+            real = self.callees.module_of(mod)  # a module made at import reads as its target
             if self.callees.is_module(f"{mod}.{a.name}"):
-                self.env.bindings[local] = ("module", f"{mod}.{a.name}")
+                self.env.bindings[local] = ("module", self.callees.module_of(f"{mod}.{a.name}"))
             else:
-                self.env.bindings[local] = ("symbol", mod, a.name)
+                self.env.bindings[local] = ("symbol", real, a.name)
             if self.callees.is_callee(mod):
-                res = from_import(self.callees.finder, self.callees.lookup, mod, a.name)
+                res = from_import(self.callees.finder, self.callees.lookup, real, a.name)
                 extra: dict[str, Any] = {}
                 if guard is not None and not res.get("ok"):
                     extra = self.without(guard, local, node, i)
