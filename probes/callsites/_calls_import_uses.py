@@ -67,6 +67,7 @@ class ImportRecorder:
                 continue
             local = a.asname or a.name
             real = self.callees.module_of(mod)  # a module made at import reads as its target
+            before = self.env.bindings.get(local)
             if self.callees.is_module(f"{mod}.{a.name}"):
                 self.env.bindings[local] = ("module", self.callees.module_of(f"{mod}.{a.name}"))
             else:
@@ -74,7 +75,12 @@ class ImportRecorder:
             if self.callees.is_callee(mod):
                 res = from_import(self.callees.finder, self.callees.lookup, real, a.name)
                 extra: dict[str, Any] = {}
-                if guard is not None and not res.get("ok"):
+                dead = None if res.get("ok") else self.dead_fallback(node)
+                if dead is not None:  # the body's import binds the name: this never runs
+                    extra = {"fallback_of": dead}
+                    if before is not None:
+                        self.env.bindings[local] = before
+                elif guard is not None and not res.get("ok"):
                     extra = self.without(guard, local, node, i)
                 self.uses["imports"].append(
                     {
@@ -89,6 +95,39 @@ class ImportRecorder:
                         "ref": self.env.bindings[local],
                     }
                 )
+
+    def dead_fallback(self, node: ast.ImportFrom) -> int | None:
+        """The line of the ``try`` this import is the ``except ImportError`` fallback of, when
+        every statement of that ``try`` body is a callee import that resolves: then nothing
+        raises ImportError there and this import never runs (ms-swift 3.12.6: ``from
+        vllm.lora.models import LoRAModel``, else ``vllm.lora.lora_model``'s)."""
+        from probes.callsites._guards import fallback_try
+
+        t = fallback_try(self.tree, node)
+        if t is None or not t.body:
+            return None
+        for st in t.body:
+            if isinstance(st, ast.Import):
+                if not all(
+                    self.callees.is_callee(a.name) and self.callees.is_module(a.name)
+                    for a in st.names
+                ):
+                    return None
+                continue
+            if not isinstance(st, ast.ImportFrom):
+                return None
+            mod = resolve_relative(self.module, self.is_pkg, st.level, st.module)
+            if not self.callees.is_callee(mod) or not all(
+                a.name != "*" and self.resolves(mod, a.name) for a in st.names
+            ):
+                return None
+        return t.body[0].lineno
+
+    def resolves(self, mod: str, name: str) -> bool:
+        if self.callees.is_module(f"{mod}.{name}"):
+            return True
+        real = self.callees.module_of(mod)
+        return bool(from_import(self.callees.finder, self.callees.lookup, real, name).get("ok"))
 
     def without(
         self, guard: ast.Try, local: str, node: ast.ImportFrom, index: int

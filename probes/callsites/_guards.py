@@ -177,3 +177,18 @@ def _bound_by(st: ast.stmt) -> list[tuple[str, int]]:
     blocks = [getattr(st, f, None) or [] for f in ("body", "orelse", "finalbody")]
     blocks += [h.body for h in getattr(st, "handlers", None) or []]
     return [b for block in blocks for c in block for b in _bound_by(c)]
+
+
+def fallback_try(tree: ast.Module, node: ast.stmt) -> ast.Try | None:
+    """The ``try`` whose handler holds ``node`` at its top level, when that handler catches
+    only ``ImportError``/``ModuleNotFoundError``: ``node`` runs only if the body raised one."""
+    for t in ast.walk(tree):
+        if not isinstance(t, ast.Try):
+            continue
+        for h in t.handlers:
+            if any(st is node for st in h.body) and h.type is not None:
+                kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                names = {ast.unparse(k).split(".")[-1] for k in kinds}
+                if names <= {"ImportError", "ModuleNotFoundError"}:
+                    return t
+    return None

@@ -21,7 +21,9 @@ ms-swift 3.12.6 on vLLM 0.16.0 has the same break (:51/:52, used at :344/:598) b
 imports it truly treats as optional, which stay silent: trainers/rlhf_trainer/utils.py:914
 ``from vllm.transformers_utils.tokenizer_group import TokenizerGroup`` (removed in 0.16.0), whose
 handler binds ``TokenizerGroup = None`` and whose use at :1001 is under ``if TokenizerGroup is
-not None``; rollout.py:9 ``GuidedDecodingParams``, which nothing uses unguarded.
+not None``; rollout.py:9 ``GuidedDecodingParams``, which nothing uses unguarded. And the
+``except ImportError`` fallback of an import that binds never runs (infer_engine/vllm_engine.py
+:36/:39 on 0.16.0; trainers/rlhf_trainer/utils.py :907/:910 on 0.11.0): no error.
 """
 
 from __future__ import annotations
@@ -92,6 +94,13 @@ def test_ms_swift_truly_optional_imports_stay_silent(cli_env: dict[str, str]) ->
         if f["category"] == "import-guarded" and f["severity"] == "info"
     }
     assert {(utils, 914), (ROLLOUT, 9), (ROLLOUT, 51)} <= guarded
+    # the fallback of an import that binds never runs: vllm_engine.py:36 ``from
+    # vllm.sampling_params import StructuredOutputsParams`` binds on 0.16.0, so :39's
+    # ``GuidedDecodingParams as StructuredOutputsParams`` (gone in 0.16.0) is no error
+    engine = "swift/llm/infer/infer_engine/vllm_engine.py"
+    (fb,) = [f for f in data["findings"] if (f["file"], f["line"]) == (engine, 39)]
+    assert (fb["severity"], fb["category"]) == ("info", "import-guarded")
+    assert "fallback of line 36" in fb["message"]
     # TokenizerGroup: bound to None by the handler, and every use tests it first
     tokenizer_group = {914, 917, 993, 1001, 1002, 1003}
     assert not [

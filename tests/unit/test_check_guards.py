@@ -14,7 +14,7 @@ import pytest
 
 from harness.analysis.rules.imports import unbound_message
 from harness.analysis.uses import ImportUse
-from probes.callsites._guards import skipped
+from probes.callsites._guards import fallback_try, skipped
 
 
 def skipped_of(src: str, failing: str) -> list[tuple[str, int]]:
@@ -138,3 +138,26 @@ USE = ImportUse(
 )
 def test_the_words_of_an_unbound_name(name: str, via: int | None, expect: str) -> None:
     assert unbound_message(name, USE, "vllm 0.16.0", via) == expect
+
+
+@pytest.mark.parametrize(
+    ("handler", "expect"),
+    [
+        ("except ImportError:", True),  # ms-swift 3.12.6's LoRAModel: runs only if :907 fails
+        ("except ModuleNotFoundError:", True),
+        ("except (ImportError, ModuleNotFoundError):", True),
+        ("except Exception:", False),  # anything in the body may raise and run it
+        ("except (ImportError, AttributeError):", False),
+        ("except:", False),
+    ],
+)
+def test_a_fallback_import_runs_only_when_the_try_raises_import_error(
+    handler: str, expect: bool
+) -> None:
+    src = f"try:\n    from m import a\n{handler}\n    from m.old import a\n"
+    tree = ast.parse(src)
+    guard = tree.body[0]
+    assert isinstance(guard, ast.Try)
+    node = guard.handlers[0].body[0]
+    assert (fallback_try(tree, node) is guard) is expect
+    assert fallback_try(tree, guard.body[0]) is None  # the body's own import is no fallback

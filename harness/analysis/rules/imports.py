@@ -32,6 +32,9 @@ def check(ctx: Context, _: Earlier) -> Produced:
         where = ctx.version_of(use.module)
         if name:
             failed.add((use.file, f"{use.module}:{name}"))
+        if use.fallback_of is not None:
+            out.append(_dead_fallback(ctx, use, what, where))
+            continue
         if use.guarded:
             out.append(
                 ctx.finding(
@@ -72,6 +75,20 @@ def check(ctx: Context, _: Earlier) -> Produced:
 def hint_for(use: ImportUse) -> str:
     """The "Did you mean" tail of a failed import's fix (empty without suggestions)."""
     return f" Did you mean {', '.join(use.suggestions)}?" if use.suggestions else ""
+
+
+def _dead_fallback(ctx: Context, use: ImportUse, what: str, where: str) -> Finding:
+    """The ``except ImportError`` fallback of imports that all bind: it never runs."""
+    return ctx.finding(
+        Severity.INFO,
+        Category.IMPORT_GUARDED,
+        use,
+        what,
+        f"{what} does not exist in {where}, but the import is the except ImportError fallback "
+        f"of line {use.fallback_of}, whose imports bind on {where}: it does not run",
+        "Nothing to do while the first import binds.",
+        imported=use.name,
+    )
 
 
 def _deprecated(ctx: Context, use: ImportUse) -> Finding:
