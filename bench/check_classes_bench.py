@@ -4,9 +4,11 @@ For each class, a pair (a caller against a callee release that breaks it) and it
 same caller against the release it was written for, where every error is a false one). All
 three tools read the same sources: the caller and the callee unpacked from their wheels, nothing
 else (a dependency neither names -- torch, pydantic -- is missing for all three alike). Classes
-1-4, 7 and one of 5 (mellea 0.3.2: ``type(x) is C``) are real releases from PyPI; 5 past an
-exit and 6 are the handwritten pairs of ``tests/fixtures/fixpairs`` (built into real wheels),
-since no released pair was found for them.
+1-4, 6 (ms-swift 3.6.4 on vLLM 0.16.0: a guarded import and the later import of the same
+``try`` it skips), 7 and one of 5 (mellea 0.3.2: ``type(x) is C``) are real releases from PyPI;
+5 past an exit is the handwritten pair of ``tests/fixtures/fixpairs`` (built into real wheels),
+since no released pair was found for it. (6 was the handwritten ``moveapp``; the real pair has
+its shape -- ``except ImportError: pass``, the name used in a function body -- and more.)
 
 A known break counts as found by a tool when it reports an error at one of the break's lines
 that names its subject (the removed member, the key, the parameter...) and that it does not
@@ -71,8 +73,12 @@ NARROW = Pair(
     "narrowapp==0.1.0,narrowlib==1.0.0",
     (),
 )
-MOVE = Pair(
-    "moveapp", "moveapp", "moveapp==0.1.0,movelib==2.0.0", "moveapp==0.1.0,movelib==1.0.0", ()
+MS_SWIFT = Pair(
+    "ms-swift",
+    "swift",
+    "ms-swift==3.6.4,vllm==0.16.0",
+    "ms-swift==3.6.4,vllm==0.8.5.post1",
+    ("--against", "vllm", "--no-baseline"),
 )
 LF_VLLM = Pair(
     "llamafactory",
@@ -88,9 +94,10 @@ MELLEA = Pair(
     "mellea==0.3.2,transformers==4.57.6",
     ("--against", "transformers", "--baseline", "transformers==4.57.6"),
 )
-PAIRS = (SPEC_TF, MELLEA, NARROW, MOVE, LF_VLLM)
+PAIRS = (SPEC_TF, MELLEA, NARROW, MS_SWIFT, LF_VLLM)
 LEGACY = "speculators/convert/eagle/eagle3_legacy_model.py"
 NARROWED, REMOVED = "narrowapp/uses.py", "set_reshard_after_backward"
+ROLLOUT = "swift/llm/infer/rollout.py"
 BREAKS = (
     Break(1, "base remakes its subclasses", SPEC_TF, "speculators/config.py", {160},
           ("dataclass", "__init_subclass__", "metaclass")),
@@ -105,7 +112,9 @@ BREAKS = (
     Break(5, "removed member, narrowed past continue", NARROW, NARROWED, {18}, (REMOVED,)),
     Break(5, "removed member, narrowed past assert", NARROW, NARROWED, {25}, (REMOVED,)),
     Break(5, "removed member, narrowed by a helper", NARROW, NARROWED, {30}, (REMOVED,)),
-    Break(6, "guarded import used unguarded", MOVE, "moveapp/uses.py", {21, 34}, ("compress",)),
+    Break(6, "guarded import used unguarded", MS_SWIFT, ROLLOUT, {30, 155}, ("get_open_port",)),
+    Break(6, "the try's next import skipped, used unguarded", MS_SWIFT, ROLLOUT, {31, 318},
+          ("chunk_list",)),
     Break(7, "dict key forwarded by ** into a dataclass", LF_VLLM,
           "llamafactory/chat/vllm_engine.py", {80, 97}, ("disable_log_requests",)),
 )  # fmt: skip

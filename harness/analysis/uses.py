@@ -68,10 +68,11 @@ class NameUse(Site):
     """A use of a bare name (left unbound by a failed guarded import)."""
 
     name: str
+    via: int | None = None  # the later line of the ``try`` that binds it, skipped by the failure
 
     @classmethod
     def from_dict(cls, d: Json) -> NameUse:
-        return cls(**Site.fields_of(d), name=d["name"])
+        return cls(**Site.fields_of(d), name=d["name"], via=d.get("via"))
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class ImportUse(Site):
     suggestions: tuple[str, ...] = ()
     fallback: Fallback | None = None
     unbound_uses: tuple[NameUse, ...] = ()
+    fallback_of: int | None = None  # the line of the try body's import it stands in for
     ref: Ref | None = None
     deprecated: str = ""  # "file:line" of the warning a module __getattr__ serves it with
     now: str = ""  # what the shim returns, "module:name"
@@ -124,6 +126,7 @@ class ImportUse(Site):
             suggestions=tuple(d.get("suggestions") or ()),
             fallback=Fallback.from_dict(d.get("fallback")),
             unbound_uses=tuple(NameUse.from_dict(u) for u in d.get("unbound_uses") or ()),
+            fallback_of=d.get("fallback_of"),
             ref=Ref.from_wire(d["ref"]) if d.get("ref") else None,
             deprecated=f"{warns[0][0]['file']}:{warns[0][0]['line']}" if warns else "",
             now=f"{warns[0][-1]['module']}:{warns[0][-1]['name']}" if warns else "",

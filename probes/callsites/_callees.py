@@ -13,6 +13,7 @@ from probes.callsites._uses import annotation_union
 from probes.callsites._values import Values
 from probes.signatures._astindex import Index
 from probes.signatures._lookup import Lookup
+from probes.signatures._module_alias import Aliases
 from probes.signatures._resolvable import compiled
 from probes.signatures._syntax import dotted
 
@@ -32,12 +33,29 @@ class Callees:
         self._is_class: dict[tuple[str, str], bool] = {}
         self._returns: dict[tuple[str, str], Ref | None] = {}
         self.values = Values(self)  # a callee's named values: instances of its classes
+        self.aliases = Aliases(index)  # modules a package's __init__ makes by a function
 
     def is_callee(self, module: str) -> bool:
         return module.split(".")[0] in self.tops
 
     def is_module(self, name: str) -> bool:
-        return self.finder.find(name) is not None or bool(compiled(self.finder, name))
+        return (
+            self.finder.find(name) is not None
+            or bool(compiled(self.finder, name))
+            or (self.alias_of(name) is not None)
+        )
+
+    def alias_of(self, name: str) -> str | None:
+        """The module ``name`` forwards to, where no file is it but an ancestor package's
+        ``__init__`` makes it at import (transformers 5's ``tokenization_utils``)."""
+        if self.finder.find(name) is not None or compiled(self.finder, name):
+            return None
+        target = self.aliases.target(name)
+        return target if target is not None and self.finder.find(target) is not None else None
+
+    def module_of(self, name: str) -> str:
+        """``name``, or the module it is an alias of: where its members are read."""
+        return self.alias_of(name) or name
 
     def returns_class(self, module: str, qualname: str) -> Ref | None:
         """The callee class a function's return annotation names, if exactly one."""

@@ -43,7 +43,7 @@ class ImportRecorder:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
-                    self.env.bindings[a.asname] = ("module", a.name)
+                    self.env.bindings[a.asname] = ("module", self.callees.module_of(a.name))
                 else:
                     self.env.bindings[a.name.split(".")[0]] = ("module", a.name.split(".")[0])
                 if self.callees.is_callee(a.name):
@@ -62,19 +62,26 @@ class ImportRecorder:
                     )
             return
         mod = resolve_relative(self.module, self.is_pkg, node.level, node.module)
-        for a in node.names:
+        for i, a in enumerate(node.names):
             if a.name == "*":
                 continue
             local = a.asname or a.name
+            real = self.callees.module_of(mod)  # a module made at import reads as its target
+            before = self.env.bindings.get(local)
             if self.callees.is_module(f"{mod}.{a.name}"):
-                self.env.bindings[local] = ("module", f"{mod}.{a.name}")
+                self.env.bindings[local] = ("module", self.callees.module_of(f"{mod}.{a.name}"))
             else:
-                self.env.bindings[local] = ("symbol", mod, a.name)
+                self.env.bindings[local] = ("symbol", real, a.name)
             if self.callees.is_callee(mod):
-                res = from_import(self.callees.finder, self.callees.lookup, mod, a.name)
+                res = from_import(self.callees.finder, self.callees.lookup, real, a.name)
                 extra: dict[str, Any] = {}
-                if guard is not None and not res.get("ok"):
-                    extra = self.without(guard, local)
+                dead = None if res.get("ok") else self.dead_fallback(node)
+                if dead is not None:  # the body's import binds the name: this never runs
+                    extra = {"fallback_of": dead}
+                    if before is not None:
+                        self.env.bindings[local] = before
+                elif guard is not None and not res.get("ok"):
+                    extra = self.without(guard, local, node, i)
                 self.uses["imports"].append(
                     {
                         **self.site(node, "<module>"),
@@ -89,17 +96,65 @@ class ImportRecorder:
                     }
                 )
 
-    def without(self, guard: ast.Try, local: str) -> dict[str, Any]:
+    def dead_fallback(self, node: ast.ImportFrom) -> int | None:
+        """The line of the ``try`` this import is the ``except ImportError`` fallback of, when
+        every statement of that ``try`` body is a callee import that resolves: then nothing
+        raises ImportError there and this import never runs (ms-swift 3.12.6: ``from
+        vllm.lora.models import LoRAModel``, else ``vllm.lora.lora_model``'s)."""
+        from probes.callsites._guards import fallback_try
+
+        t = fallback_try(self.tree, node)
+        if t is None or not t.body:
+            return None
+        for st in t.body:
+            if isinstance(st, ast.Import):
+                if not all(
+                    self.callees.is_callee(a.name) and self.callees.is_module(a.name)
+                    for a in st.names
+                ):
+                    return None
+                continue
+            if not isinstance(st, ast.ImportFrom):
+                return None
+            mod = resolve_relative(self.module, self.is_pkg, st.level, st.module)
+            if not self.callees.is_callee(mod) or not all(
+                a.name != "*" and self.resolves(mod, a.name) for a in st.names
+            ):
+                return None
+        return t.body[0].lineno
+
+    def resolves(self, mod: str, name: str) -> bool:
+        if self.callees.is_module(f"{mod}.{name}"):
+            return True
+        real = self.callees.module_of(mod)
+        return bool(from_import(self.callees.finder, self.callees.lookup, real, name).get("ok"))
+
+    def without(
+        self, guard: ast.Try, local: str, node: ast.ImportFrom, index: int
+    ) -> dict[str, Any]:
         """The module once this guarded import failed: is ``local`` bound, and where is it
-        used unguarded (each a NameError when reached)?"""
-        from probes.callsites._guards import fallback, unguarded_uses
+        used unguarded (each a NameError when reached)? The same for every name the rest of
+        the ``try`` body would have bound (``via``: the line that binds it, never reached)."""
+        from probes.callsites._guards import fallback, skipped
 
         fb = fallback(self.tree, guard, local)
         out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
-        if not fb["bound"] and not fb["reraises"]:
-            scopes = line_scopes(self.tree)
-            out["unbound_uses"] = [
-                {**self.site(n, scopes.get(n.lineno, "<module>")), "name": local}
-                for n in unguarded_uses(self.tree, guard, local, fb["flags"])
-            ]
+        if fb["reraises"]:
+            return out
+        lost = [] if fb["bound"] else [(local, None)]
+        lost += [(n, ln) for n, ln in skipped(guard, node, index) if n != local]
+        out["unbound_uses"] = [u for name, via in lost for u in self.unbound(guard, name, via)]
         return out
+
+    def unbound(self, guard: ast.Try, name: str, via: int | None) -> list[dict[str, Any]]:
+        from probes.callsites._guards import fallback, unguarded_uses
+
+        fb = fallback(self.tree, guard, name)
+        if via is not None and fb["bound"]:
+            return []  # a handler (or an earlier statement) binds it
+        flags = fb["flags"]
+        scopes = line_scopes(self.tree)
+        return [
+            {**self.site(n, scopes.get(n.lineno, "<module>")), "name": name, "via": via}
+            for n in unguarded_uses(self.tree, guard, name, flags)
+        ]

@@ -123,3 +123,72 @@ def _mentions(node: ast.AST, names: set[str]) -> set[str]:
 def _catches_name_error(t: ast.expr) -> bool:
     names = [ast.unparse(e) for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
     return any(n.split(".")[-1] in ("NameError", "Exception", "BaseException") for n in names)
+
+
+def skipped(guard: ast.Try, node: ast.ImportFrom, index: int) -> list[tuple[str, int]]:
+    """``(name, line)`` for what the rest of the ``try`` body would have bound once name
+    ``index`` of ``node`` fails: the import raised, so the names after it in the statement
+    and every statement after it (in its block, then in each enclosing one) never run.
+
+    ``from x import a, b`` binds ``a`` before it asks for ``b``: only the later ones are lost.
+    A branch not taken (the ``else`` of the ``if`` the import is in) is no later statement.
+    """
+    out = [(a.asname or a.name, node.lineno) for a in node.names[index + 1 :]]
+    for block in _chain(guard.body, node) or []:
+        for st in block:
+            out += _bound_by(st)
+    return out
+
+
+def _chain(block: list[ast.stmt], node: ast.stmt) -> list[list[ast.stmt]] | None:
+    """The statements after ``node``: in its own block first, then in each enclosing one up
+    to ``block`` (None when ``node`` is not under ``block``)."""
+    for i, st in enumerate(block):
+        if st is node:
+            return [block[i + 1 :]]
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # a body that runs later, if ever: not the try's own statements
+        for field in ("body", "orelse", "finalbody"):
+            inner = _chain(getattr(st, field, None) or [], node)
+            if inner is not None:
+                return [*inner, block[i + 1 :]]
+        for h in getattr(st, "handlers", None) or []:
+            inner = _chain(h.body, node)
+            if inner is not None:
+                return [*inner, block[i + 1 :]]
+    return None
+
+
+def _bound_by(st: ast.stmt) -> list[tuple[str, int]]:
+    """``(name, line)`` for what a statement binds when it runs (a ``def``'s name, not its
+    body's), each with the line of the statement that binds it."""
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [(st.name, st.lineno)]
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name.split(".")[0], st.lineno) for a in st.names if a.name != "*"]
+    if isinstance(st, (ast.Assign, ast.AnnAssign)) and getattr(st, "value", None) is not None:
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        return [
+            (n.id, st.lineno)
+            for t in targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        ]
+    blocks = [getattr(st, f, None) or [] for f in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(st, "handlers", None) or []]
+    return [b for block in blocks for c in block for b in _bound_by(c)]
+
+
+def fallback_try(tree: ast.Module, node: ast.stmt) -> ast.Try | None:
+    """The ``try`` whose handler holds ``node`` at its top level, when that handler catches
+    only ``ImportError``/``ModuleNotFoundError``: ``node`` runs only if the body raised one."""
+    for t in ast.walk(tree):
+        if not isinstance(t, ast.Try):
+            continue
+        for h in t.handlers:
+            if any(st is node for st in h.body) and h.type is not None:
+                kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                names = {ast.unparse(k).split(".")[-1] for k in kinds}
+                if names <= {"ImportError", "ModuleNotFoundError"}:
+                    return t
+    return None

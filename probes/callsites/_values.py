@@ -46,7 +46,7 @@ class Values:
         if base[0] == "module":
             sub = f"{base[1]}.{attr}"
             return (
-                ("module", sub)
+                ("module", self.callees.module_of(sub))
                 if self.callees.is_module(sub)
                 else self.typed(("symbol", base[1], attr))
             )

@@ -381,11 +381,9 @@ def test_mellea_on_transformers_5_narrowed_by_an_exact_type_check(cli_env: dict[
     type(tokens_or_cache) is DynamicCache: return tokens_or_cache.to_legacy_cache()`` -- the
     class known only by the type check (issue 34, class 5) --, :28
     ``DynamicCache.from_legacy_cache(...)``, :47 ``dc.to_legacy_cache()`` on the cache the model
-    hands back. Not asserted: backends/huggingface.py:29 ``from transformers.tokenization_utils
-    import PreTrainedTokenizer`` is reported missing, but 5.17's ``__init__`` makes that module
-    at run time (``_create_module_alias``, __init__.py:844, serving
-    tokenization_utils_sentencepiece, which imports the name): a false error, a module made by
-    a function at import (the issue's probe list)."""
+    hands back. backends/huggingface.py:29 ``from transformers.tokenization_utils import
+    PreTrainedTokenizer`` binds: 5.17's ``__init__`` makes that module at run time
+    (``_create_module_alias``, __init__.py:844; test_check_module_alias.py)."""
     args = ("--against", "transformers", "--baseline", "transformers==4.57.6")
     control = check(cli_env, "mellea", "mellea==0.3.2,transformers==4.57.6", *args)
     assert errors(control) == set()

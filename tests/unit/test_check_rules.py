@@ -54,11 +54,24 @@ def test_guarded_import_is_info(findings: list[Finding]) -> None:
         if f.severity == "info" and f.category == "import-guarded"
     ]
     assert infos == [
+        ("import-guarded", "calleepkg.core:gone_first"),  # and what its try body binds later
+        ("import-guarded", "calleepkg.core:gone_second"),  # the name before it is bound
+        ("import-guarded", "calleepkg.core:gone_record"),  # a fallback that never runs
+        ("import-guarded", "calleepkg.core:gone_primary"),  # its fallback runs, and fails
         ("import-guarded", "calleepkg.core:Optional_thing"),  # fallback binds None
         ("import-guarded", "calleepkg.core:gone_helper"),  # and its unguarded uses are errors
         ("import-guarded", "calleepkg.core:gone_flagged"),  # uses behind the flag: fine
         ("import-guarded", "calleepkg.core:gone_def"),  # a def fallback: calls bind to it
     ]
+
+
+def test_a_fallback_of_imports_that_bind_never_runs(findings: list[Finding]) -> None:
+    (f,) = [f for f in findings if f.symbol == "calleepkg.core:gone_record"]
+    assert f.message == (
+        "calleepkg.core:gone_record does not exist in calleepkg 1.2.3, but the import is the "
+        "except ImportError fallback of line 30, whose imports bind on calleepkg 1.2.3: it "
+        "does not run"
+    )
 
 
 def test_a_name_a_module_getattr_serves_binds_and_a_warning_one_is_noted(

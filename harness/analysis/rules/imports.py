@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 def check(ctx: Context, _: Earlier) -> Produced:
     out: list[Finding] = []
     failed: set[tuple[str, str]] = set()
+    seen: set[tuple[str, int, str]] = set()
     for use in ctx.scan.imports:
         if use.ok:
             if use.deprecated:  # served by a module __getattr__ that warns
@@ -31,6 +32,9 @@ def check(ctx: Context, _: Earlier) -> Produced:
         where = ctx.version_of(use.module)
         if name:
             failed.add((use.file, f"{use.module}:{name}"))
+        if use.fallback_of is not None:
+            out.append(_dead_fallback(ctx, use, what, where))
+            continue
         if use.guarded:
             out.append(
                 ctx.finding(
@@ -44,7 +48,7 @@ def check(ctx: Context, _: Earlier) -> Produced:
                     imported=name,
                 )
             )
-            out += _unbound(ctx, use, what, where)
+            out += _unbound(ctx, use, what, where, seen)
             out += _fallback_shape(ctx, use, what)
             continue
         if use.dynamic:
@@ -73,6 +77,20 @@ def hint_for(use: ImportUse) -> str:
     return f" Did you mean {', '.join(use.suggestions)}?" if use.suggestions else ""
 
 
+def _dead_fallback(ctx: Context, use: ImportUse, what: str, where: str) -> Finding:
+    """The ``except ImportError`` fallback of imports that all bind: it never runs."""
+    return ctx.finding(
+        Severity.INFO,
+        Category.IMPORT_GUARDED,
+        use,
+        what,
+        f"{what} does not exist in {where}, but the import is the except ImportError fallback "
+        f"of line {use.fallback_of}, whose imports bind on {where}: it does not run",
+        "Nothing to do while the first import binds.",
+        imported=use.name,
+    )
+
+
 def _deprecated(ctx: Context, use: ImportUse) -> Finding:
     what = f"{use.module}:{use.name}"
     module, _, name = use.now.partition(":")
@@ -90,24 +108,46 @@ def _deprecated(ctx: Context, use: ImportUse) -> Finding:
     )
 
 
-def _unbound(ctx: Context, use: ImportUse, what: str, where: str) -> list[Finding]:
-    """Uses of a name the failed guarded import left unbound: NameError when reached."""
-    return [
-        ctx.finding(
-            Severity.ERROR,
-            Category.UNBOUND_NAME,
-            site,
-            what,
-            f"name '{site.name}' is not defined: `from {use.module} import "
-            f"{use.name}` (line {use.line}) fails on {where} and the except branch "
-            "binds nothing",
-            f"Bind a fallback in the except branch (e.g. {site.name} = None) and guard "
-            f"this use, or import {use.name} from where {where} defines it now.",
-            imported=use.name,
-            origin_line=use.line,
+def _unbound(
+    ctx: Context, use: ImportUse, what: str, where: str, seen: set[tuple[str, int, str]]
+) -> list[Finding]:
+    """Uses of the names the failed guarded import left unbound -- its own, and those the rest
+    of the ``try`` body would have bound -- each a NameError when reached. A use is said once,
+    by the first import that fails (a later one in the same ``try`` never ran)."""
+    out: list[Finding] = []
+    for site in use.unbound_uses:
+        key = (site.file, site.line, site.name)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(
+            ctx.finding(
+                Severity.ERROR,
+                Category.UNBOUND_NAME,
+                site,
+                what,
+                unbound_message(site.name, use, where, site.via),
+                f"Bind a fallback in the except branch (e.g. {site.name} = None) and guard "
+                f"this use, or import {use.name} from where {where} defines it now"
+                + (f" (then line {site.via} binds it)." if site.via is not None else "."),
+                imported=use.name,
+                origin_line=use.line,
+            )
         )
-        for site in use.unbound_uses
-    ]
+    return out
+
+
+def unbound_message(name: str, use: ImportUse, where: str, via: int | None) -> str:
+    """CPython's words for the NameError, and why: the import fails, and the line that would
+    have bound the name (``via``, when it is a later one of the ``try``) never runs."""
+    failed = f"`from {use.module} import {use.name}` (line {use.line}) fails on {where}"
+    if via is None:
+        return f"name '{name}' is not defined: {failed} and the except branch binds nothing"
+    skipped = "the same statement" if via == use.line else f"line {via}"
+    return (
+        f"name '{name}' is not defined: {failed} before {skipped} binds it, and the except "
+        "branch binds nothing"
+    )
 
 
 def _fallback_shape(ctx: Context, use: ImportUse, what: str) -> list[Finding]:
