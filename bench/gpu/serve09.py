@@ -441,6 +441,34 @@ def phase_dsv3() -> int:
     return 0
 
 
+def phase_dsv3_after() -> int:
+    """The DeepSeek-V3 shape on vLLM 0.26.0 alone (a payload without 0.24.0): prepare ->
+    generate, values at every captured layer of every sample -- the 'after' of the final
+    layer under the position rule that names only a row that is its neighbour."""
+    import kimi
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    if not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(
+        f"# issue 32, dsv3-after: vLLM 0.26.0, ids [2, 12, 21, 24], verify_layers=all, over {TARGET}"
+    )
+    if not SPEC_PY.is_file():
+        environments()
+    if not ssh_up():
+        return 1
+    built = kimi.build(DSV3_OUT, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
+    model = Path(built["text_dir"])
+    chat(WORK / "chat-dsv3.jsonl", 64, None, seed=7)  # the same 64 chats as the dsv3 phase
+    over = ["enforce_eager=--enforce-eager", "verify_layers=all",
+            f"hidden_states={WORK / 'data' / 'chat-dsv3' / 'hs-0.26.0-after'}"]  # fmt: skip
+    base = sets(model, "chat-dsv3", "2, 12, 21, 24", over)
+    step("prepare", "dsv3 prepare (vLLM 0.26.0 serve, kept)", [*base, "--keep-service"])
+    step("generate", "dsv3 generate on vLLM 0.26.0, every layer of every sample", base)
+    overhead()
+    return 0
+
+
 def phase_cache24() -> int:
     """Prefix caching on vLLM 0.24.0 (vLLM issue 44485 was open as of 0.22), on a fresh machine:
     the Llama, 64 chats opening with one 300-word system prompt, prepare + generate verified."""
@@ -546,6 +574,7 @@ def main() -> int:
             "train": phase_train,
             "dsv3": phase_dsv3,
             "cache24": phase_cache24,
+            "dsv3-after": phase_dsv3_after,
             "fp8": phase_fp8,
         }
         return phases[phase]()
