@@ -66,6 +66,14 @@ CASES: dict[str, tuple[str, str | None, str, bool]] = {
         CLOSE + "x = noise(r2, 0.006); v = r2[5] - r2[4]; n = rnd(16); "
         "n = n - (n @ v) / (v @ v) * v; x[5] = r2[4] + n * (0.2 * r2[4].norm() / n.norm())",
         None, "", False),  # 0.2 from row 4, ~0.3 from its own
+    # a lone row that is its neighbour (what 19 of 64 samples showed at layers 12-24 on the
+    # H200 under a rule for lone rows): no shift moves one row alone -- the error bound's
+    "one lone row that is its neighbour (rows alike)": (
+        CLOSE + "x = noise(r2, 0.006); x[5] = noise(r2[6], 0.006)", None, "", False),
+    # a shift from row 40 on: named at its first row
+    "rows shifted from row 40 on": (
+        CLOSE + "x = noise(r2, 0.006); x[40:-1] = noise(r2[41:], 0.006)", "position",
+        "row 40 is nearest reference row 41", False),
     # the shift such rows hide: every row 0.21 from its own -- under the hard bound, so the
     # rule before passed the sample as drift; each row is its neighbour up to the noise
     "a whole sample shifted where rows are alike (0.21 apart)": (
