@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from probes._finder import Finder, ModuleLocation, ProbeFailure
+from probes._walk import walk
 from probes.signatures._bound import made_class as bound_made_class
 from probes.signatures._lazy_exports import lazy_table, read_getattr
 from probes.signatures._platform import Decider, Version, builtin_aliases, target_python
@@ -128,7 +129,7 @@ def summarize(
                         s.all_names = _str_list(st.value)
                     elif isinstance(st.value, ast.Dict):
                         tables[t.id] = (st.value, st.lineno)
-                s.has_getattr |= "__getattr__" in {getattr(n, "id", "") for n in ast.walk(t)}
+                s.has_getattr |= "__getattr__" in {getattr(n, "id", "") for n in walk(t)}
         elif (
             isinstance(st, ast.AugAssign)
             and isinstance(st.target, ast.Name)
