@@ -150,6 +150,7 @@ class Scanner:
                 self.warn(str(exc))
                 continue
             hashes[rel] = hashlib.sha256(src.encode("utf-8")).hexdigest()
+            self.index.parsed[path] = (src, tree)  # a lookup into the caller parses it no more
             parsed.append((mod, rel, tree, src.splitlines()))
             imported |= imported_tops(mod, rel.endswith("__init__.py"), tree)
         caller_tops = {m.split(".")[0] for m, _, _ in files}

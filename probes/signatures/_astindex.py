@@ -86,11 +86,15 @@ def _top_level_statements(
 
 
 def summarize(
-    name: str, loc: ModuleLocation, source: str, python: Version | None = None
+    name: str,
+    loc: ModuleLocation,
+    source: str,
+    python: Version | None = None,
+    tree: ast.Module | None = None,
 ) -> ModuleSummary:
     """Pure: module text -> what it defines, imports and lazily exports, as read by Python
-    ``python`` (default: this one)."""
-    tree = ast.parse(source, filename=loc.file)
+    ``python`` (default: this one); ``tree``: the text already parsed."""
+    tree = ast.parse(source, filename=loc.file) if tree is None else tree
     lines = source.split("\n")
     s = ModuleSummary(name, loc, tree, lines, src=Source(lines))
     tables: dict[str, tuple[ast.Dict, int]] = {}  # read as lazy tables if __getattr__ serves
@@ -182,6 +186,8 @@ class Index:
         #: decides ``sys.version_info`` tests and an enum's call signature
         self.python: Version = python or target_python({})
         self._mods: dict[str, ModuleSummary | None] = {}
+        #: files parsed already (the callsites probe's caller files), by path: not again
+        self.parsed: dict[str, tuple[str, ast.Module]] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         if name in self._mods:
@@ -192,8 +198,11 @@ class Index:
             if not loc.file:  # namespace package: nothing to parse
                 summary = summarize(name, loc, "", self.python)
             else:
+                source, tree = self.parsed.pop(loc.file, (None, None))
                 try:
-                    summary = summarize(name, loc, read_source(loc.file), self.python)
+                    if source is None:
+                        source = read_source(loc.file)
+                    summary = summarize(name, loc, source, self.python, tree)
                 except SyntaxError as exc:
                     raise ProbeFailure(
                         "invalid-source",
