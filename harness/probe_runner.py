@@ -27,8 +27,7 @@ MARK = b"@@HARNESS-ENVELOPE@@ "
 
 
 def probe_modules() -> dict[str, tuple[str, ...]]:
-    """Each probe's shipped modules (dotted, in load order), computed from its imports
-    (:mod:`harness.probe_modules`), by probe name."""
+    """Each probe's shipped modules (dotted, in load order), by probe name."""
     return {name: shipped(name) for name in probe_names(probes_dir())}
 
 
@@ -118,8 +117,7 @@ def waiting(label: Callable[[], str], what: str, timeout: float) -> Iterator[Non
 
 
 def _path(module: str) -> Path:
-    """The file of a dotted probe module (``probes.runs._rundir``; a package: its
-    ``__init__.py``)."""
+    """The file of a dotted probe module (a package: its ``__init__.py``)."""
     rel = Path(*module.split(".")[1:])
     folder = probes_dir() / rel
     return folder / "__init__.py" if folder.is_dir() else folder.with_suffix(".py")
@@ -137,9 +135,8 @@ def _source(module: str) -> str:
 
 @cache
 def _bytecode(module: str) -> str:
-    """A probe module compiled by this interpreter, marshalled (base64): a target running this
-    very interpreter (``local``, ``pypi:``) skips compiling ~180 KB of probe source per run,
-    and the bytecode comes from ``__pycache__`` like any installed module's."""
+    """A probe module compiled by this interpreter, marshalled (base64), from ``__pycache__``:
+    a target running this very interpreter skips compiling ~180 KB of probe source per run."""
     import base64
     import marshal
     from importlib.machinery import SourceFileLoader
@@ -217,16 +214,17 @@ def run_probe(
     timeout: float | None = None,
     *,
     cache: bool = False,
+    meanwhile: Callable[[], object] | None = None,
 ) -> Envelope:
     """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
 
     ``timeout``: seconds (default: the target's, see :mod:`harness.targets.timeouts`). A
     probe still running after a few seconds says so on stderr; Ctrl-C ends it on the target.
+    ``meanwhile``: called as the probe starts (not for a kept result): work to overlap it.
 
     With ``cache``, the result is kept on this machine with the (mtime, size) of every file
     and folder the probe read; the next run sends that fingerprint and the probe answers
-    "unchanged" after a few stats instead of parsing again.
-    """
+    "unchanged" after a few stats instead of parsing again."""
     args = dict(args)
     paths = target.probe_paths()
     if paths is not None:
@@ -249,6 +247,8 @@ def run_probe(
     )
     timeout = target.command_timeout if timeout is None else timeout
     code = NOT_PYTHON_GUARD + _boot_source()
+    if meanwhile is not None:
+        meanwhile()
     # the label only once the command is under way: asking it first decides the route
     with waiting(lambda: target.label, f"the {probe} probe", timeout):
         try:
