@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from harness.analysis.scan import Lookup, Scan
     from harness.patching.overlay import Overlay
 
-#: What the check needs once the caller's probe answers: imported while it runs (~50 ms of
+#: What the check needs once the caller's probe answers: imported while it runs (~70 ms of
 #: harness's start-up, on the other core, instead of before the probe starts).
-_AFTER_THE_PROBE = ("harness.analysis.checker", "harness.analysis.scan")
+_AFTER_THE_PROBE = ("harness.analysis.checker", "harness.analysis.scan", "packaging.requirements")
 
 
 def _import_meanwhile() -> None:
