@@ -9,19 +9,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
+from harness.errors import NoSpace, NotWritable, ProbeError, Stopped
 from harness.probe_files import probes_dir
 from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
-from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
+from harness.targets.no_answer import no_envelope
+from harness.targets.shell import NOT_PYTHON_GUARD
+from harness.targets.waiting import waiting
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
 
@@ -83,37 +83,6 @@ def _modules_store(root: Path) -> Path | None:
         return None
     digest = hashlib.sha256(json.dumps(stamp).encode()).hexdigest()[:32]
     return cache_root() / "probe-modules" / f"probe-modules-{digest}.json"
-
-
-@contextmanager
-def waiting(label: Callable[[], str], what: str, timeout: float) -> Iterator[None]:
-    """Say on stderr, after a few seconds and then now and again, what is being waited for,
-    how long it may still take and how to allow more time; silent when it ends quickly."""
-    import sys
-    import threading
-    import time
-
-    from harness.targets.timeouts import MORE_TIME, PROGRESS_AFTER_S, PROGRESS_EVERY_S
-
-    done = threading.Event()
-    start = time.monotonic()
-
-    def tick() -> None:
-        wait = PROGRESS_AFTER_S
-        while not done.wait(wait):
-            took = time.monotonic() - start
-            sys.stderr.write(
-                f"harness: waiting for {what} on {label()}: {took:.0f}s so far, gives up at "
-                f"{timeout:g}s (Ctrl-C ends it there; {MORE_TIME})\n"
-            )
-            sys.stderr.flush()
-            wait = PROGRESS_EVERY_S
-
-    threading.Thread(target=tick, name="harness-waiting", daemon=True).start()
-    try:
-        yield
-    finally:
-        done.set()
 
 
 def _path(module: str) -> Path:
@@ -259,7 +228,7 @@ def run_probe(
             ) from None
     env = parse_envelope(result.stdout)
     if env is None:
-        raise _no_envelope(target, result.exit_code, result.stderr)
+        raise no_envelope(target, result.exit_code, result.stderr)
     if not env.ok:
         if env.kind == "no-space":  # the command says what it left (nothing written, ...)
             where = (env.details or {}).get("path")
@@ -320,38 +289,6 @@ class _ResultCache:
                 "fingerprint": [list(f) for f in env.fingerprint],
             },
         )
-
-
-_REFUSED_OPTION = re.compile(r"(illegal|invalid|unknown|unrecognized|bad) (option|switch)", re.I)
-
-
-def _no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:
-    python = target.python_argv()[0]
-    tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-    detail = " | ".join(tail)
-    why = None
-    if code == NOT_PYTHON_EXIT and NOT_PYTHON_MARK in stderr:
-        why = "a shell ran the probe's first line, which stopped it there"
-    elif code != 0 and _REFUSED_OPTION.search(detail):  # every Python takes -B
-        why = f"it refused Python's -B option: {tail[-1].strip()}"
-    if why is not None:
-        where = target.setting_line("python")
-        return TargetError(
-            f"{where + ': ' if where else ''}{target.label}: "
-            f"{'python = ' if where else ''}{python!r} is not a Python interpreter ({why})",
-            'name the interpreter whose packages you mean, e.g. python = "/root/venv/bin/python"'
-            if where
-            else "name a Python interpreter, e.g. -t local:/usr/bin/python3",
-        )
-    if code == 127 or "not found" in detail or "No such file" in detail:
-        return TargetError(
-            f"{target.label}: python interpreter {python!r} not found ({detail or 'exit 127'})",
-            'set `python = "/path/to/bin/python"` for this host in hosts.toml',
-        )
-    return TargetError(
-        f"{target.label}: the probe printed no result (exit {code}): {detail or 'no output'}",
-        "run `harness hosts --check` to see whether the target's python works",
-    )
 
 
 def _hint(env: Envelope) -> str | None:
