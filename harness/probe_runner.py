@@ -21,6 +21,7 @@ from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
 from harness.targets.no_answer import no_envelope
 from harness.targets.shell import NOT_PYTHON_GUARD
+from harness.targets.started import EarlyWord, Started, local_python
 from harness.targets.waiting import waiting
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
@@ -121,13 +122,16 @@ def build_payload(
     fingerprint: tuple[tuple[str, int, int], ...] | None = None,
     *,
     compiled: bool = False,
+    then: bool = False,
 ) -> bytes:
-    """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python)."""
+    """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python;
+    ``then``: ``args`` are its ``prepare``'s, the run's follow)."""
     mods = shipped(probe)
     doc: dict[str, Any] = {
         "modules": [[m, "", _bytecode(m)] if compiled else [m, _source(m)] for m in mods],
         "main": mods[-1],
         "args": args,
+        **({"then": True} if then else {}),
     }
     if fingerprint:
         doc["fingerprint"] = [list(f) for f in fingerprint]
@@ -176,6 +180,32 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
     )
 
 
+def _for_target(target: Target, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the target's import roots and the Python its files are read for."""
+    args = dict(args)
+    paths = target.probe_paths()
+    if paths is not None:
+        args["paths"] = paths
+    python = target.reads_for_python()
+    if python is not None:  # probes/signatures/_platform.target_python
+        args["python"] = python
+    return args
+
+
+def start_probe(target: Target, probe: str, args: dict[str, Any]) -> Started | None:
+    """``probe`` started on ``target`` with ``args`` for its ``prepare``, its run's arguments
+    to follow (:func:`run_probe`'s ``started``); None where it runs elsewhere than here."""
+    import sys
+
+    argv = local_python(target)
+    if argv is None:
+        return None
+    doc = build_payload(
+        probe, _for_target(target, args), compiled=argv == [sys.executable], then=True
+    )
+    return Started.start([*argv, "-B", "-c", NOT_PYTHON_GUARD + _boot_source()], doc)
+
+
 def run_probe(
     target: Target,
     probe: str,
@@ -184,48 +214,59 @@ def run_probe(
     *,
     cache: bool = False,
     meanwhile: Callable[[], object] | None = None,
+    early: Callable[[dict[str, Any]], object] | None = None,
+    started: Started | None = None,
 ) -> Envelope:
     """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
 
     ``timeout``: seconds (default: the target's, see :mod:`harness.targets.timeouts`). A
     probe still running after a few seconds says so on stderr; Ctrl-C ends it on the target.
     ``meanwhile``: called as the probe starts (not for a kept result): work to overlap it.
+    ``early``: given what the probe says early (``args["early"]``), in a thread, here only.
+    ``started``: :func:`start_probe`'s process for it, given ``args`` (ended if not needed).
 
     With ``cache``, the result is kept on this machine with the (mtime, size) of every file
     and folder the probe read; the next run sends that fingerprint and the probe answers
     "unchanged" after a few stats instead of parsing again."""
-    args = dict(args)
-    paths = target.probe_paths()
-    if paths is not None:
-        args["paths"] = paths
-    python = target.reads_for_python()
-    if python is not None:  # probes/signatures/_platform.target_python
-        args["python"] = python
+    args = _for_target(target, args)
     store = _ResultCache(target, probe, args) if cache else None
     hit = store.load() if store else None
+    if started is not None and hit is not None:  # it has no fingerprint to compare
+        started.cancel()
+        started = None
     if hit is not None and target.immutable:
         return hit
     import sys
 
-    from harness.targets.local import LocalTarget
-
-    # the very interpreter running harness, on this machine: it can take our bytecode
-    same_python = isinstance(target, LocalTarget) and target.python_argv() == [sys.executable]
-    payload = build_payload(
-        probe, args, fingerprint=hit.fingerprint if hit else None, compiled=same_python
-    )
-    timeout = target.command_timeout if timeout is None else timeout
-    code = NOT_PYTHON_GUARD + _boot_source()
-    if meanwhile is not None:
-        meanwhile()
-    # the label only once the command is under way: asking it first decides the route
-    with waiting(lambda: target.label, f"the {probe} probe", timeout):
-        try:
-            result = target.run_python(code, payload, timeout=timeout)
-        except KeyboardInterrupt:
-            raise Stopped(
-                f"stopped the {probe} probe on {target.label}; its process there was ended"
-            ) from None
+    local = local_python(target)
+    word = EarlyWord(early) if early is not None and local is not None else None
+    try:
+        sent = {**args, "early": word.path} if word is not None else args  # (not in the key)
+        # the very interpreter running harness, on this machine: it can take our bytecode
+        same, fingerprint = local == [sys.executable], hit.fingerprint if hit else None
+        payload = (
+            build_payload(probe, sent, fingerprint=fingerprint, compiled=same)
+            if started is None
+            else json.dumps(args).encode()
+        )
+        timeout = target.command_timeout if timeout is None else timeout
+        if meanwhile is not None:
+            meanwhile()
+        # the label only once the command is under way: asking it first decides the route
+        with waiting(lambda: target.label, f"the {probe} probe", timeout):
+            try:
+                if started is not None:
+                    result = started.finish(payload, timeout)
+                else:
+                    code = NOT_PYTHON_GUARD + _boot_source()
+                    result = target.run_python(code, payload, timeout=timeout)
+            except KeyboardInterrupt:
+                raise Stopped(
+                    f"stopped the {probe} probe on {target.label}; its process there was ended"
+                ) from None
+    finally:
+        if word is not None:
+            word.stop()
     env = parse_envelope(result.stdout)
     if env is None:
         raise no_envelope(target, result.exit_code, result.stderr)

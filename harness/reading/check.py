@@ -7,6 +7,7 @@ probe; binding and drift are pure (``harness.analysis``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from harness.analysis.findings import CheckReport
     from harness.analysis.scan import Lookup, Scan
     from harness.patching.overlay import Overlay
+    from harness.targets.started import Started
 
 #: What the check needs once the caller's probe answers: imported while it runs (~70 ms of
 #: harness's start-up, on the other core, instead of before the probe starts).
@@ -130,6 +132,59 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
     return args
 
 
+def _unread(pins: dict[str, str], callees: Mapping[str, Any]) -> dict[str, str]:
+    """Pure: the pins whose version is not the one installed (those a baseline reads)."""
+    installed = {
+        info.get("dist", top).lower(): info.get("version") for top, info in callees.items()
+    }
+    return {n: v for n, v in pins.items() if installed.get(n) != v}
+
+
+def _spec(pins: dict[str, str]) -> str:
+    return ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+
+
+class _EarlyBaseline:
+    """The baseline's probe, started from what the caller's scan says early (what the caller
+    requires and imports): it loads and reads the callee modules the caller imports while the
+    scan runs on, and takes its arguments once the scan answered. Whatever fails here is done
+    again after the scan, and reported there, as before (:mod:`harness.targets.started`)."""
+
+    def __init__(self, override: Sequence[str], wheelhouse: Path | None) -> None:
+        self.override, self.wheelhouse = override, wheelhouse
+        self.spec: str | None = None
+        self.started: Started | None = None
+        self.targets = contextlib.ExitStack()
+
+    def start(self, early: dict[str, Any]) -> None:
+        """(In the thread that read the early word.)"""
+        from harness.probe_runner import start_probe
+        from harness.targets.registry import open_kind
+
+        pins, _ = baseline_pins(early["caller"]["requires"], early["callees"], self.override)
+        pins = _unread(pins, early["callees"])
+        if pins:
+            bt = self.targets.enter_context(
+                open_kind("pypi", _spec(pins), wheelhouse=self.wheelhouse)
+            )
+            self.started = start_probe(bt, "callsites", {"prefetch": early.get("imports") or []})
+            self.spec = _spec(pins)
+
+    def take(self, spec: str) -> Started | None:
+        """The process started for ``spec``, if that is the one (else it is ended)."""
+        got, self.started = self.started, None
+        if got is not None and spec != self.spec:
+            got.cancel()
+            return None
+        return got
+
+    def close(self) -> None:
+        if self.started is not None:
+            self.started.cancel()
+            self.started = None
+        self.targets.close()
+
+
 def series_overlay(target: Target, root: Path) -> Overlay:
     """What the series under ``root`` leave on ``target`` (``check --with-patches``)."""
     from harness.patching.ops import status
@@ -180,7 +235,27 @@ def check(
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides
-    env = run_probe(target, "callsites", args, cache=True, meanwhile=_import_meanwhile)
+    early = _EarlyBaseline(baseline or [], baseline_from)
+    try:
+        return _check(target, caller, args, early, start, baseline, no_baseline, baseline_from,
+                      patch_notes)  # fmt: skip
+    finally:
+        early.close()
+
+
+def _check(
+    target: Target,
+    caller: str,
+    args: dict[str, Any],
+    early: _EarlyBaseline,
+    start: float,
+    baseline: list[str] | None,
+    no_baseline: bool,
+    baseline_from: Path | None,
+    patch_notes: list[str],
+) -> CheckReport:
+    env = run_probe(target, "callsites", args, cache=True, meanwhile=_import_meanwhile,
+                    early=None if no_baseline else early.start)  # fmt: skip
     from harness.analysis.checker import Checker
     from harness.analysis.findings import CheckReport
     from harness.analysis.scan import Scan, fits_from, lookups_from
@@ -201,11 +276,8 @@ def check(
     )
     base_symbols: dict[str, Lookup] | None = None
     base_fits: dict[str, Fits] | None = None
-    installed = {
-        info.get("dist", top).lower(): info.get("version") for top, info in scan.callees.items()
-    }
-    current = {n for n, v in pins.items() if installed.get(n) == v}
-    pins = {n: v for n, v in pins.items() if installed.get(n) != v}
+    current = set(pins) - set(_unread(pins, scan.callees))
+    pins = _unread(pins, scan.callees)
     if current:  # the target has the very version the caller was written for: it is the baseline
         tops = {
             top for top, info in scan.callees.items() if info.get("dist", top).lower() in current
@@ -217,10 +289,13 @@ def check(
     if pins:
         from harness.targets.registry import open_kind
 
-        spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+        spec = _spec(pins)
         try:
             with open_kind("pypi", spec, wheelhouse=baseline_from) as bt:
-                base_env = run_probe(bt, "callsites", baseline_args(scan), cache=True)
+                ready = early.take(spec)  # started while the scan ran, if it could be
+                base_env = run_probe(
+                    bt, "callsites", baseline_args(scan), cache=True, started=ready
+                )
             base_symbols = {**(base_symbols or {}), **lookups_from(base_env.data["symbols"])}
             base_fits = {**(base_fits or {}), **fits_from(base_env.data.get("fits"))}
         except TargetError as exc:
