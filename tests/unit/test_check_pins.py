@@ -49,7 +49,7 @@ def by_packaging(requires: list[str]) -> tuple[dict[str, str], list[str]]:
         ["hugging_face.hub==0.3.1rc1", "vllm[audio]==0.11.0"],
         ['vllm==0.11.0; python_version >= "3.9"', "vllm==0.9"],
         ["vllm-==1.0", "vllm.x==1", "  vllm==1.0", "vllm==1.0; extra == ", "vllm ==1.*"],
-        ["vllm @ https://example.com/vllm.whl", "vllm==0.11.0; extra == \"a b\"", "vllm"],
+        ["vllm @ https://example.com/vllm.whl", 'vllm==0.11.0; extra == "a b"', "vllm"],
         ["", "; extra == 'x'", "==1.0", "vllm==1.0.0; extra == 'dev' and extra == 'x'"],
     ],
 )
