@@ -9,26 +9,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.errors import NoSpace, NotWritable, ProbeError, Stopped, TargetError
+from harness.errors import NoSpace, NotWritable, ProbeError, Stopped
 from harness.probe_files import probes_dir
 from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
-from harness.targets.shell import NOT_PYTHON_EXIT, NOT_PYTHON_GUARD, NOT_PYTHON_MARK
+from harness.targets.no_answer import no_envelope
+from harness.targets.shell import NOT_PYTHON_GUARD
+from harness.targets.started import EarlyWord, Started, local_python
+from harness.targets.waiting import waiting
 
 MARK = b"@@HARNESS-ENVELOPE@@ "
 
 
 def probe_modules() -> dict[str, tuple[str, ...]]:
-    """Each probe's shipped modules (dotted, in load order), computed from its imports
-    (:mod:`harness.probe_modules`), by probe name."""
+    """Each probe's shipped modules (dotted, in load order), by probe name."""
     return {name: shipped(name) for name in probe_names(probes_dir())}
 
 
@@ -86,40 +86,8 @@ def _modules_store(root: Path) -> Path | None:
     return cache_root() / "probe-modules" / f"probe-modules-{digest}.json"
 
 
-@contextmanager
-def waiting(label: Callable[[], str], what: str, timeout: float) -> Iterator[None]:
-    """Say on stderr, after a few seconds and then now and again, what is being waited for,
-    how long it may still take and how to allow more time; silent when it ends quickly."""
-    import sys
-    import threading
-    import time
-
-    from harness.targets.timeouts import MORE_TIME, PROGRESS_AFTER_S, PROGRESS_EVERY_S
-
-    done = threading.Event()
-    start = time.monotonic()
-
-    def tick() -> None:
-        wait = PROGRESS_AFTER_S
-        while not done.wait(wait):
-            took = time.monotonic() - start
-            sys.stderr.write(
-                f"harness: waiting for {what} on {label()}: {took:.0f}s so far, gives up at "
-                f"{timeout:g}s (Ctrl-C ends it there; {MORE_TIME})\n"
-            )
-            sys.stderr.flush()
-            wait = PROGRESS_EVERY_S
-
-    threading.Thread(target=tick, name="harness-waiting", daemon=True).start()
-    try:
-        yield
-    finally:
-        done.set()
-
-
 def _path(module: str) -> Path:
-    """The file of a dotted probe module (``probes.runs._rundir``; a package: its
-    ``__init__.py``)."""
+    """The file of a dotted probe module (a package: its ``__init__.py``)."""
     rel = Path(*module.split(".")[1:])
     folder = probes_dir() / rel
     return folder / "__init__.py" if folder.is_dir() else folder.with_suffix(".py")
@@ -137,9 +105,8 @@ def _source(module: str) -> str:
 
 @cache
 def _bytecode(module: str) -> str:
-    """A probe module compiled by this interpreter, marshalled (base64): a target running this
-    very interpreter (``local``, ``pypi:``) skips compiling ~180 KB of probe source per run,
-    and the bytecode comes from ``__pycache__`` like any installed module's."""
+    """A probe module compiled by this interpreter, marshalled (base64), from ``__pycache__``:
+    a target running this very interpreter skips compiling ~180 KB of probe source per run."""
     import base64
     import marshal
     from importlib.machinery import SourceFileLoader
@@ -155,13 +122,16 @@ def build_payload(
     fingerprint: tuple[tuple[str, int, int], ...] | None = None,
     *,
     compiled: bool = False,
+    then: bool = False,
 ) -> bytes:
-    """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python)."""
+    """Pure: the stdin document for one probe run (``compiled``: bytecode for this Python;
+    ``then``: ``args`` are its ``prepare``'s, the run's follow)."""
     mods = shipped(probe)
     doc: dict[str, Any] = {
         "modules": [[m, "", _bytecode(m)] if compiled else [m, _source(m)] for m in mods],
         "main": mods[-1],
         "args": args,
+        **({"then": True} if then else {}),
     }
     if fingerprint:
         doc["fingerprint"] = [list(f) for f in fingerprint]
@@ -210,23 +180,8 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
     )
 
 
-def run_probe(
-    target: Target,
-    probe: str,
-    args: dict[str, Any],
-    timeout: float | None = None,
-    *,
-    cache: bool = False,
-) -> Envelope:
-    """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
-
-    ``timeout``: seconds (default: the target's, see :mod:`harness.targets.timeouts`). A
-    probe still running after a few seconds says so on stderr; Ctrl-C ends it on the target.
-
-    With ``cache``, the result is kept on this machine with the (mtime, size) of every file
-    and folder the probe read; the next run sends that fingerprint and the probe answers
-    "unchanged" after a few stats instead of parsing again.
-    """
+def _for_target(target: Target, args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` with the target's import roots and the Python its files are read for."""
     args = dict(args)
     paths = target.probe_paths()
     if paths is not None:
@@ -234,32 +189,87 @@ def run_probe(
     python = target.reads_for_python()
     if python is not None:  # probes/signatures/_platform.target_python
         args["python"] = python
+    return args
+
+
+def start_probe(target: Target, probe: str, args: dict[str, Any]) -> Started | None:
+    """``probe`` started on ``target`` with ``args`` for its ``prepare``, its run's arguments
+    to follow (:func:`run_probe`'s ``started``); None where it runs elsewhere than here."""
+    import sys
+
+    argv = local_python(target)
+    if argv is None:
+        return None
+    doc = build_payload(
+        probe, _for_target(target, args), compiled=argv == [sys.executable], then=True
+    )
+    return Started.start([*argv, "-B", "-c", NOT_PYTHON_GUARD + _boot_source()], doc)
+
+
+def run_probe(
+    target: Target,
+    probe: str,
+    args: dict[str, Any],
+    timeout: float | None = None,
+    *,
+    cache: bool = False,
+    meanwhile: Callable[[], object] | None = None,
+    early: Callable[[dict[str, Any]], object] | None = None,
+    started: Started | None = None,
+) -> Envelope:
+    """Run one probe on ``target``; raise a domain error unless it answered ``ok``.
+
+    ``timeout``: seconds (default: the target's, see :mod:`harness.targets.timeouts`). A
+    probe still running after a few seconds says so on stderr; Ctrl-C ends it on the target.
+    ``meanwhile``: called as the probe starts (not for a kept result): work to overlap it.
+    ``early``: given what the probe says early (``args["early"]``), in a thread, here only.
+    ``started``: :func:`start_probe`'s process for it, given ``args`` (ended if not needed).
+
+    With ``cache``, the result is kept on this machine with the (mtime, size) of every file
+    and folder the probe read; the next run sends that fingerprint and the probe answers
+    "unchanged" after a few stats instead of parsing again."""
+    args = _for_target(target, args)
     store = _ResultCache(target, probe, args) if cache else None
     hit = store.load() if store else None
+    if started is not None and hit is not None:  # it has no fingerprint to compare
+        started.cancel()
+        started = None
     if hit is not None and target.immutable:
         return hit
     import sys
 
-    from harness.targets.local import LocalTarget
-
-    # the very interpreter running harness, on this machine: it can take our bytecode
-    same_python = isinstance(target, LocalTarget) and target.python_argv() == [sys.executable]
-    payload = build_payload(
-        probe, args, fingerprint=hit.fingerprint if hit else None, compiled=same_python
-    )
-    timeout = target.command_timeout if timeout is None else timeout
-    code = NOT_PYTHON_GUARD + _boot_source()
-    # the label only once the command is under way: asking it first decides the route
-    with waiting(lambda: target.label, f"the {probe} probe", timeout):
-        try:
-            result = target.run_python(code, payload, timeout=timeout)
-        except KeyboardInterrupt:
-            raise Stopped(
-                f"stopped the {probe} probe on {target.label}; its process there was ended"
-            ) from None
+    local = local_python(target)
+    word = EarlyWord(early) if early is not None and local is not None else None
+    try:
+        sent = {**args, "early": word.path} if word is not None else args  # (not in the key)
+        # the very interpreter running harness, on this machine: it can take our bytecode
+        same, fingerprint = local == [sys.executable], hit.fingerprint if hit else None
+        payload = (
+            build_payload(probe, sent, fingerprint=fingerprint, compiled=same)
+            if started is None
+            else json.dumps(args).encode()
+        )
+        timeout = target.command_timeout if timeout is None else timeout
+        if meanwhile is not None:
+            meanwhile()
+        # the label only once the command is under way: asking it first decides the route
+        with waiting(lambda: target.label, f"the {probe} probe", timeout):
+            try:
+                if started is not None:
+                    result = started.finish(payload, timeout)
+                else:
+                    code = NOT_PYTHON_GUARD + _boot_source()
+                    result = target.run_python(code, payload, timeout=timeout)
+            except KeyboardInterrupt:
+                raise Stopped(
+                    f"stopped the {probe} probe on {target.label}; its process there was ended"
+                ) from None
+    finally:
+        if word is not None:
+            word.stop()
     env = parse_envelope(result.stdout)
     if env is None:
-        raise _no_envelope(target, result.exit_code, result.stderr)
+        raise no_envelope(target, result.exit_code, result.stderr)
     if not env.ok:
         if env.kind == "no-space":  # the command says what it left (nothing written, ...)
             where = (env.details or {}).get("path")
@@ -320,38 +330,6 @@ class _ResultCache:
                 "fingerprint": [list(f) for f in env.fingerprint],
             },
         )
-
-
-_REFUSED_OPTION = re.compile(r"(illegal|invalid|unknown|unrecognized|bad) (option|switch)", re.I)
-
-
-def _no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:
-    python = target.python_argv()[0]
-    tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-    detail = " | ".join(tail)
-    why = None
-    if code == NOT_PYTHON_EXIT and NOT_PYTHON_MARK in stderr:
-        why = "a shell ran the probe's first line, which stopped it there"
-    elif code != 0 and _REFUSED_OPTION.search(detail):  # every Python takes -B
-        why = f"it refused Python's -B option: {tail[-1].strip()}"
-    if why is not None:
-        where = target.setting_line("python")
-        return TargetError(
-            f"{where + ': ' if where else ''}{target.label}: "
-            f"{'python = ' if where else ''}{python!r} is not a Python interpreter ({why})",
-            'name the interpreter whose packages you mean, e.g. python = "/root/venv/bin/python"'
-            if where
-            else "name a Python interpreter, e.g. -t local:/usr/bin/python3",
-        )
-    if code == 127 or "not found" in detail or "No such file" in detail:
-        return TargetError(
-            f"{target.label}: python interpreter {python!r} not found ({detail or 'exit 127'})",
-            'set `python = "/path/to/bin/python"` for this host in hosts.toml',
-        )
-    return TargetError(
-        f"{target.label}: the probe printed no result (exit {code}): {detail or 'no output'}",
-        "run `harness hosts --check` to see whether the target's python works",
-    )
 
 
 def _hint(env: Envelope) -> str | None:

@@ -1,8 +1,10 @@
 # The bootstrap, passed to the target's interpreter with ``-c``.  It must parse and run on
 # any Python (even an old one, so it can *say* it is too old), hence no f-strings and no
-# annotations.  stdin carries one JSON object: {"modules": [[name, source], ...],
-# "main": name, "args": {...}}.  stdout gets exactly one marked line with the envelope, so a
-# noisy login script printing around it cannot break the parse.
+# annotations.  stdin carries one JSON object on one line: {"modules": [[name, source], ...],
+# "main": name, "args": {...}}; with "then": true the run's own arguments follow it (until
+# EOF), once the controller has them, and "args" go to the main module's prepare() first.
+# stdout gets exactly one marked line with the envelope, so a noisy login script printing
+# around it cannot break the parse.
 import json
 import sys
 import traceback
@@ -53,7 +55,8 @@ def _main():
     import gc
 
     gc.disable()
-    payload = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    stdin = sys.stdin.buffer  # one JSON line; with "then", the run's arguments follow it
+    payload = json.loads(stdin.readline().decode("utf-8"))
     warnings = []
     if payload.get("fingerprint") and _unchanged(payload["fingerprint"]):
         _emit({"ok": True, "cached": True, "warnings": []})
@@ -79,7 +82,12 @@ def _main():
             else:
                 code = compile(source, mod.__file__, "exec")
             exec(code, mod.__dict__)
-        data = sys.modules[payload["main"]].run(payload["args"], warnings.append)
+        main, args = sys.modules[payload["main"]], payload["args"]
+        if payload.get("then"):  # start-up done while the controller still gathers them
+            if hasattr(main, "prepare"):
+                main.prepare(args)
+            args = json.loads(stdin.read().decode("utf-8"))
+        data = main.run(args, warnings.append)
         finder = sys.modules.get("probes._finder")
         touched = getattr(finder, "TOUCHED", {})
         _emit(

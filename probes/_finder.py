@@ -7,7 +7,6 @@ packages, plain modules) over a list of roots and read ``*.dist-info`` metadata 
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -35,6 +34,8 @@ def close_names(name: str, pool: list[str], n: int = 5) -> list[str]:
     low = name.lower()
     starts = [c for c in pool if c != name and c.lower().startswith(low)]
     starts.sort(key=lambda c: (not c.startswith(name), len(c), c))
+    import difflib  # only for a name not found: not imported by every probe run (~3 ms)
+
     close = difflib.get_close_matches(name, [c for c in pool if c != name], n=n)
     return [*starts, *(c for c in close if c not in starts)][:n]
 
@@ -199,6 +200,8 @@ class Finder:
             for e in self.listdir(d):
                 if e.endswith((".dist-info", ".egg-info")):
                     names.add(e.rsplit(".", 1)[0].split("-", 1)[0].replace("_", "-").lower())
+        import difflib
+
         return difflib.get_close_matches(dist.replace("_", "-").lower(), sorted(names), n=3)
 
     def _top_levels(self) -> list[str]:

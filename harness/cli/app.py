@@ -46,5 +46,9 @@ def _root(
     ] = False,
 ) -> None:
     """Options here apply to the subcommand; they may also follow it."""
+    import gc
+
+    gc.freeze()  # start-up is over (harness.cli.main turned the collector off for it)
+    gc.enable()
     State.hosts_file = hosts
     State.target = target

@@ -172,16 +172,19 @@ def check(
         )
         return
 
-    with target_for(target, accept_new_host_key) as t:
+    root = None
+    if with_patches:  # (packaging, which the series module imports, only then)
         from harness.patching.series import patches_root
 
+        root = patches_root(patches)
+    with target_for(target, accept_new_host_key) as t:
         report = do_check(
             t,
             caller,
             against=against,
             baseline=baseline,
             no_baseline=no_baseline,
-            with_patches=patches_root(patches) if with_patches else None,
+            with_patches=root,
             baseline_from=baseline_from,
         )
         if step is not None:

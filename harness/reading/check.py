@@ -7,21 +7,59 @@ probe; binding and drift are pure (``harness.analysis``).
 
 from __future__ import annotations
 
+import contextlib
+import re
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.analysis.checker import Checker
-from harness.analysis.facts import Fits
-from harness.analysis.findings import CheckReport
-from harness.analysis.scan import Lookup, Scan, fits_from, lookups_from
 from harness.errors import TargetError, UsageError
 from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
+    from harness.analysis.facts import Fits
+    from harness.analysis.findings import CheckReport
+    from harness.analysis.scan import Lookup, Scan
     from harness.patching.overlay import Overlay
+    from harness.targets.started import Started
+
+#: What the check needs once the caller's probe answers: imported while it runs (~50 ms of
+#: harness's start-up, on the other core, instead of before the probe starts).
+_AFTER_THE_PROBE = ("harness.analysis.checker", "harness.analysis.scan")
+
+
+def _import_meanwhile() -> None:
+    """Import :data:`_AFTER_THE_PROBE` in a background thread while the probe runs (the main
+    thread waits on its pipes); a failure there is left to the import that needs the module
+    (it raises it again, in the main thread)."""
+    import importlib
+
+    def load() -> None:
+        for name in _AFTER_THE_PROBE:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # raised again by the import that needs it
+                return
+
+    threading.Thread(target=load, name="harness-imports", daemon=True).start()
+
+
+#: A requirement's name (what packaging would read, if it reads the line at all).
+_HEAD = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+#: ``NAME==1.2.3``, at most an ``extra == "x"`` marker: read without packaging (~25 ms of
+#: every check, warm ones too, for the usual metadata); any other shape goes to packaging.
+_EXACT = re.compile(
+    r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(===?)\s*(\d+(?:\.\d+)*)\s*"
+    r"(?:;\s*extra\s*==\s*(['\"])[A-Za-z0-9._-]+\4\s*)?"
+)
+
+
+def _canonical(name: str) -> str:
+    """packaging's ``canonicalize_name``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def baseline_pins(
@@ -32,13 +70,12 @@ def baseline_pins(
     Only exact pins (``vllm==0.11.0``, extras markers allowed) are used: a range does not say
     which version the caller was written for. Returns (pins, notes explaining gaps).
     """
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    names = {canonicalize_name(info.get("dist") or top): top for top, info in callees.items()}
+    names = {_canonical(info.get("dist") or top): top for top, info in callees.items()}
     pins: dict[str, str] = {}
     notes: list[str] = []
     for text in override:
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             req = Requirement(text)
         except InvalidRequirement:
@@ -50,13 +87,22 @@ def baseline_pins(
             raise UsageError(
                 f"--baseline {text!r} must pin one version", "e.g. --baseline vllm==0.11.0"
             )
-        pins[canonicalize_name(req.name)] = spec[0].version
+        pins[_canonical(req.name)] = spec[0].version
     for text in requires:
+        head = _HEAD.match(text)
+        if head is None or _canonical(head.group(1)) not in names:
+            continue  # not a callee's (or not a requirement): packaging would skip it too
+        exact = _EXACT.fullmatch(text)
+        if exact is not None:  # NAME==1.2.3 [; extra == "x"]: as packaging reads it
+            pins.setdefault(_canonical(exact.group(1)), exact.group(3))
+            continue
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             req = Requirement(text)
         except InvalidRequirement:
             continue
-        name = canonicalize_name(req.name)
+        name = _canonical(req.name)
         if name not in names or name in pins:
             continue
         spec = list(req.specifier)
@@ -110,6 +156,59 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
     return args
 
 
+def _unread(pins: dict[str, str], callees: Mapping[str, Any]) -> dict[str, str]:
+    """Pure: the pins whose version is not the one installed (those a baseline reads)."""
+    installed = {
+        info.get("dist", top).lower(): info.get("version") for top, info in callees.items()
+    }
+    return {n: v for n, v in pins.items() if installed.get(n) != v}
+
+
+def _spec(pins: dict[str, str]) -> str:
+    return ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+
+
+class _EarlyBaseline:
+    """The baseline's probe, started from what the caller's scan says early (what the caller
+    requires and imports): it loads and reads the callee modules the caller imports while the
+    scan runs on, and takes its arguments once the scan answered. Whatever fails here is done
+    again after the scan, and reported there, as before (:mod:`harness.targets.started`)."""
+
+    def __init__(self, override: Sequence[str], wheelhouse: Path | None) -> None:
+        self.override, self.wheelhouse = override, wheelhouse
+        self.spec: str | None = None
+        self.started: Started | None = None
+        self.targets = contextlib.ExitStack()
+
+    def start(self, early: dict[str, Any]) -> None:
+        """(In the thread that read the early word.)"""
+        from harness.probe_runner import start_probe
+        from harness.targets.registry import open_kind
+
+        pins, _ = baseline_pins(early["caller"]["requires"], early["callees"], self.override)
+        pins = _unread(pins, early["callees"])
+        if pins:
+            bt = self.targets.enter_context(
+                open_kind("pypi", _spec(pins), wheelhouse=self.wheelhouse)
+            )
+            self.started = start_probe(bt, "callsites", {"prefetch": early.get("imports") or []})
+            self.spec = _spec(pins)
+
+    def take(self, spec: str) -> Started | None:
+        """The process started for ``spec``, if that is the one (else it is ended)."""
+        got, self.started = self.started, None
+        if got is not None and spec != self.spec:
+            got.cancel()
+            return None
+        return got
+
+    def close(self) -> None:
+        if self.started is not None:
+            self.started.cancel()
+            self.started = None
+        self.targets.close()
+
+
 def series_overlay(target: Target, root: Path) -> Overlay:
     """What the series under ``root`` leave on ``target`` (``check --with-patches``)."""
     from harness.patching.ops import status
@@ -160,7 +259,31 @@ def check(
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides
-    env = run_probe(target, "callsites", args, cache=True)
+    early = _EarlyBaseline(baseline or [], baseline_from)
+    try:
+        return _check(target, caller, args, early, start, baseline, no_baseline, baseline_from,
+                      patch_notes)  # fmt: skip
+    finally:
+        early.close()
+
+
+def _check(
+    target: Target,
+    caller: str,
+    args: dict[str, Any],
+    early: _EarlyBaseline,
+    start: float,
+    baseline: list[str] | None,
+    no_baseline: bool,
+    baseline_from: Path | None,
+    patch_notes: list[str],
+) -> CheckReport:
+    env = run_probe(target, "callsites", args, cache=True, meanwhile=_import_meanwhile,
+                    early=None if no_baseline else early.start)  # fmt: skip
+    from harness.analysis.checker import Checker
+    from harness.analysis.findings import CheckReport
+    from harness.analysis.scan import Scan, fits_from, lookups_from
+
     scan = Scan.from_dict(env.data)  # the edge: from here on, models
     if not scan.callees and scan.absent:
         raise TargetError(
@@ -177,11 +300,8 @@ def check(
     )
     base_symbols: dict[str, Lookup] | None = None
     base_fits: dict[str, Fits] | None = None
-    installed = {
-        info.get("dist", top).lower(): info.get("version") for top, info in scan.callees.items()
-    }
-    current = {n for n, v in pins.items() if installed.get(n) == v}
-    pins = {n: v for n, v in pins.items() if installed.get(n) != v}
+    current = set(pins) - set(_unread(pins, scan.callees))
+    pins = _unread(pins, scan.callees)
     if current:  # the target has the very version the caller was written for: it is the baseline
         tops = {
             top for top, info in scan.callees.items() if info.get("dist", top).lower() in current
@@ -193,10 +313,13 @@ def check(
     if pins:
         from harness.targets.registry import open_kind
 
-        spec = ",".join(f"{n}=={v}" for n, v in sorted(pins.items()))
+        spec = _spec(pins)
         try:
             with open_kind("pypi", spec, wheelhouse=baseline_from) as bt:
-                base_env = run_probe(bt, "callsites", baseline_args(scan), cache=True)
+                ready = early.take(spec)  # started while the scan ran, if it could be
+                base_env = run_probe(
+                    bt, "callsites", baseline_args(scan), cache=True, started=ready
+                )
             base_symbols = {**(base_symbols or {}), **lookups_from(base_env.data["symbols"])}
             base_fits = {**(base_fits or {}), **fits_from(base_env.data.get("fits"))}
         except TargetError as exc:

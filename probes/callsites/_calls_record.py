@@ -14,6 +14,7 @@ import ast
 import re
 from typing import Any
 
+from probes._walk import children, walk
 from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_import_uses import ImportRecorder
@@ -115,7 +116,7 @@ class FileVisitor:
         for st in node.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 local = self.env.params_types(st)
-                for sub in ast.walk(st):
+                for sub in walk(st):
                     if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                         self.env.learn(sub, local, cls)
         bases, positions = [], []
@@ -142,7 +143,7 @@ class FileVisitor:
     ) -> None:
         qual = fn.name if scope == "<module>" else f"{scope}.{fn.name}"
         for d in fn.decorator_list:
-            for node in ast.walk(d):
+            for node in walk(d):
                 if isinstance(node, ast.Call):
                     self._call(node, scope, {}, cls)
         local = self.env.params_types(fn)
@@ -166,7 +167,7 @@ class FileVisitor:
         reads there (less those it or this scope sets on the object), and the object's class
         when the source says it (a callee class patched directly, or a known instance).
         """
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
             target = node.targets[0]
@@ -314,11 +315,11 @@ class FileVisitor:
 def _walk_no_defs(st: ast.stmt) -> list[ast.AST]:
     """Nodes of one statement's own expressions (not nested statements or definitions)."""
     out: list[ast.AST] = []
-    todo: list[ast.AST] = [c for c in ast.iter_child_nodes(st) if not isinstance(c, ast.stmt)]
+    todo: list[ast.AST] = [c for c in children(st) if not isinstance(c, ast.stmt)]
     while todo:
         n = todo.pop()
         out.append(n)
-        for c in ast.iter_child_nodes(n):
+        for c in children(n):
             if not isinstance(c, (ast.stmt, ast.Lambda)):
                 todo.append(c)
     out.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))

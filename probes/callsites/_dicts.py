@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from probes._walk import children, walk
+
 UNKNOWN = None
 EXCLUSIVE = None  # an event on a branch the call is not on
 READS = ("get", "keys", "items", "values", "copy", "__contains__")
@@ -183,7 +185,7 @@ class DictFacts:
         for child in ("body", "orelse", "finalbody"):
             block = getattr(st, child, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                for c in [n for n in ast.iter_child_nodes(st) if not isinstance(n, ast.stmt)]:
+                for c in [n for n in children(st) if not isinstance(n, ast.stmt)]:
                     self._uses(c, conds)
                 self.walk(block, conds)
         for h in getattr(st, "handlers", []) or []:
@@ -195,10 +197,10 @@ class DictFacts:
         """Reads are fine; ``pop("k")`` drops a key; anything else done to a tracked dict
         makes it unknowable."""
         parent: dict[int, ast.AST] = {}
-        for n in ast.walk(node):
-            for c in ast.iter_child_nodes(n):
+        for n in walk(node):
+            for c in children(n):
                 parent[id(c)] = n
-        for n in ast.walk(node):
+        for n in walk(node):
             name = self._name(n)
             if name is None or name not in self.events:
                 continue

@@ -93,13 +93,19 @@ def package_files(folders: list[str]) -> list[tuple[str, str]]:
     out = []
     for folder in folders:
         base = os.path.dirname(folder)
+        # os.walk joins plain names onto a normalised root: relpath's result is the tail
+        # (relpath costs ~5 ms over vLLM's 1,359 files)
+        head = base + os.sep if base == os.path.abspath(base) else None
         for d, dirs, files in os.walk(folder):
             dirs.sort()
             touch(d)
             for f in sorted(files):
                 if f.endswith(".py"):
                     path = os.path.join(d, f)
-                    out.append((path, os.path.relpath(path, base)))
+                    if head is not None and path.startswith(head):
+                        out.append((path, path[len(head) :]))
+                    else:
+                        out.append((path, os.path.relpath(path, base)))
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from probes._walk import children, walk
 from probes.signatures._describe import parameters
 from probes.signatures._syntax import ModuleSummary, dotted
 
@@ -31,12 +32,12 @@ def _kwarg_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> tuple[
     that key away only.
     """
     parent: dict[int, ast.AST] = {}
-    for n in ast.walk(fn):
-        for c in ast.iter_child_nodes(n):
+    for n in walk(fn):
+        for c in children(n):
             parent[id(c)] = n
     calls: list[ast.Call] = []
     removed: set[str] = set()
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if not (isinstance(n, ast.Name) and n.id == name):
             continue
         up = parent.get(id(n))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from probes._walk import children, walk
 from probes.signatures._describe import parameters
 
 
@@ -28,7 +29,7 @@ def _binds(body: list[ast.stmt], name: str) -> ast.stmt | None:
         targets = st.targets if isinstance(st, ast.Assign) else [getattr(st, "target", None)]
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             for t in targets:
-                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):  # type: ignore[arg-type]
+                if any(isinstance(n, ast.Name) and n.id == name for n in walk(t)):  # type: ignore[arg-type]
                     return st
         if isinstance(st, (ast.If, ast.Try)):
             inner = [*getattr(st, "body", []), *getattr(st, "orelse", [])]
@@ -105,7 +106,7 @@ def unguarded_uses(tree: ast.Module, guard: ast.Try, name: str, flags: list[str]
             if not safe:
                 out.append(node)
             return
-        for c in ast.iter_child_nodes(node):
+        for c in children(node):
             visit(c, safe)
 
     visit(tree, False)
@@ -117,7 +118,7 @@ def _as_list(x: object) -> list[ast.AST]:
 
 
 def _mentions(node: ast.AST, names: set[str]) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in names}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and n.id in names}
 
 
 def _catches_name_error(t: ast.expr) -> bool:

@@ -19,6 +19,7 @@ import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from probes._walk import walk
 from probes.signatures._class_flavour import FIELD_BASES
 from probes.signatures._syntax import dotted
 
@@ -187,7 +188,7 @@ def _hook(
     index: Index, module: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, owner: str, file: str
 ) -> dict[str, Any] | None:
     """``dataclass(cls, ...)`` or ``cls.__init__ = ...`` in an ``__init_subclass__``."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if (
             isinstance(n, ast.Call)
             and n.args
@@ -214,7 +215,7 @@ def _self_call_sites(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Each ``self.name(...)`` call in ``fn``: its name and how it binds (what the override
     checks compare with the caller's signature)."""
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if (
             isinstance(n, ast.Call)
             and isinstance(n.func, ast.Attribute)

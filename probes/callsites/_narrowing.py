@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+from probes._walk import walk
+
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
@@ -74,7 +76,7 @@ def _returns(body: list[ast.stmt], known: dict[str, str], found: list[str]) -> b
             for h in getattr(st, "handlers", None) or []:
                 if not _returns(h.body, known, found):
                     return False
-        for n in ast.walk(st) if not isinstance(st, ast.If) else ():
+        for n in walk(st) if not isinstance(st, ast.If) else ():
             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in getattr(n, "targets", [getattr(n, "target", None)]):
                     if isinstance(t, ast.Name):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import copy
 
+from probes._walk import walk
+
 MAX_PATHS = 32
 MAX_INLINE = 3
 
@@ -53,7 +55,7 @@ def _param_names(args: ast.arguments) -> set[str]:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 class _Subst(ast.NodeTransformer):
@@ -71,9 +73,7 @@ class _Subst(ast.NodeTransformer):
 
 def _subst(node: ast.expr, env: Env) -> ast.expr:
     """A copy with bound names replaced; the node itself when nothing is bound (no copy)."""
-    if not any(
-        isinstance(n, ast.Name) and isinstance(env.get(n.id), ast.expr) for n in ast.walk(node)
-    ):
+    if not any(isinstance(n, ast.Name) and isinstance(env.get(n.id), ast.expr) for n in walk(node)):
         return node
     return _Subst(env).visit(copy.deepcopy(node))  # type: ignore[no-any-return]
 
@@ -161,7 +161,7 @@ class _Walker:
             assigned = {
                 n.id
                 for s in st.body
-                for n in ast.walk(s)
+                for n in walk(s)
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             } | _names(getattr(st, "target", ast.Constant(None)))
             for env, _ in before + after:
@@ -194,7 +194,7 @@ class _Walker:
             else:
                 env[target.id] = _subst(value, env)
         else:
-            for n in ast.walk(target):
+            for n in walk(target):
                 if isinstance(n, ast.Name):
                     env[n.id] = None
 

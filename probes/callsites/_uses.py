@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from probes._walk import children, walk
 from probes.signatures._syntax import dotted
 
 
@@ -32,8 +33,8 @@ def result_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, list[di
     stores: dict[str, list[int]] = {}
     loads: dict[str, list[ast.Name]] = {}
     calls: list[ast.AST] = []
-    for node in ast.walk(fn):  # one walk: parents, name stores and loads, calls
-        for child in ast.iter_child_nodes(node):
+    for node in walk(fn):  # one walk: parents, name stores and loads, calls
+        for child in children(node):
             parent[id(child)] = node
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
@@ -102,7 +103,7 @@ def self_attributes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int
     first = (fn.args.posonlyargs or fn.args.args)[0].arg
     loads: dict[str, int] = {}
     stores: set[str] = set()
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == first:
             if isinstance(n.ctx, ast.Load):
                 loads.setdefault(n.attr, n.lineno)
@@ -115,7 +116,7 @@ def attributes_set_on(fn: ast.AST, obj: str) -> set[str]:
     """The attributes ``fn`` assigns on the object spelled ``obj`` (``self.model``)."""
     return {
         t.attr
-        for n in ast.walk(fn)
+        for n in walk(fn)
         if isinstance(n, ast.Assign)
         for t in n.targets
         if isinstance(t, ast.Attribute) and ast.unparse(t.value) == obj
@@ -127,7 +128,7 @@ def line_scopes(tree: ast.Module) -> dict[int, str]:
     out: dict[int, str] = {}
 
     def visit(node: ast.AST, qual: str) -> None:
-        for c in ast.iter_child_nodes(node):
+        for c in children(node):
             if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 inner = c.name if qual == "<module>" else f"{qual}.{c.name}"
                 for ln in range(c.lineno, (c.end_lineno or c.lineno) + 1):
@@ -166,10 +167,10 @@ def early_install_queries(tree: ast.Module) -> list[list[str]]:
         st.name: st for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     out: list[list[str]] = []
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if not (
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1

@@ -15,7 +15,7 @@ symbols from a baseline version for drift.
 from __future__ import annotations
 
 import ast
-import hashlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -24,7 +24,7 @@ from typing import Any
 from probes._finder import Dists, Finder, ProbeFailure, default_paths, dist_files
 from probes.callsites._callees import Callees
 from probes.callsites._calls_env import TypeEnv
-from probes.callsites._calls_imports import imported_tops, is_stdlib
+from probes.callsites._calls_imports import imported_tops, is_stdlib, walk_imports
 from probes.callsites._calls_record import FileVisitor
 from probes.callsites._uses import (
     early_install_queries,
@@ -33,13 +33,50 @@ from probes.signatures._astindex import Index, read_source
 from probes.signatures._lookup import Lookup
 from probes.signatures._platform import target_python
 
+#: The index :func:`prepare` warmed, under the key of the paths and Python it read for.
+_PREPARED: dict[str, tuple[str, Index]] = {}
+
+
+def _index_key(args: dict[str, Any]) -> str:
+    return repr((args.get("paths"), args.get("python")))
+
+
+def prepare(args: dict[str, Any]) -> None:
+    """Before the arguments (the bootstrap's ``then``): read the modules that ``prefetch``
+    names, ``[[module, name], ...]`` -- the callee names the caller imports, which the
+    baseline reads once the caller's scan says what it uses. A module that fails to read here
+    is left to the run (it raises there what it raises)."""
+    index = Index(Finder(args.get("paths") or default_paths()), target_python(args))
+    for module, name in args.get("prefetch") or []:
+        try:
+            index.resolve(module, name)
+        except Exception:  # read again, and reported, by the run
+            continue
+    _PREPARED["index"] = (_index_key(args), index)
+
+
+def _early(path: str, obj: dict[str, Any]) -> None:
+    """What the controller reads while the probe runs on (``args["early"]``: a file on its
+    machine, written whole); one it cannot write only costs it the overlap."""
+    try:
+        with open(path + ".part", "w", encoding="utf-8") as f:
+            json.dump(obj, f)
+        os.replace(path + ".part", path)
+    except OSError:
+        pass
+
 
 def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     from probes.signatures import _astindex
 
     _astindex.OVERRIDES.update(args.get("overrides") or {})
-    finder = Finder(args.get("paths") or default_paths())
-    index = Index(finder, target_python(args))
+    warm = _PREPARED.pop("index", None)
+    if warm is not None and warm[0] == _index_key(args) and not args.get("overrides"):
+        index = warm[1]
+        finder = index.finder
+    else:
+        finder = Finder(args.get("paths") or default_paths())
+        index = Index(finder, target_python(args))
     lookup = Lookup(index, warn)
     lookup.returns_for = frozenset(args.get("returns_for") or ())
     lookup.resolve_for = frozenset(args.get("resolve_for") or ())
@@ -52,7 +89,19 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
         if args.get("fits"):  # the classes a patched-in method fitted, read in this version
             out["fits"] = _fits_in(finder, args["fits"])
         return out
-    return Scanner(index, lookup, warn).scan(args["caller"], args.get("callees"))
+    early = (lambda obj: _early(args["early"], obj)) if args.get("early") else None
+    return Scanner(index, lookup, warn, early).scan(args["caller"], args.get("callees"))
+
+
+def _callee_imports(parsed: list, tops: set[str]) -> list[list[str]]:
+    """``[[module, name], ...]`` of every ``from CALLEE... import name`` in the caller."""
+    got = set()
+    for _, _, tree, _ in parsed:
+        for node, _ in walk_imports(tree):
+            module = node.module if isinstance(node, ast.ImportFrom) and not node.level else None
+            if module and module.split(".")[0] in tops:
+                got |= {(module, a.name) for a in node.names if a.name != "*"}
+    return [list(pair) for pair in sorted(got)]
 
 
 def behaviour_keys(calls: list[dict[str, Any]]) -> tuple[frozenset[str], frozenset[str]]:
@@ -91,7 +140,14 @@ def _fits_in(finder: Finder, asks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 class Scanner:
-    def __init__(self, index: Index, lookup: Lookup, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        index: Index,
+        lookup: Lookup,
+        warn: Callable[[str], None],
+        early: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.early = early
         self.index = index
         self.finder = index.finder
         self.lookup = lookup
@@ -135,6 +191,8 @@ class Scanner:
 
     # -- scan -----------------------------------------------------------------------------
     def scan(self, caller: str, callees: list[str] | None) -> dict[str, Any]:
+        import hashlib  # (~3 ms; the baseline's run, which hashes nothing, goes without)
+
         meta, files = self.caller_files(caller)
         parsed: list[tuple[str, str, ast.Module, list[str]]] = []
         hashes: dict[str, str] = {}
@@ -150,6 +208,7 @@ class Scanner:
                 self.warn(str(exc))
                 continue
             hashes[rel] = hashlib.sha256(src.encode("utf-8")).hexdigest()
+            self.index.parsed[path] = (src, tree)  # a lookup into the caller parses it no more
             parsed.append((mod, rel, tree, src.splitlines()))
             imported |= imported_tops(mod, rel.endswith("__init__.py"), tree)
         caller_tops = {m.split(".")[0] for m, _, _ in files}
@@ -184,6 +243,23 @@ class Scanner:
             "subclasses": [],
             "installs": [],
         }
+        callee_info = {}
+        for top in tops:
+            loc = self.finder.find(top)
+            owner = self.dists.owner(loc.root, top) if loc else None
+            callee_info[top] = {
+                "dist": owner[0] if owner else top,
+                "version": owner[1] if owner else None,
+            }
+        if self.early is not None:  # enough for the controller to start the baseline's probe
+            self.early(
+                {
+                    "caller": {"dist": meta.get("name") or caller, "version": meta.get("version"),
+                               "requires": meta.get("requires", [])},
+                    "callees": callee_info,
+                    "imports": _callee_imports(parsed, set(tops)),
+                }
+            )  # fmt: skip
         background = self._start_fits(parsed, tops)  # reads the package beside the visits
         for mod, rel, tree, lines in parsed:
             env = TypeEnv(callees)  # per file: its imports bind its names
@@ -239,14 +315,6 @@ class Scanner:
             from probes.callsites._fits import search_packages
 
             fits.update(search_packages(self._folders(tops), late))
-        callee_info = {}
-        for top in tops:
-            loc = self.finder.find(top)
-            owner = self.dists.owner(loc.root, top) if loc else None
-            callee_info[top] = {
-                "dist": owner[0] if owner else top,
-                "version": owner[1] if owner else None,
-            }
         return {
             "caller": {
                 "dist": meta.get("name") or caller,

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from probes._finder import Finder, ModuleLocation, ProbeFailure
+from probes._walk import walk
 from probes.signatures._bound import made_class as bound_made_class
 from probes.signatures._lazy_exports import lazy_table, read_getattr
 from probes.signatures._platform import Decider, Version, builtin_aliases, target_python
@@ -85,11 +86,15 @@ def _top_level_statements(
 
 
 def summarize(
-    name: str, loc: ModuleLocation, source: str, python: Version | None = None
+    name: str,
+    loc: ModuleLocation,
+    source: str,
+    python: Version | None = None,
+    tree: ast.Module | None = None,
 ) -> ModuleSummary:
     """Pure: module text -> what it defines, imports and lazily exports, as read by Python
-    ``python`` (default: this one)."""
-    tree = ast.parse(source, filename=loc.file)
+    ``python`` (default: this one); ``tree``: the text already parsed."""
+    tree = ast.parse(source, filename=loc.file) if tree is None else tree
     lines = source.split("\n")
     s = ModuleSummary(name, loc, tree, lines, src=Source(lines))
     tables: dict[str, tuple[ast.Dict, int]] = {}  # read as lazy tables if __getattr__ serves
@@ -128,7 +133,7 @@ def summarize(
                         s.all_names = _str_list(st.value)
                     elif isinstance(st.value, ast.Dict):
                         tables[t.id] = (st.value, st.lineno)
-                s.has_getattr |= "__getattr__" in {getattr(n, "id", "") for n in ast.walk(t)}
+                s.has_getattr |= "__getattr__" in {getattr(n, "id", "") for n in walk(t)}
         elif (
             isinstance(st, ast.AugAssign)
             and isinstance(st.target, ast.Name)
@@ -181,6 +186,8 @@ class Index:
         #: decides ``sys.version_info`` tests and an enum's call signature
         self.python: Version = python or target_python({})
         self._mods: dict[str, ModuleSummary | None] = {}
+        #: files parsed already (the callsites probe's caller files), by path: not again
+        self.parsed: dict[str, tuple[str, ast.Module]] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         if name in self._mods:
@@ -191,8 +198,11 @@ class Index:
             if not loc.file:  # namespace package: nothing to parse
                 summary = summarize(name, loc, "", self.python)
             else:
+                source, tree = self.parsed.pop(loc.file, (None, None))
                 try:
-                    summary = summarize(name, loc, read_source(loc.file), self.python)
+                    if source is None:
+                        source = read_source(loc.file)
+                    summary = summarize(name, loc, source, self.python, tree)
                 except SyntaxError as exc:
                     raise ProbeFailure(
                         "invalid-source",

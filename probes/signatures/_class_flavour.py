@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from probes._walk import walk
 from probes.signatures._astindex import Index
 from probes.signatures._describe import unparse
 from probes.signatures._factory import made_class
@@ -94,7 +95,7 @@ class ClassFlavours:
         for d in getattr(got.node, "decorator_list", []):
             if self.index.resolve_dotted(got.module.name, dotted(d)) in TRANSFORM:
                 opts = _call_kwargs(d)
-                for n in ast.walk(got.node):  # vLLM's @config: a pydantic dataclass inside
+                for n in walk(got.node):  # vLLM's @config: a pydantic dataclass inside
                     if isinstance(n, ast.Call) and (
                         self.index.resolve_dotted(got.module.name, dotted(n.func))
                         == "pydantic.dataclasses.dataclass"

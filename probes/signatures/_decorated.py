@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from probes._walk import walk
+
 FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -99,7 +101,7 @@ def _follow(index: Any, mod: Any, fn: Any) -> list[tuple[str, Any, Any, bool, An
                     elif isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
                         effects[name] = (name, m, None, False, _inline(value, local, scope))
                 if isinstance(n, ast.Return) and n.value is not None:
-                    for r in ast.walk(n.value):
+                    for r in walk(n.value):
                         if isinstance(r, ast.Name) and r.id in scope:
                             work.append((m, scope[r.id], scope))
                 if isinstance(n, ast.Call) and n.args and _is_name(n.args[0], p):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from probes._walk import walk
 from probes.signatures._bound import extend
 from probes.signatures._class_flavour import (
     FIELD_FUNCS,
@@ -289,7 +290,7 @@ def class_attributes(cls: ast.ClassDef) -> list[str]:
         elif isinstance(st, ast.Assign):
             names.update(t.id for t in st.targets if isinstance(t, ast.Name))
         elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in ast.walk(st):
+            for node in walk(st):
                 if (
                     isinstance(node, ast.Attribute)
                     and isinstance(node.ctx, ast.Store)

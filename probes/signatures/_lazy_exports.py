@@ -14,6 +14,7 @@ import ast
 import dataclasses
 from typing import Any
 
+from probes._walk import walk
 from probes.signatures._syntax import dotted, resolve_relative
 
 
@@ -80,7 +81,7 @@ def _raises(body: list[ast.stmt]) -> bool:
     return (
         bool(body)
         and isinstance(body[-1], ast.Raise)
-        and not any(isinstance(n, ast.Return) for st in body for n in ast.walk(st))
+        and not any(isinstance(n, ast.Return) for st in body for n in walk(st))
     )
 
 

@@ -13,6 +13,7 @@ import ast
 from typing import Any
 
 from probes._finder import ProbeFailure
+from probes._walk import walk
 from probes.signatures._resolvable import compiled, in_stubs, stub_members
 from probes.signatures._stdsigs import stdlib_class
 from probes.signatures._syntax import ModuleSummary
@@ -269,7 +270,7 @@ def _sets_any(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> b
     text = "\n".join(lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
     if "setattr" not in text and "__dict__" not in text:
         return False
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if not isinstance(n, ast.Call):
             continue
         f = n.func
@@ -310,7 +311,7 @@ def resolutions(cls: ast.ClassDef) -> list[dict[str, Any]]:
         named = {getattr(d, "attr", getattr(d, "id", "")) for d in decos}
         if st.name != "__post_init__" and not named & set(VALIDATORS):
             continue
-        for n in ast.walk(st):
+        for n in walk(st):
             if not isinstance(n, ast.Assign) or len(n.targets) != 1:
                 continue
             path = []

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from probes._finder import Finder, ProbeFailure, default_paths, touch
+from probes._walk import walk
 from probes.signatures._astindex import Index, read_source
 from probes.signatures._lookup import Lookup
 from probes.signatures._platform import target_python
@@ -205,7 +206,7 @@ def _reads(index: Index, sym: dict[str, Any]) -> list[str] | None:
     }
     used: set[str] = set()
     for stmt in node.body:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Name):
                 if n.id in DYNAMIC:
                     return None

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from probes._finder import Finder, default_paths
+from probes._walk import walk
 from probes.signatures._astindex import Index
 from probes.signatures._lookup import Lookup
 from probes.signatures._platform import target_python
@@ -77,7 +78,7 @@ def _is_bool(annotation: object) -> bool:
 def option_strings(tree: ast.AST) -> dict[str, int]:
     """Every literal ``-x``/``--name`` an ``add_argument(...)`` call names -> its line."""
     out: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
