@@ -80,6 +80,8 @@ def read_vocab(target: Target, call: ServeCall, plan: StepPlan) -> tuple[ServeVo
     venv = _venv(call.program)
     if venv is not None:
         args["venv"] = venv
+        if call.program.rsplit("/", 1)[-1].startswith("python"):
+            args["python"] = call.program  # asked for its paths when it is no venv
     env = run_probe(target, "serveargs", args, cache=True)
     vocab = ServeVocab.from_dict(env.data)
     if vocab.version is None:

@@ -2,7 +2,8 @@
 
 args: {"classes": ["module:Qualname", ...], "parsers": ["module", ...],
        "connectors": {"factory": "module", "module": "module" | null} | null,
-       "prepend": [folders] | null, "venv": "/opt/env" | null, "paths": [...] | null}
+       "prepend": [folders] | null, "venv": "/opt/env" | null, "python": path | null,
+       "paths": [...] | null}
 returns {"dist": "vllm", "version": "0.26.0",
          "classes": {ref: {"found": bool, "fields": [name, ...], "booleans": [name, ...],
                            "open": bool, "file": rel, "line": N, "reason": str}},
@@ -16,7 +17,9 @@ inherited ones too; ``booleans``: those annotated ``bool`` (alone or in a union)
 parser turns into ``--flag``/``--no-flag`` pairs; ``open``: it also takes ``**kwargs``, so any key
 binds), and every literal
 option string an ``add_argument(...)`` call in the parser modules spells. ``venv``: the prefix
-of the interpreter the command names (``/opt/env/bin/vllm``): its site-packages are read first.
+of the interpreter the command names (``/opt/env/bin/vllm``): its site-packages are read first;
+where that folder has none and the command names a ``python`` (``python``: a wrapper script that
+sets ``PYTHONPATH``), that interpreter is asked for its ``sys.path`` (run, importing nothing).
 ``connectors``: the names the factory module registers (``register_connector("Name", ...)``
 literals), and the step's ``kv_connector_module_path`` as that same environment has it (the
 server imports it: hs-connectors must be installed where vLLM is, not only beside speculators).
@@ -26,8 +29,10 @@ from __future__ import annotations
 
 import ast
 import glob
+import json
 import os
 import re
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -42,8 +47,24 @@ def _roots(args: dict[str, Any]) -> list[str]:
     front = [p for p in args.get("prepend") or [] if os.path.isdir(p)]
     venv = args.get("venv")
     if venv:
-        front += sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages")))
+        sites = sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages")))
+        if not sites and args.get("python"):  # not a venv's layout (a wrapper script, a shim)
+            sites = asked_paths(str(args["python"]))
+        front += [p for p in sites if p not in front]
     return front + [p for p in args.get("paths") or default_paths() if p not in front]
+
+
+def asked_paths(python: str, timeout: float = 30.0) -> list[str]:
+    """The folders ``python`` imports from, as it says itself: a script that sets
+    ``PYTHONPATH`` and execs an interpreter has no site-packages of its own to glob, and
+    reading the probe's own instead would check against another vLLM. Nothing is imported."""
+    ask = "import json, sys; print(json.dumps([p for p in sys.path if p]))"
+    try:
+        got = subprocess.run([python, "-c", ask], capture_output=True, text=True, timeout=timeout)
+        paths = json.loads(got.stdout.strip().splitlines()[-1]) if got.returncode == 0 else []
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return []
+    return [p for p in paths if isinstance(p, str) and os.path.isdir(p)]
 
 
 def _fields(lookup: Lookup, ref: str) -> dict[str, Any]:
