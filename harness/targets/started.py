@@ -92,9 +92,11 @@ class EarlyWord:
     ``got`` runs in that thread; what it raises is dropped (the caller does without)."""
 
     POLL_S = 0.004
+    PREFIX = "harness-early-"
 
     def __init__(self, got: Callable[[dict[str, Any]], object]) -> None:
-        self.folder = tempfile.mkdtemp(prefix="harness-early-")
+        sweep_stale(self.PREFIX)
+        self.folder = tempfile.mkdtemp(prefix=f"{self.PREFIX}{os.getpid()}-")
         self.path = os.path.join(self.folder, "early.json")
         self._got = got
         self._done = threading.Event()
@@ -122,3 +124,23 @@ class EarlyWord:
         self._done.set()
         self._thread.join()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def sweep_stale(prefix: str, root: str | None = None) -> None:
+    """Remove the early-word folders of harness processes that are gone (one killed with
+    SIGKILL mid-check cannot remove its own): ``PREFIX<pid>-*`` whose pid no longer runs."""
+    base = root or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix) :].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        except OSError:  # alive under another user: not ours to sweep
+            continue

@@ -39,3 +39,24 @@ def test_the_scan_says_early_what_the_baseline_needs() -> None:
     assert said["caller"]["requires"] == env.data["caller"]["requires"]
     assert said["callees"] == env.data["callees"]
     assert said["imports"] and all(m.split(".")[0] in said["callees"] for m, _ in said["imports"])
+
+
+def test_the_early_folders_of_gone_processes_are_swept(tmp_path: Path) -> None:
+    """A harness killed with SIGKILL mid-check leaves its early-word folder: the next one
+    removes it -- and leaves a live process's and anything else alone."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.targets.started import sweep_stale
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    (tmp_path / f"harness-early-{gone}-abc").mkdir()
+    (tmp_path / f"harness-early-{os.getpid()}-def").mkdir()
+    (tmp_path / "harness-early-xyz").mkdir()
+    (tmp_path / "other-1-x").mkdir()
+    sweep_stale("harness-early-", str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"harness-early-{os.getpid()}-def", "harness-early-xyz", "other-1-x"
+    ]  # fmt: skip
