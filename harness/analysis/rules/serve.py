@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from harness.analysis.rules.base import Context, Earlier
-    from harness.analysis.serve import ServeFacts
+    from harness.analysis.serve import ConnectorUse, ServeFacts, ServeVocab
     from harness.analysis.uses import Site
 
 
@@ -133,80 +133,60 @@ def key_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
     return out
 
 
-def connector_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
-    """The connector the call names, against what the server's environment has."""
-    use, vocab = facts.call.connector, facts.vocab
-    if use is None:
-        return []
-    symbol = f"--kv-transfer-config kv_connector {use.name}"
-    if use.module is None:
+#: (severity, subject keyword, message, fix, (file, line) of the definition)
+_Problem = tuple[Severity, str, str, str, tuple[str | None, int | None]]
+
+
+def connector_problem(use: ConnectorUse, vocab: ServeVocab) -> _Problem | None:
+    """Pure: what is wrong with the connector ``use`` names, in ``vocab``'s environment."""
+    flag = "--kv-transfer-config"
+    if use.module is None:  # a registered name
         if vocab.connectors is None or use.name in vocab.connectors:
-            return []
+            return None
         near = nearest(use.name, vocab.connectors)
-        return [
-            _finding(
-                ctx,
-                Severity.ERROR,
-                use.site,
-                symbol,
-                "kv_connector",
-                f"--kv-transfer-config: '{use.name}' is not a KV connector {vocab.label} "
-                "registers: the server refuses it at start-up (unsupported connector type)",
-                f"Did you mean '{near}'?"
-                if near
-                else "Name a registered one, or its module with kv_connector_module_path.",
-                (vocab.connectors_file, vocab.connectors.get(near or "")),
-            )
-        ]
+        return (Severity.ERROR, "kv_connector",
+                f"{flag}: '{use.name}' is not a KV connector {vocab.label} registers: the "
+                "server refuses it at start-up (unsupported connector type)",
+                f"Did you mean '{near}'?" if near else
+                "Name a registered one, or its module with kv_connector_module_path.",
+                (vocab.connectors_file, vocab.connectors.get(near or "")))  # fmt: skip
     if not use.module:
-        return [
-            _finding(
-                ctx,
-                Severity.WARNING,
-                use.site,
-                symbol,
-                "kv_connector_module_path",
-                "--kv-transfer-config: kv_connector_module_path is empty: vLLM's connector "
-                "factory refuses an empty one at start-up (ValueError; read in 0.24.0 and 0.26.0)",
+        return (Severity.WARNING, "kv_connector_module_path",
+                f"{flag}: kv_connector_module_path is empty: vLLM's connector factory refuses "
+                "an empty one at start-up (ValueError; read in 0.24.0 and 0.26.0)",
                 "Drop the key to use a registered connector, or name the connector's module.",
-            )
-        ]
+                (None, None))  # fmt: skip
     module = vocab.connector_module
     if module is None or module.name != use.module:
-        return []
+        return None  # not read
     if not module.found:
         top = use.module.split(".")[0]
-        return [
-            _finding(
-                ctx,
-                Severity.ERROR,
-                use.site,
-                symbol,
-                "kv_connector_module_path",
-                f"--kv-transfer-config: kv_connector_module_path '{use.module}' is not "
-                f"installed where {vocab.label} is: the server imports it at start-up "
-                "(ModuleNotFoundError)",
-                f"Install the package that has {top} into the server's environment (the "
-                "serve step's interpreter), not only beside the client: e.g. hs-connectors "
-                "for hs_connectors.",
-            )
-        ]
+        known = ": e.g. hs-connectors for hs_connectors." if top == "hs_connectors" else "."
+        return (Severity.ERROR, "kv_connector_module_path",
+                f"{flag}: kv_connector_module_path '{use.module}' is not installed where "
+                f"{vocab.label} is: the server imports it at start-up (ModuleNotFoundError)",
+                f"Install the package that has {top} into the server's environment (the serve "
+                f"step's interpreter), not only beside the client{known}",
+                (None, None))  # fmt: skip
     if use.name in module.classes:
-        return []
+        return None
     near = nearest(use.name, module.classes)
-    return [
-        _finding(
-            ctx,
-            Severity.ERROR,
-            use.site,
-            symbol,
-            "kv_connector",
-            f"--kv-transfer-config: {use.module} defines no class '{use.name}': the server "
-            "refuses it at start-up",
+    return (Severity.ERROR, "kv_connector",
+            f"{flag}: {use.module} defines no class '{use.name}': the server refuses it at "
+            "start-up",
             f"Did you mean '{near}'?" if near else f"Name a class of {use.module}.",
-            (module.file, module.classes.get(near or "")),
-        )
-    ]
+            (module.file, module.classes.get(near or "")))  # fmt: skip
+
+
+def connector_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
+    """The connector the call names, against what the server's environment has."""
+    use = facts.call.connector
+    found = connector_problem(use, facts.vocab) if use is not None else None
+    if use is None or found is None:
+        return []
+    severity, subject, message, fix, where = found
+    symbol = f"--kv-transfer-config kv_connector {use.name}"
+    return [_finding(ctx, severity, use.site, symbol, subject, message, fix, where)]
 
 
 def check(ctx: Context, earlier: Earlier) -> Produced:
