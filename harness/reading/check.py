@@ -57,11 +57,6 @@ _EXACT = re.compile(
 )
 
 
-def _canonical(name: str) -> str:
-    """packaging's ``canonicalize_name``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def baseline_pins(
     requires: Sequence[str], callees: Mapping[str, Any], override: Sequence[str]
 ) -> tuple[dict[str, str], list[str]]:
@@ -70,7 +65,9 @@ def baseline_pins(
     Only exact pins (``vllm==0.11.0``, extras markers allowed) are used: a range does not say
     which version the caller was written for. Returns (pins, notes explaining gaps).
     """
-    names = {_canonical(info.get("dist") or top): top for top, info in callees.items()}
+    from harness.targets.pypi import normalize  # packaging's canonicalize_name
+
+    names = {normalize(info.get("dist") or top): top for top, info in callees.items()}
     pins: dict[str, str] = {}
     notes: list[str] = []
     for text in override:
@@ -87,14 +84,14 @@ def baseline_pins(
             raise UsageError(
                 f"--baseline {text!r} must pin one version", "e.g. --baseline vllm==0.11.0"
             )
-        pins[_canonical(req.name)] = spec[0].version
+        pins[normalize(req.name)] = spec[0].version
     for text in requires:
         head = _HEAD.match(text)
-        if head is None or _canonical(head.group(1)) not in names:
+        if head is None or normalize(head.group(1)) not in names:
             continue  # not a callee's (or not a requirement): packaging would skip it too
         exact = _EXACT.fullmatch(text)
         if exact is not None:  # NAME==1.2.3 [; extra == "x"]: as packaging reads it
-            pins.setdefault(_canonical(exact.group(1)), exact.group(3))
+            pins.setdefault(normalize(exact.group(1)), exact.group(3))
             continue
         from packaging.requirements import InvalidRequirement, Requirement
 
@@ -102,7 +99,7 @@ def baseline_pins(
             req = Requirement(text)
         except InvalidRequirement:
             continue
-        name = _canonical(req.name)
+        name = normalize(req.name)
         if name not in names or name in pins:
             continue
         spec = list(req.specifier)
@@ -300,8 +297,8 @@ def _check(
     )
     base_symbols: dict[str, Lookup] | None = None
     base_fits: dict[str, Fits] | None = None
-    current = set(pins) - set(_unread(pins, scan.callees))
-    pins = _unread(pins, scan.callees)
+    unread = _unread(pins, scan.callees)
+    current, pins = set(pins) - set(unread), unread
     if current:  # the target has the very version the caller was written for: it is the baseline
         tops = {
             top for top, info in scan.callees.items() if info.get("dist", top).lower() in current
