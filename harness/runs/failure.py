@@ -85,34 +85,31 @@ def summarize(
     blocks = _tracebacks(lines)
     fault = service_fault(lines, target)
     if not blocks:
-        return None if fault is None else _from_service(None, fault)
+        return None if fault is None else _service_cause(fault)
     final = blocks[-1]
     root = None
     if _WRAPPERS.search(final.message) or _WRAPPERS.search(final.exc_type):
         earlier = [b for b in blocks[:-1] if not _WRAPPERS.search(b.message)]
         root = earlier[-1] if earlier else None
-    if root is not None:
-        return _from_service(replace(final, root_cause=explain(root, target, step)), fault)
-    return _from_service(explain(final, target, step), fault)
+    summary = (
+        replace(final, root_cause=explain(root, target, step))
+        if root is not None
+        else explain(final, target, step)
+    )
+    if fault is None or (summary.root_cause or summary).hint is not None:
+        return summary  # no server fault known, or the step's own failure is: its hint stands
+    return replace(summary, root_cause=_service_cause(fault))  # a client that saw only 500s
 
 
-def _from_service(summary: FailureSummary | None, fault: ServiceFault | None) -> FailureSummary:
-    """The server's known fault is the root cause of a client that saw only its 500s."""
-    if fault is None:
-        assert summary is not None
-        return summary
+def _service_cause(fault: ServiceFault) -> FailureSummary:
+    """The server's known fault as a summary of its own (its line, what it means, what to run)."""
     exc_type, _, message = fault.line.partition(": ")
-    cause = FailureSummary(
+    return FailureSummary(
         exc_type=f"{exc_type} (service {fault.service})" if message else "service",
         message=message or fault.line,
         hint=fault.hint,
         commands=fault.commands,
     )
-    if summary is None:
-        return cause
-    if (summary.root_cause or summary).hint is not None:
-        return summary  # the step's own failure is known: its hint stands
-    return replace(summary, root_cause=cause)
 
 
 def explain(summary: FailureSummary, target: str | None, step: str | None = None) -> FailureSummary:

@@ -116,7 +116,7 @@ def option_strings(tree: ast.AST) -> dict[str, int]:
 def registered(tree: ast.AST) -> dict[str, int]:
     """Every ``X.register_connector("Name", ...)`` literal name -> its line."""
     out: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -129,36 +129,33 @@ def registered(tree: ast.AST) -> dict[str, int]:
     return out
 
 
-def top_classes(body: list[ast.stmt]) -> dict[str, int]:
+def top_classes(body: list[ast.stmt], out: dict[str, int] | None = None) -> dict[str, int]:
     """The classes a module defines at its top level (inside ``if``/``try`` too) -> line."""
-    out: dict[str, int] = {}
+    out = {} if out is None else out
     for node in body:
         if isinstance(node, ast.ClassDef):
             out.setdefault(node.name, node.lineno)
-        elif isinstance(node, (ast.If, ast.Try)):
-            for part in (node.body, node.orelse, getattr(node, "finalbody", [])):
-                out.update({k: v for k, v in top_classes(part).items() if k not in out})
-            for handler in getattr(node, "handlers", []):
-                out.update({k: v for k, v in top_classes(handler.body).items() if k not in out})
+        elif isinstance(node, ast.If):
+            top_classes([*node.body, *node.orelse], out)
+        elif isinstance(node, ast.Try):
+            handlers = [st for h in node.handlers for st in h.body]
+            top_classes([*node.body, *handlers, *node.orelse, *node.finalbody], out)
     return out
 
 
 def _connectors(lookup: Lookup, spec: dict[str, Any]) -> dict[str, Any]:
-    factory = lookup.index.module(str(spec.get("factory") or ""))
     out: dict[str, Any] = {"registered": None, "file": None, "module": None}
+    factory = lookup.index.module(str(spec.get("factory") or ""))
     if factory is not None and factory.loc.file:
         out["registered"] = registered(factory.tree)
         out["file"] = lookup.index.rel(factory.loc.file)
     name = spec.get("module")
     if isinstance(name, str) and name:
         mod = lookup.index.module(name)
-        found = mod is not None and bool(mod.loc.file)
-        out["module"] = {
-            "name": name,
-            "found": found,
-            "file": lookup.index.rel(mod.loc.file) if found and mod is not None else None,
-            "classes": top_classes(mod.tree.body) if found and mod is not None else {},
-        }
+        out["module"] = {"name": name, "found": False, "file": None, "classes": {}}
+        if mod is not None and mod.loc.file:
+            out["module"].update(found=True, file=lookup.index.rel(mod.loc.file),
+                                 classes=top_classes(mod.tree.body))  # fmt: skip
     return out
 
 
