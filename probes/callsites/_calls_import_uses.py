@@ -36,6 +36,7 @@ class ImportRecorder:
         self.module = module
         self.is_pkg = is_pkg
         self.tree = tree
+        self._scopes: dict[int, str] | None = None  # line -> scope, made once, when needed
         self.site = site
 
     def record(self, node: ast.Import | ast.ImportFrom, guard: ast.Try | None) -> None:
@@ -141,7 +142,7 @@ class ImportRecorder:
         out: dict[str, Any] = {"fallback": fb["shape"], "reraises": fb["reraises"]}
         if fb["reraises"]:
             return out
-        lost = [] if fb["bound"] else [(local, None)]
+        lost: list[tuple[str, int | None]] = [] if fb["bound"] else [(local, None)]
         lost += [(n, ln) for n, ln in skipped(guard, node, index) if n != local]
         out["unbound_uses"] = [u for name, via in lost for u in self.unbound(guard, name, via)]
         return out
@@ -153,7 +154,9 @@ class ImportRecorder:
         if via is not None and fb["bound"]:
             return []  # a handler (or an earlier statement) binds it
         flags = fb["flags"]
-        scopes = line_scopes(self.tree)
+        if self._scopes is None:  # one walk of the module for all its guarded names
+            self._scopes = line_scopes(self.tree)
+        scopes = self._scopes
         return [
             {**self.site(n, scopes.get(n.lineno, "<module>")), "name": name, "via": via}
             for n in unguarded_uses(self.tree, guard, name, flags)
