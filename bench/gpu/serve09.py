@@ -15,6 +15,9 @@ bench/gpu/stage.sh --install`` (vLLM 0.26.0 in the image's site, vLLM 0.24.0 alo
     python3 bench/gpu/serve09.py dsv3    # the 24-layer DeepSeek-V3 shape, final layer 24 asked
                                          # for: vLLM 0.26.0 (has PR 46973), 0.24.0 (before it),
                                          # 0.24.0 + patches/vllm/0.24.0 (the backport), reverted
+    python3 bench/gpu/serve09.py dsv3-compiled-a; ... dsv3-compiled-b
+                                         # the same with vLLM's defaults (compile + CUDA
+                                         # graphs), in two calls on one machine
 
 Every command is harness's, over SSH (``-t gpu``: OpenSSH from ``.ssh-debs`` on 127.0.0.1,
 bench/gpu/ssh/up.sh, the kept connection as a user meets it); ``--local`` runs ``-t local``.
@@ -469,6 +472,62 @@ def phase_dsv3_after() -> int:
     return 0
 
 
+def phase_dsv3_compiled(part: str) -> int:
+    """The DeepSeek-V3 shape with vLLM's defaults (torch.compile + CUDA graphs: no
+    ``--enforce-eager``), as a user serves it. ``a``: prepare + generate on 0.26.0, then 0.24.0
+    before PR 46973; ``b`` (the next call, same machine): 0.24.0 + patches/vllm/0.24.0/0001,
+    reverted after. Two calls: three compiled server starts do not fit one."""
+    import kimi
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    if part == "a" or not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(
+        f"# issue 32, dsv3-compiled {part}: vLLM defaults (compile + CUDA graphs), ids [2, 12, 21, 24], verify_layers=all, over {TARGET}"
+    )
+    if not SPEC_PY.is_file():
+        environments()
+    if not ssh_up():
+        return 1
+    built = kimi.build(DSV3_OUT, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
+    model = Path(built["text_dir"])
+    if part == "a":
+        chat(WORK / "chat-dsv3.jsonl", 64, None, seed=7)  # the same 64 chats as the dsv3 phase
+    hs = WORK / "data" / "chat-dsv3"
+    ids = "2, 12, 21, 24"
+
+    def over(folder: str, vllm_py: Path | None = None) -> list[str]:
+        extra = ["verify_layers=all", f"hidden_states={hs / folder}"]
+        return sets(
+            model, "chat-dsv3", ids, extra + ([f"vllm_python={vllm_py}"] if vllm_py else [])
+        )
+
+    if part == "a":
+        base = over("hs-0.26.0-compiled")
+        step("prepare", "dsv3 prepare (vLLM 0.26.0, compiled, kept)", [*base, "--keep-service"], timeout=500)  # fmt: skip
+        step("generate", "dsv3 generate on vLLM 0.26.0, compiled", base)
+        before = step("generate", "dsv3 generate on vLLM 0.24.0 (before PR 46973), compiled",
+                      over("hs-0.24.0-compiled", V24_PY), expect="failed", timeout=500)  # fmt: skip
+        if before is not None:
+            rid = before["record"]["id"]
+            r = e2e.run(["harness", "logs", rid, "-t", TARGET], f"logs {rid}", quiet=True)
+            (e2e.LOGS / f"{rid}.log").write_text(r.out)
+            for line in [x for x in r.out.splitlines() if "harness: service" in x][-6:]:
+                say(f"    log: {line.strip()[-400:]}")
+    else:
+        t24 = f"{TARGET}@{V24_PY}"
+        r = vb.harness("apply-patches", "-t", t24, "--dist", "vllm", "--patches",
+                       str(REPO / "patches"), name="apply-patches vllm 0.24.0", timeout=120)  # fmt: skip
+        say("  " + " | ".join(r.out.strip().splitlines()[-1:])[-300:])
+        step("generate", "dsv3 generate on vLLM 0.24.0 + patch 0001, compiled",
+             over("hs-0.24.0-0001-compiled", V24_PY), timeout=500)  # fmt: skip
+        r = vb.harness("revert-patches", "-t", t24, "--dist", "vllm", "--patches",
+                       str(REPO / "patches"), name="revert-patches vllm 0.24.0", timeout=120)  # fmt: skip
+        say("  " + " | ".join(r.out.strip().splitlines()[-2:])[-400:])
+    overhead()
+    return 0
+
+
 def phase_cache24() -> int:
     """Prefix caching on vLLM 0.24.0 (vLLM issue 44485 was open as of 0.22), on a fresh machine:
     the Llama, 64 chats opening with one 300-word system prompt, prepare + generate verified."""
@@ -575,6 +634,8 @@ def main() -> int:
             "dsv3": phase_dsv3,
             "cache24": phase_cache24,
             "dsv3-after": phase_dsv3_after,
+            "dsv3-compiled-a": lambda: phase_dsv3_compiled("a"),
+            "dsv3-compiled-b": lambda: phase_dsv3_compiled("b"),
             "fp8": phase_fp8,
         }
         return phases[phase]()
