@@ -332,6 +332,25 @@ def phase_train() -> int:
     return 0
 
 
+def open_phase(title: str, fresh: bool = False) -> bool:
+    """The results file (emptied when ``fresh``), the title line, the environments, sshd."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    if fresh or not RESULTS.is_file():
+        RESULTS.write_text("")
+    say(title)
+    if not SPEC_PY.is_file():
+        environments()
+    return ssh_up()
+
+
+def dsv3_model() -> Path:
+    """The 24-layer DeepSeek-V3 shape (MLA, 16 routed + 1 shared experts), built on the box."""
+    import kimi
+
+    built = kimi.build(DSV3_OUT, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
+    return Path(built["text_dir"])
+
+
 def phase_dsv3() -> int:
     import kimi
 
@@ -448,20 +467,10 @@ def phase_dsv3_after() -> int:
     """The DeepSeek-V3 shape on vLLM 0.26.0 alone (a payload without 0.24.0): prepare ->
     generate, values at every captured layer of every sample -- the 'after' of the final
     layer under the position rule that names only a row that is its neighbour."""
-    import kimi
-
-    WORK.mkdir(parents=True, exist_ok=True)
-    if not RESULTS.is_file():
-        RESULTS.write_text("")
-    say(
-        f"# issue 32, dsv3-after: vLLM 0.26.0, ids [2, 12, 21, 24], verify_layers=all, over {TARGET}"
-    )
-    if not SPEC_PY.is_file():
-        environments()
-    if not ssh_up():
+    title = f"# issue 32, dsv3-after: vLLM 0.26.0, ids [2, 12, 21, 24], verify_layers=all, over {TARGET}"
+    if not open_phase(title):
         return 1
-    built = kimi.build(DSV3_OUT, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
-    model = Path(built["text_dir"])
+    model = dsv3_model()
     chat(WORK / "chat-dsv3.jsonl", 64, None, seed=7)  # the same 64 chats as the dsv3 phase
     over = ["enforce_eager=--enforce-eager", "verify_layers=all",
             f"hidden_states={WORK / 'data' / 'chat-dsv3' / 'hs-0.26.0-after'}"]  # fmt: skip
@@ -477,20 +486,10 @@ def phase_dsv3_compiled(part: str) -> int:
     ``--enforce-eager``), as a user serves it. ``a``: prepare + generate on 0.26.0, then 0.24.0
     before PR 46973; ``b`` (the next call, same machine): 0.24.0 + patches/vllm/0.24.0/0001,
     reverted after. Two calls: three compiled server starts do not fit one."""
-    import kimi
-
-    WORK.mkdir(parents=True, exist_ok=True)
-    if part == "a" or not RESULTS.is_file():
-        RESULTS.write_text("")
-    say(
-        f"# issue 32, dsv3-compiled {part}: vLLM defaults (compile + CUDA graphs), ids [2, 12, 21, 24], verify_layers=all, over {TARGET}"
-    )
-    if not SPEC_PY.is_file():
-        environments()
-    if not ssh_up():
+    title = f"# issue 32, dsv3-compiled {part}: vLLM defaults (compile + CUDA graphs), ids [2, 12, 21, 24], verify_layers=all, over {TARGET}"
+    if not open_phase(title, fresh=part == "a"):
         return 1
-    built = kimi.build(DSV3_OUT, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
-    model = Path(built["text_dir"])
+    model = dsv3_model()
     if part == "a":
         chat(WORK / "chat-dsv3.jsonl", 64, None, seed=7)  # the same 64 chats as the dsv3 phase
     hs = WORK / "data" / "chat-dsv3"
