@@ -105,6 +105,7 @@ class ImportUse(Site):
     fallback: Fallback | None = None
     unbound_uses: tuple[NameUse, ...] = ()
     fallback_of: int | None = None  # the line of the try body's import it stands in for
+    narrow_guard: int | None = None  # the line of a try whose except ModuleNotFoundError it passes
     ref: Ref | None = None
     deprecated: str = ""  # "file:line" of the warning a module __getattr__ serves it with
     now: str = ""  # what the shim returns, "module:name"
@@ -127,6 +128,7 @@ class ImportUse(Site):
             fallback=Fallback.from_dict(d.get("fallback")),
             unbound_uses=tuple(NameUse.from_dict(u) for u in d.get("unbound_uses") or ()),
             fallback_of=d.get("fallback_of"),
+            narrow_guard=d.get("narrow_guard"),
             ref=Ref.from_wire(d["ref"]) if d.get("ref") else None,
             deprecated=f"{warns[0][0]['file']}:{warns[0][0]['line']}" if warns else "",
             now=f"{warns[0][-1]['module']}:{warns[0][-1]['name']}" if warns else "",

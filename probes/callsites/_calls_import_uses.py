@@ -76,13 +76,17 @@ class ImportRecorder:
             if self.callees.is_callee(mod):
                 res = from_import(self.callees.finder, self.callees.lookup, real, a.name)
                 extra: dict[str, Any] = {}
+                narrow: dict[str, Any] = {}
+                held = guard
+                if held is not None and not res.get("ok") and self.callees.is_module(real):
+                    held = self.name_guard(node, held, narrow)
                 dead = None if res.get("ok") else self.dead_fallback(node)
                 if dead is not None:  # the body's import binds the name: this never runs
                     extra = {"fallback_of": dead}
                     if before is not None:
                         self.env.bindings[local] = before
-                elif guard is not None and not res.get("ok"):
-                    extra = self.without(guard, local, node, i)
+                elif held is not None and not res.get("ok"):
+                    extra = self.without(held, local, node, i)
                 self.uses["imports"].append(
                     {
                         **self.site(node, "<module>"),
@@ -90,12 +94,26 @@ class ImportRecorder:
                         "module": mod,
                         "name": a.name,
                         "local": local,
-                        "guarded": guarded and not extra.get("reraises"),
+                        "guarded": held is not None and not extra.get("reraises"),
                         **res,
                         **extra,
+                        **narrow,
                         "ref": self.env.bindings[local],
                     }
                 )
+
+    def name_guard(
+        self, node: ast.ImportFrom, guard: ast.Try, narrow: dict[str, Any]
+    ) -> ast.Try | None:
+        """The ``try`` that catches this import's missing name (its module is there): plain
+        ``ImportError`` or wider. A ``try`` catching only ``ModuleNotFoundError`` lets it by
+        -- its line goes into ``narrow["narrow_guard"]`` for the words."""
+        from probes.callsites._calls_imports import name_guard
+
+        wider = name_guard(self.tree, node)
+        if wider is not guard:
+            narrow["narrow_guard"] = guard.lineno
+        return wider
 
     def dead_fallback(self, node: ast.ImportFrom) -> int | None:
         """The line of the ``try`` this import is the ``except ImportError`` fallback of, when

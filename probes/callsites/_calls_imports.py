@@ -9,14 +9,29 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 
 from probes.signatures._syntax import dotted, resolve_relative
 
 
-def walk_imports(
-    tree: ast.Module,
-) -> list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]:
+def walk_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]:
     """All imports with the ``try/except ImportError`` that guards each (None: unguarded)."""
+    return _walk(tree, _catches_import_error, _IMPORTS_SEEN)
+
+
+def name_guard(tree: ast.Module, node: ast.ImportFrom) -> ast.Try | None:
+    """The ``try`` that catches a *name* missing from a module that exists: plain
+    ``ImportError`` (or wider). ``except ModuleNotFoundError`` does not: ``from m import x``
+    with ``m`` there and ``x`` gone raises ``ImportError``, which passes it by."""
+    guards = _walk(tree, _catches_missing_name, _NAME_GUARDS_SEEN)
+    return next((g for n, g in guards if n is node), None)
+
+
+def _walk(
+    tree: ast.Module,
+    catching: Callable[[ast.ExceptHandler], bool],
+    seen: dict[int, tuple[ast.Module, list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]]],
+) -> list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]:
     out: list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]] = []
 
     def visit(node: ast.AST, guarded: ast.Try | None) -> None:
@@ -24,7 +39,7 @@ def walk_imports(
             out.append((node, guarded))
             return
         if isinstance(node, ast.Try):
-            catches = any(_catches_import_error(h) for h in node.handlers)
+            catches = any(catching(h) for h in node.handlers)
             for c in node.body:
                 visit(c, node if catches else guarded)
             for h in node.handlers:
@@ -44,28 +59,34 @@ def walk_imports(
                     visit(c, guarded)
 
     key = id(tree)
-    if key in _IMPORTS_SEEN:
-        return _IMPORTS_SEEN[key][1]
+    if key in seen:
+        return seen[key][1]
     visit(tree, None)
-    _IMPORTS_SEEN[key] = (tree, out)  # the tree is kept so its id stays its own
+    seen[key] = (tree, out)  # the tree is kept so its id stays its own
     return out
 
 
 _IMPORTS_SEEN: dict[int, tuple[ast.Module, list]] = {}
+_NAME_GUARDS_SEEN: dict[int, tuple[ast.Module, list]] = {}
 
 
 def _is_type_checking(test: ast.expr) -> bool:
     return dotted(test).split(".")[-1] == "TYPE_CHECKING"
 
 
-def _catches_import_error(h: ast.ExceptHandler) -> bool:
+def _catches(h: ast.ExceptHandler, kinds: tuple[str, ...]) -> bool:
     if h.type is None:
         return True
     names = [dotted(e) for e in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
-    return any(
-        n.split(".")[-1] in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
-        for n in names
-    )
+    return any(n.split(".")[-1] in kinds for n in names)
+
+
+def _catches_import_error(h: ast.ExceptHandler) -> bool:
+    return _catches(h, ("ImportError", "ModuleNotFoundError", "Exception", "BaseException"))
+
+
+def _catches_missing_name(h: ast.ExceptHandler) -> bool:
+    return _catches(h, ("ImportError", "Exception", "BaseException"))
 
 
 def imported_tops(module: str, is_pkg: bool, tree: ast.Module) -> set[str]:

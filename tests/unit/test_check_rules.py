@@ -58,11 +58,26 @@ def test_guarded_import_is_info(findings: list[Finding]) -> None:
         ("import-guarded", "calleepkg.core:gone_second"),  # the name before it is bound
         ("import-guarded", "calleepkg.core:gone_record"),  # a fallback that never runs
         ("import-guarded", "calleepkg.core:gone_primary"),  # its fallback runs, and fails
+        ("import-guarded", "calleepkg.nowhere:anything"),  # ModuleNotFoundError: module gone
+        ("import-guarded", "calleepkg.core:gone_nested"),  # an outer except ImportError
         ("import-guarded", "calleepkg.core:Optional_thing"),  # fallback binds None
         ("import-guarded", "calleepkg.core:gone_helper"),  # and its unguarded uses are errors
         ("import-guarded", "calleepkg.core:gone_flagged"),  # uses behind the flag: fine
         ("import-guarded", "calleepkg.core:gone_def"),  # a def fallback: calls bind to it
     ]
+
+
+def test_except_module_not_found_does_not_guard_a_missing_name(findings: list[Finding]) -> None:
+    (f,) = [f for f in findings if f.symbol == "calleepkg.core:gone_narrow"]
+    assert (f.severity, f.category) == ("error", "import-missing")
+    assert f.message == (
+        "cannot import name 'gone_narrow' from 'calleepkg.core' (calleepkg 1.2.3); the `except "
+        "ModuleNotFoundError` of line 46 does not catch it: a name missing from a module that "
+        "is there raises ImportError"
+    )
+    assert f.fix.startswith(
+        "Import it from where calleepkg 1.2.3 defines it now, or catch ImportError there."
+    )
 
 
 def test_a_fallback_of_imports_that_bind_never_runs(findings: list[Finding]) -> None:

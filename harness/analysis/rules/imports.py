@@ -58,6 +58,13 @@ def check(ctx: Context, _: Earlier) -> Produced:
             if name
             else f"no module named '{use.module}' in {where}"
         )
+        fix = f"Import it from where {where} defines it now, or drop the use."
+        if use.narrow_guard is not None:  # the module is there: ImportError, not its subclass
+            msg += (
+                f"; the `except ModuleNotFoundError` of line {use.narrow_guard} does not catch "
+                "it: a name missing from a module that is there raises ImportError"
+            )
+            fix = f"Import it from where {where} defines it now, or catch ImportError there."
         out.append(
             ctx.finding(
                 Severity.ERROR,
@@ -65,7 +72,7 @@ def check(ctx: Context, _: Earlier) -> Produced:
                 use,
                 what,
                 msg,
-                f"Import it from where {where} defines it now, or drop the use." + hint_for(use),
+                fix + hint_for(use),
                 imported=name,
             )
         )
