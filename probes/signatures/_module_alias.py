@@ -8,13 +8,18 @@ transformers.tokenization_utils import PreTrainedTokenizer`` works at run time, 
 files alone says "no module". Such a function is recognised by what it does -- it stores into
 ``sys.modules[<its parameter>]`` and calls ``import_module(<another parameter>, ...)`` -- and
 each module-level call whose two arguments are known strings (a literal, an f-string of
-``__name__``) makes one alias. A call with computed arguments (a loop over files) makes none
-that can be read: such a module stays missing, as before.
+``__name__``) makes one alias. A call in a module-level ``for`` over the package's own files
+(transformers 5.17's ``for _proc_file in sorted((Path(__file__).parent /
+"models").rglob("image_processing_*.py"))``, then ``_model = _proc_file.parent.name``,
+``_module = _proc_file.stem``) makes one per file: the loop is run over the files there, with
+the body's plain assignments of names, path parts and f-strings. Anything else computed makes
+none that can be read: such a module stays missing.
 """
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Any
 
 from probes.signatures._syntax import dotted, resolve_relative
@@ -52,11 +57,14 @@ def factories(tree: ast.Module) -> dict[str, tuple[int, int]]:
     return out
 
 
-def aliases(tree: ast.Module, package: str) -> dict[str, str]:
+def aliases(tree: ast.Module, package: str, init_file: str | None = None) -> dict[str, str]:
     """alias module -> the module it forwards to, for each module-level call of a factory
-    whose arguments are known strings (``__name__`` is ``package``: this is its ``__init__``)."""
+    whose arguments are known strings (``__name__`` is ``package``: this is its ``__init__``,
+    at ``init_file`` when known: then a loop over the package's files is run too)."""
     made = factories(tree)
     out: dict[str, str] = {}
+    if not made:
+        return out
     for st in _module_level(tree.body, defs=False):
         for node in ast.walk(st):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
@@ -68,7 +76,133 @@ def aliases(tree: ast.Module, package: str) -> dict[str, str]:
             target = string_of(node.args[where[1]], package)
             if alias and target:
                 out[alias] = absolute(target, package)
+    if init_file is not None:
+        for loop in _module_loops(tree.body):
+            out.update(_loop_aliases(loop, made, package, init_file))
     return out
+
+
+def _module_loops(body: list[ast.stmt]) -> list[ast.For]:
+    """The ``for`` statements that run when the module does (in ``if``/``try`` blocks too)."""
+    out: list[ast.For] = []
+    for st in body:
+        if isinstance(st, ast.For):
+            out.append(st)
+        elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            blocks = [getattr(st, f, None) or [] for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(st, "handlers", None) or []]
+            out += [loop for b in blocks for loop in _module_loops(b)]
+    return out
+
+
+#: the most files one loop is run over (transformers 5.17: ~330 image processors)
+_LOOP_FILES = 5000
+
+
+def _loop_aliases(
+    loop: ast.For, made: dict[str, tuple[int, int]], package: str, init_file: str
+) -> dict[str, str]:
+    """The aliases a ``for`` over the package's own files makes, each file in turn."""
+    if not isinstance(loop.target, ast.Name):
+        return {}
+    files = _files_of(loop.iter, init_file)
+    if not files:
+        return {}
+    out: dict[str, str] = {}
+    for f in files[:_LOOP_FILES]:
+        env: dict[str, Any] = {loop.target.id: f}
+        for st in loop.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                t = st.targets[0]
+                if isinstance(t, ast.Name):
+                    env[t.id] = _value(st.value, env, package)
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                call = st.value
+                where = made.get(call.func.id) if isinstance(call.func, ast.Name) else None
+                if where is None or len(call.args) <= max(where):
+                    continue
+                alias = _value(call.args[where[0]], env, package)
+                target = _value(call.args[where[1]], env, package)
+                if isinstance(alias, str) and isinstance(target, str) and alias and target:
+                    out[alias] = absolute(target, package)
+    return out
+
+
+def _files_of(node: ast.expr, init_file: str) -> list[Path]:
+    """``sorted(P.rglob(pattern))`` / ``P.glob(pattern)`` (in ``sorted``/``list`` or not)
+    for a path ``P`` made from ``Path(__file__)``: the files there, in order; else []."""
+    if isinstance(node, ast.Call) and dotted(node.func) in ("sorted", "list") and node.args:
+        node = node.args[0]
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("rglob", "glob")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return []
+    root = _path_of(node.func.value, init_file)
+    if root is None or not root.is_dir():
+        return []
+    found = (
+        root.rglob(node.args[0].value)
+        if node.func.attr == "rglob"
+        else root.glob(node.args[0].value)
+    )
+    return sorted(found)
+
+
+def _path_of(node: ast.expr, init_file: str) -> Path | None:
+    """``Path(__file__)``, its ``.parent``/``.resolve()``, and ``/ "literal"`` of those."""
+    if isinstance(node, ast.Call) and dotted(node.func).split(".")[-1] == "Path" and node.args:
+        arg = node.args[0]
+        return Path(init_file) if isinstance(arg, ast.Name) and arg.id == "__file__" else None
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path_of(node.value, init_file)
+        return inner.parent if inner is not None else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and not node.args
+        and node.func.attr in ("resolve", "absolute")
+    ):
+        return _path_of(node.func.value, init_file)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left = _path_of(node.left, init_file)
+        right = node.right
+        if left is not None and isinstance(right, ast.Constant) and isinstance(right.value, str):
+            return left / right.value
+    return None
+
+
+def _value(node: ast.expr, env: dict[str, Any], package: str) -> Any:
+    """A loop body's value: a name bound before, a path's ``.parent``/``.name``/``.stem``, a
+    string, an f-string of those and ``__name__``; None when it is anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return package if node.id == "__name__" else env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _value(node.value, env, package)
+        if isinstance(base, Path) and node.attr in ("parent", "name", "stem"):
+            return getattr(base, node.attr)
+        return None
+    if isinstance(node, ast.JoinedStr):
+        parts: list[str] = []
+        for v in node.values:
+            got = (
+                _value(v.value, env, package)
+                if isinstance(v, ast.FormattedValue)
+                and v.conversion == -1
+                and v.format_spec is None
+                else (v.value if isinstance(v, ast.Constant) else None)
+            )
+            if not isinstance(got, str):
+                return None
+            parts.append(got)
+        return "".join(parts)
+    return None
 
 
 def string_of(node: ast.expr, package: str) -> str | None:
@@ -126,7 +260,7 @@ class Aliases:
             if package not in self._of:
                 mod = self.index.module(package)
                 ok = mod is not None and mod.loc.is_package and mod.loc.file.endswith(".py")
-                self._of[package] = aliases(mod.tree, package) if ok else {}
+                self._of[package] = aliases(mod.tree, package, mod.loc.file) if ok else {}
             got = self._of[package].get(module)
             if got is not None:
                 return got

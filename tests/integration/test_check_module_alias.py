@@ -75,3 +75,15 @@ def test_the_alias_is_read_from_the_real_init_and_a_missing_module_still_is(
     real = callees.module_of(f"{tf}.tokenization_utils")
     assert from_import(index.finder, lookup, real, "PreTrainedTokenizer")["ok"]
     assert not from_import(index.finder, lookup, real, "NoSuchTokenizer")["ok"]
+    # the loop over models/*/image_processing_*.py (__init__.py:847-851): one alias per file
+    lfm2 = f"{tf}.models.lfm2_vl.image_processing_lfm2_vl"
+    assert callees.alias_of(f"{lfm2}_fast") == lfm2
+    assert callees.alias_of(f"{tf}.models.llama4.image_processing_llama4_fast") == (
+        f"{tf}.models.llama4.image_processing_llama4"
+    )
+    # vLLM 0.26.0's lfm2_vl.py:15 imports these through it (check said import-missing)
+    for name in ("find_closest_aspect_ratio", "round_by_factor"):
+        assert from_import(index.finder, lookup, callees.module_of(f"{lfm2}_fast"), name)["ok"]
+    # no file, no alias: a model without an image processor has no _fast module
+    assert callees.alias_of(f"{tf}.models.llama.image_processing_llama_fast") is None
+    assert not callees.is_module(f"{tf}.models.llama.image_processing_llama_fast")

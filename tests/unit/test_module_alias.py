@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,63 @@ def test_the_factory_is_known_by_what_it_does() -> None:
 )
 def test_the_target_is_import_modules(target: str, package: str, expect: str) -> None:
     assert absolute(target, package) == expect
+
+
+LOOP = """
+import importlib, sys
+from pathlib import Path
+def alias(name, to):
+    sys.modules[name] = importlib.import_module(to, __name__)
+if True:
+    for _f in sorted((Path(__file__).parent / "models").rglob("proc_*.py")):
+        _model = _f.parent.name
+        _module = _f.stem
+        _target = f".models.{_model}.{_module}"
+        alias(f"{__name__}.models.{_model}.{_module}_fast", _target)
+"""
+
+
+@pytest.mark.parametrize(
+    ("src", "files", "expect"),
+    [
+        # transformers 5.17's shape: one alias per file the loop's glob finds, in order
+        (
+            LOOP,
+            ["models/a/proc_a.py", "models/b/proc_b.py", "models/b/other.py"],
+            {
+                "pkg.models.a.proc_a_fast": "pkg.models.a.proc_a",
+                "pkg.models.b.proc_b_fast": "pkg.models.b.proc_b",
+            },
+        ),
+        # no file matches: no alias (and no error)
+        (LOOP, ["models/a/other.py"], {}),
+        # a glob of the folder itself, list(), Path(__file__).resolve()
+        (
+            LOOP.replace("sorted((Path(__file__).parent", "list((Path(__file__).resolve().parent")
+            .replace(".rglob(", ".glob(")
+            .replace('/ "models")', '/ "models" / "a")')
+            .replace("_f.parent.name", '"a"'),
+            ["models/a/proc_x.py"],
+            {"pkg.models.a.proc_x_fast": "pkg.models.a.proc_x"},
+        ),
+        # a value the loop computes otherwise (a call): no alias
+        (LOOP.replace("_module = _f.stem", "_module = name_of(_f)"), ["models/a/proc_a.py"], {}),
+        # a loop over something that is not the package's files: none
+        (
+            LOOP.replace('sorted((Path(__file__).parent / "models").rglob("proc_*.py"))', "FILES"),
+            ["models/a/proc_a.py"],
+            {},
+        ),
+    ],
+)
+def test_a_loop_over_the_package_files_makes_one_alias_per_file(
+    tmp_path: Path, src: str, files: list[str], expect: dict[str, str]
+) -> None:
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    init = tmp_path / "__init__.py"
+    got = aliases(ast.parse(textwrap.dedent(src)), "pkg", str(init))
+    assert got == expect
+    # without the file's place the loop cannot be run: only the literal calls count
+    assert aliases(ast.parse(textwrap.dedent(src)), "pkg") == {}
