@@ -141,6 +141,10 @@ def summarize(
             and s.all_names is not None
         ):
             s.all_names.extend(_str_list(st.value) or [])
+    if loc.is_package and "define_import_structure" in source:
+        for sibling in import_structure_modules(tree, loc.file):
+            if f"{name}.{sibling}" not in s.star_imports:
+                s.star_imports.append(f"{name}.{sibling}")
     if s.has_getattr:
         read = {k: lazy_table(v, name, loc.is_package, line) for k, (v, line) in tables.items()}
         s.shims = read_getattr(s, {k: t for k, t in read.items() if t})
@@ -148,6 +152,33 @@ def summarize(
         for table in read.values():
             s.lazy.update(table)
     return s
+
+
+def import_structure_modules(tree: ast.Module, init_file: str) -> list[str]:
+    """transformers' lazy packages: ``sys.modules[__name__] = _LazyModule(__name__, _file,
+    define_import_structure(_file), ...)`` serves at run time what every module beside the
+    ``__init__`` exports (its ``__all__``; files named ``convert_*``/``modular_*`` left out:
+    ``create_import_structure_from_path``, ``utils/import_utils.py:3047-3060`` in 5.17.0),
+    whatever its ``if TYPE_CHECKING`` block lists. Those modules, when such a call runs at
+    module level; else none."""
+    calls = [
+        n
+        for st in tree.body
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for n in ast.walk(st)
+        if isinstance(n, ast.Call) and dotted(n.func).split(".")[-1] == "define_import_structure"
+    ]
+    folder = os.path.dirname(init_file)
+    if not calls or not os.path.isdir(folder):
+        return []
+    return sorted(
+        f[:-3]
+        for f in os.listdir(folder)
+        if f.endswith(".py")
+        and f != "__init__.py"
+        and not f.startswith(("convert_", "modular_"))
+        and f[:-3].isidentifier()
+    )
 
 
 def made_class(st: ast.stmt, name: str) -> ast.ClassDef | None:

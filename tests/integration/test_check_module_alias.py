@@ -87,3 +87,7 @@ def test_the_alias_is_read_from_the_real_init_and_a_missing_module_still_is(
     # no file, no alias: a model without an image processor has no _fast module
     assert callees.alias_of(f"{tf}.models.llama.image_processing_llama_fast") is None
     assert not callees.is_module(f"{tf}.models.llama.image_processing_llama_fast")
+    # a lazy model package serves every module beside its __init__ (define_import_structure),
+    # also one its TYPE_CHECKING block leaves out: vLLM 0.26.0's opencua.py:16
+    assert from_import(index.finder, lookup, f"{tf}.models.qwen2_vl", "Qwen2VLVideoProcessor")["ok"]
+    assert not from_import(index.finder, lookup, f"{tf}.models.qwen2_vl", "Qwen2VLNoSuch")["ok"]
