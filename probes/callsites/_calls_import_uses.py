@@ -75,6 +75,8 @@ class ImportRecorder:
                 self.env.bindings[local] = ("symbol", real, a.name)
             if self.callees.is_callee(mod):
                 res = from_import(self.callees.finder, self.callees.lookup, real, a.name)
+                if not res.get("ok") and real != mod:
+                    res = self.renamed(mod, real, a.name, local) or res
                 extra: dict[str, Any] = {}
                 narrow: dict[str, Any] = {}
                 held = guard
@@ -101,6 +103,25 @@ class ImportRecorder:
                         "ref": self.env.bindings[local],
                     }
                 )
+
+    def renamed(self, mod: str, real: str, name: str, local: str) -> dict[str, Any] | None:
+        """``name`` served by an alias module's ``__getattr__`` under another name (transformers
+        5's ``XImageProcessorFast`` from an ``..._fast`` alias: ``XImageProcessor``, with a
+        warning): the import's result, its first hop that ``__getattr__``; None if not so."""
+        got = self.callees.aliases.renamed(mod, name)
+        if got is None:
+            return None
+        new, warns, file = got
+        res = from_import(self.callees.finder, self.callees.lookup, real, new)
+        if not res.get("ok"):
+            return None
+        self.env.bindings[local] = ("symbol", real, new)
+        how = "deprecated" if warns else "lazy"
+        hop = {"module": mod, "name": name, "file": file, "line": warns or 1, "how": how}
+        rest = res.get("chain") or [
+            {"module": real, "name": new, "file": "", "line": 1, "how": "defined"}
+        ]
+        return {"ok": True, "chain": [hop, *rest]}
 
     def name_guard(
         self, node: ast.ImportFrom, guard: ast.Try, narrow: dict[str, Any]

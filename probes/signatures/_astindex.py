@@ -17,7 +17,13 @@ from probes._finder import Finder, ModuleLocation, ProbeFailure
 from probes._walk import walk
 from probes.signatures._bound import made_class as bound_made_class
 from probes.signatures._lazy_exports import lazy_table, read_getattr
+from probes.signatures._lazy_package import (
+    getattr_rules,
+    import_structure_modules,
+    sys_modules_class,
+)
 from probes.signatures._platform import Decider, Version, builtin_aliases, target_python
+from probes.signatures._suffix_fallback import SuffixRule
 from probes.signatures._syntax import ModuleSummary, Source, dotted, resolve_relative
 
 
@@ -145,6 +151,7 @@ def summarize(
         for sibling in import_structure_modules(tree, loc.file):
             if f"{name}.{sibling}" not in s.star_imports:
                 s.star_imports.append(f"{name}.{sibling}")
+        s.runtime_class = sys_modules_class(tree)
     if s.has_getattr:
         read = {k: lazy_table(v, name, loc.is_package, line) for k, (v, line) in tables.items()}
         s.shims = read_getattr(s, {k: t for k, t in read.items() if t})
@@ -152,33 +159,6 @@ def summarize(
         for table in read.values():
             s.lazy.update(table)
     return s
-
-
-def import_structure_modules(tree: ast.Module, init_file: str) -> list[str]:
-    """transformers' lazy packages: ``sys.modules[__name__] = _LazyModule(__name__, _file,
-    define_import_structure(_file), ...)`` serves at run time what every module beside the
-    ``__init__`` exports (its ``__all__``; files named ``convert_*``/``modular_*`` left out:
-    ``create_import_structure_from_path``, ``utils/import_utils.py:3047-3060`` in 5.17.0),
-    whatever its ``if TYPE_CHECKING`` block lists. Those modules, when such a call runs at
-    module level; else none."""
-    calls = [
-        n
-        for st in tree.body
-        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        for n in ast.walk(st)
-        if isinstance(n, ast.Call) and dotted(n.func).split(".")[-1] == "define_import_structure"
-    ]
-    folder = os.path.dirname(init_file)
-    if not calls or not os.path.isdir(folder):
-        return []
-    return sorted(
-        f[:-3]
-        for f in os.listdir(folder)
-        if f.endswith(".py")
-        and f != "__init__.py"
-        and not f.startswith(("convert_", "modular_"))
-        and f[:-3].isidentifier()
-    )
 
 
 def made_class(st: ast.stmt, name: str) -> ast.ClassDef | None:
@@ -219,6 +199,8 @@ class Index:
         self._mods: dict[str, ModuleSummary | None] = {}
         #: files parsed already (the callsites probe's caller files), by path: not again
         self.parsed: dict[str, tuple[str, ast.Module]] = {}
+        #: (package, its run-time class) -> that class's ``__getattr__`` suffix rules, file
+        self._runtime_rules: dict[tuple[str, str], tuple[list[SuffixRule], str]] = {}
 
     def module(self, name: str) -> ModuleSummary | None:
         if name in self._mods:
@@ -310,7 +292,29 @@ class Index:
                 if got is not None:
                     chain.append(Hop(mod.name, name, file, 1, "star-import"))
                     return Resolved(got.module, got.name, got.node, chain + got.chain[:])
+            served = self._served_as(mod, name)
+            if served is None:
+                return None
+            new, hop = served
+            chain.append(hop)
+            name = new
+        return None
+
+    def _served_as(self, mod: ModuleSummary, name: str) -> tuple[str, Hop] | None:
+        """A lazy package's run-time class serving ``name`` under another (transformers 5's
+        ``_LazyModule.__getattr__``: ``XImageProcessorFast`` -> ``XImageProcessor``, warned):
+        the name and the hop through that ``__getattr__``; None when no rule of it applies."""
+        if mod.runtime_class is None:
             return None
+        key = (mod.name, mod.runtime_class)
+        if key not in self._runtime_rules:
+            self._runtime_rules[key] = getattr_rules(self, mod.name, mod.runtime_class)
+        rules, file = self._runtime_rules[key]
+        for rule in rules:
+            new = rule.apply(name)
+            if new is not None:
+                how = "deprecated" if rule.warns else "lazy"
+                return new, Hop(mod.name, name, file, rule.warns or 1, how)
         return None
 
     def resolve_dotted(self, module: str, expr: str) -> str:

@@ -22,6 +22,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from probes.signatures._suffix_fallback import SuffixRule, suffix_rules
 from probes.signatures._syntax import dotted, resolve_relative
 
 
@@ -61,10 +62,19 @@ def aliases(tree: ast.Module, package: str, init_file: str | None = None) -> dic
     """alias module -> the module it forwards to, for each module-level call of a factory
     whose arguments are known strings (``__name__`` is ``package``: this is its ``__init__``,
     at ``init_file`` when known: then a loop over the package's files is run too)."""
+    return read_aliases(tree, package, init_file)[0]
+
+
+def read_aliases(
+    tree: ast.Module, package: str, init_file: str | None = None
+) -> tuple[dict[str, str], dict[str, list[SuffixRule]]]:
+    """:func:`aliases`, and the suffix fallbacks a loop gives an alias's own ``__getattr__``
+    (``sys.modules[alias].__getattr__ = factory(target)``: :mod:`._suffix_fallback`)."""
     made = factories(tree)
     out: dict[str, str] = {}
+    rules: dict[str, list[SuffixRule]] = {}
     if not made:
-        return out
+        return out, rules
     for st in _module_level(tree.body, defs=False):
         for node in ast.walk(st):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
@@ -78,8 +88,8 @@ def aliases(tree: ast.Module, package: str, init_file: str | None = None) -> dic
                 out[alias] = absolute(target, package)
     if init_file is not None:
         for loop in _module_loops(tree.body):
-            out.update(_loop_aliases(loop, made, package, init_file))
-    return out
+            out.update(_loop_aliases(loop, made, package, init_file, rules))
+    return out, rules
 
 
 def _module_loops(body: list[ast.stmt]) -> list[ast.For]:
@@ -100,15 +110,22 @@ _LOOP_FILES = 5000
 
 
 def _loop_aliases(
-    loop: ast.For, made: dict[str, tuple[int, int]], package: str, init_file: str
+    loop: ast.For,
+    made: dict[str, tuple[int, int]],
+    package: str,
+    init_file: str,
+    rules: dict[str, list[SuffixRule]],
 ) -> dict[str, str]:
-    """The aliases a ``for`` over the package's own files makes, each file in turn."""
+    """The aliases a ``for`` over the package's own files makes, each file in turn; into
+    ``rules``, the suffix fallbacks of the ``__getattr__`` it gives one."""
     if not isinstance(loop.target, ast.Name):
         return {}
     files = _files_of(loop.iter, init_file)
     if not files:
         return {}
     out: dict[str, str] = {}
+    defs = {st.name: st for st in loop.body if isinstance(st, ast.FunctionDef)}
+    served = {name: _returned_rules(fn) for name, fn in defs.items()}
     for f in files[:_LOOP_FILES]:
         env: dict[str, Any] = {loop.target.id: f}
         for st in loop.body:
@@ -116,6 +133,10 @@ def _loop_aliases(
                 t = st.targets[0]
                 if isinstance(t, ast.Name):
                     env[t.id] = _value(st.value, env, package)
+                elif (alias := _getattr_of(t, env, package)) and isinstance(st.value, ast.Call):
+                    fn = st.value.func
+                    if isinstance(fn, ast.Name) and served.get(fn.id):
+                        rules[alias] = served[fn.id]
             elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
                 call = st.value
                 where = made.get(call.func.id) if isinstance(call.func, ast.Name) else None
@@ -126,6 +147,26 @@ def _loop_aliases(
                 if isinstance(alias, str) and isinstance(target, str) and alias and target:
                     out[alias] = absolute(target, package)
     return out
+
+
+def _getattr_of(t: ast.expr, env: dict[str, Any], package: str) -> str | None:
+    """``sys.modules[<alias>].__getattr__`` as an assignment target: the alias."""
+    if not (isinstance(t, ast.Attribute) and t.attr == "__getattr__"):
+        return None
+    sub = t.value
+    if not (isinstance(sub, ast.Subscript) and dotted(sub.value) == "sys.modules"):
+        return None
+    got = _value(sub.slice, env, package)
+    return got if isinstance(got, str) else None
+
+
+def _returned_rules(factory: ast.FunctionDef) -> list[SuffixRule]:
+    """The suffix fallbacks of the function ``factory`` defines and returns."""
+    inner = {st.name: st for st in factory.body if isinstance(st, ast.FunctionDef)}
+    for st in factory.body:
+        if isinstance(st, ast.Return) and isinstance(st.value, ast.Name) and st.value.id in inner:
+            return suffix_rules(inner[st.value.id])
+    return []
 
 
 def _files_of(node: ast.expr, init_file: str) -> list[Path]:
@@ -249,19 +290,41 @@ class Aliases:
 
     def __init__(self, index: Any) -> None:
         self.index = index
-        self._of: dict[str, dict[str, str]] = {}
+        self._of: dict[str, tuple[dict[str, str], dict[str, list[SuffixRule]]]] = {}
 
     def target(self, module: str) -> str | None:
         """What ``module`` forwards to, when an ancestor package's ``__init__`` makes it (the
         import runs every ancestor's ``__init__`` first); None when nothing does."""
+        made = self._made(module)
+        return made[1][0][module] if made is not None else None
+
+    def renamed(self, module: str, name: str) -> tuple[str, int, str] | None:
+        """An alias module's ``__getattr__`` serving ``name`` under another name: (that name,
+        the line of its warning or 0, the ``__init__`` making it); None when no rule applies."""
+        made = self._made(module)
+        if made is None:
+            return None
+        package, (_, rules) = made
+        for rule in rules.get(module, ()):
+            new = rule.apply(name)
+            if new is not None:
+                mod = self.index.module(package)
+                return new, rule.warns, self.index.rel(mod.loc.file) if mod is not None else ""
+        return None
+
+    def _made(
+        self, module: str
+    ) -> tuple[str, tuple[dict[str, str], dict[str, list[SuffixRule]]]] | None:
+        """The ancestor package whose ``__init__`` makes ``module``, with what it makes."""
         parts = module.split(".")
         for i in range(1, len(parts)):
             package = ".".join(parts[:i])
             if package not in self._of:
                 mod = self.index.module(package)
                 ok = mod is not None and mod.loc.is_package and mod.loc.file.endswith(".py")
-                self._of[package] = aliases(mod.tree, package, mod.loc.file) if ok else {}
-            got = self._of[package].get(module)
-            if got is not None:
-                return got
+                self._of[package] = (
+                    read_aliases(mod.tree, package, mod.loc.file) if ok else ({}, {})
+                )
+            if module in self._of[package][0]:
+                return package, self._of[package]
         return None

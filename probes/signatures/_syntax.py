@@ -43,6 +43,9 @@ class ModuleSummary:
     all_names: list[str] | None = None
     has_getattr: bool = False
     shims: Any = None  # what a ``def __getattr__`` serves (``_resolvable.read_getattr``)
+    #: the class a lazy package puts in ``sys.modules[__name__]`` (its ``__getattr__`` serves
+    #: the names the files do not: ``_LazyModule``), as the module names it
+    runtime_class: str | None = None
     src: Source = field(default_factory=lambda: Source([]))
 
 

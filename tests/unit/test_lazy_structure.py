@@ -36,10 +36,24 @@ else:
 
 FILES = {
     "configuration_m.py": '__all__ = ["MConfig"]\nclass MConfig: pass\n',
+    "image_processing_m.py": '__all__ = ["MImageProcessor"]\nclass MImageProcessor: pass\n',
     "video_processing_m.py": '__all__ = ["MVideoProcessor"]\nclass MVideoProcessor: pass\n',
     "convert_m_weights.py": "def convert_checkpoint(): pass\n",
     "modular_m.py": "class MModular: pass\n",
 }
+
+
+# transformers 5.17.0's utils/import_utils.py:2673-2680, shortened
+LAZY_CLASS = """
+import types
+class _LazyModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.endswith("ImageProcessorFast"):
+            fallback_name = name[:-4]
+            logger.warning_once(f"`{name}` is deprecated")
+            return getattr(self, fallback_name)
+        raise AttributeError(name)
+"""
 
 
 def package(tmp_path: Path, init: str) -> Index:
@@ -47,6 +61,7 @@ def package(tmp_path: Path, init: str) -> Index:
     folder.mkdir(parents=True)
     for p in (tmp_path / "tf", tmp_path / "tf" / "models"):
         (p / "__init__.py").write_text("")
+    (tmp_path / "tf" / "utils.py").write_text(textwrap.dedent(LAZY_CLASS))
     (folder / "__init__.py").write_text(textwrap.dedent(init))
     for name, text in FILES.items():
         (folder / name).write_text(text)
@@ -74,3 +89,16 @@ def test_without_the_call_only_the_type_checking_block_counts(tmp_path: Path) ->
     index = package(tmp_path, INIT.replace("define_import_structure(_file)", "{}"))
     assert index.resolve("tf.models.m", "MConfig") is not None
     assert index.resolve("tf.models.m", "MVideoProcessor") is None
+
+
+def test_the_run_time_class_serves_an_old_name_with_its_warning(tmp_path: Path) -> None:
+    """vLLM 0.26.0's ``gemma3n_mm.py:17``: ``from transformers.models.siglip import
+    SiglipImageProcessorFast`` -- served as ``SiglipImageProcessor``, warned (check said
+    ``import-missing``)."""
+    index = package(tmp_path, INIT)
+    got = index.resolve("tf.models.m", "MImageProcessorFast")
+    assert got is not None and got.name == "MImageProcessor"
+    first = got.chain[0]
+    assert (first.how, first.file, first.line) == ("deprecated", "tf/utils.py", 7)
+    assert index.resolve("tf.models.m", "MNoSuchImageProcessorFast") is None
+    assert index.resolve("tf.models.m", "MConfigFast") is None  # no rule for that suffix

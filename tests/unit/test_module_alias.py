@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from probes.signatures._module_alias import absolute, aliases, factories
+from probes.signatures._module_alias import absolute, aliases, factories, read_aliases
+from probes.signatures._suffix_fallback import SuffixRule
 
 # transformers 5.17.0's __init__.py:824-851, shortened: the factory is defined and called in
 # the ``else`` of ``if TYPE_CHECKING``, and in a loop whose arguments are computed
@@ -189,3 +190,41 @@ def test_a_loop_over_the_package_files_makes_one_alias_per_file(
     assert got == expect
     # without the file's place the loop cannot be run: only the literal calls count
     assert aliases(ast.parse(textwrap.dedent(src)), "pkg") == {}
+
+
+# transformers 5.17.0's __init__.py:853-871: each alias's __getattr__ serves XFast as X, warned
+LOOP_GETATTR = (
+    LOOP
+    + """
+        def getattr_factory(target):
+            def _getattr(name):
+                if name.endswith("Fast"):
+                    new_name = name.removesuffix("Fast")
+                    logger.warning_once("deprecated")
+                    return getattr(importlib.import_module(target, __name__), new_name)
+                return getattr(importlib.import_module(target, __name__), name)
+            return _getattr
+        _alias = f"{__name__}.models.{_model}.{_module}_fast"
+        sys.modules[_alias].__getattr__ = getattr_factory(_target)
+"""
+)
+
+
+def test_a_loop_gives_each_alias_the_suffix_rules_of_its_getattr(tmp_path: Path) -> None:
+    for rel in ("models/a/proc_a.py", "models/b/proc_b.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    tree = ast.parse(textwrap.dedent(LOOP_GETATTR))
+    made, rules = read_aliases(tree, "pkg", str(tmp_path / "__init__.py"))
+    assert set(made) == {"pkg.models.a.proc_a_fast", "pkg.models.b.proc_b_fast"}
+    warns = (
+        textwrap.dedent(LOOP_GETATTR)
+        .splitlines()
+        .index(next(x for x in textwrap.dedent(LOOP_GETATTR).splitlines() if "warning_once" in x))
+    )
+    assert rules == {alias: [SuffixRule("Fast", 4, warns + 1)] for alias in made}
+    # without the __getattr__ assignment: the aliases, no rules
+    assert (
+        read_aliases(ast.parse(textwrap.dedent(LOOP)), "pkg", str(tmp_path / "__init__.py"))[1]
+        == {}
+    )

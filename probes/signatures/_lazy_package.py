@@ -1,0 +1,84 @@
+"""transformers' lazy packages, read from their ``__init__``: what they serve at run time.
+
+A model package's ``__init__`` lists some modules under ``if TYPE_CHECKING`` and, at run time,
+puts ``_LazyModule(__name__, _file, define_import_structure(_file), ...)`` into
+``sys.modules[__name__]``: it serves what every module beside it exports, and its class's
+``__getattr__`` serves old names (``XImageProcessorFast``) by suffix rules
+(:mod:`._suffix_fallback`). :mod:`._astindex` asks these when it summarises and resolves.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Any, Protocol
+
+from probes.signatures._suffix_fallback import SuffixRule, suffix_rules
+from probes.signatures._syntax import dotted
+
+
+class Resolver(Protocol):
+    """What :func:`getattr_rules` asks of ``_astindex.Index`` (not imported: a cycle)."""
+
+    def resolve(self, module: str, name: str) -> Any: ...
+
+    def rel(self, path: str) -> str: ...
+
+
+def import_structure_modules(tree: ast.Module, init_file: str) -> list[str]:
+    """transformers' lazy packages: ``sys.modules[__name__] = _LazyModule(__name__, _file,
+    define_import_structure(_file), ...)`` serves at run time what every module beside the
+    ``__init__`` exports (its ``__all__``; files named ``convert_*``/``modular_*`` left out:
+    ``create_import_structure_from_path``, ``utils/import_utils.py:3047-3060`` in 5.17.0),
+    whatever its ``if TYPE_CHECKING`` block lists. Those modules, when such a call runs at
+    module level; else none."""
+    calls = [
+        n
+        for st in tree.body
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for n in ast.walk(st)
+        if isinstance(n, ast.Call) and dotted(n.func).split(".")[-1] == "define_import_structure"
+    ]
+    folder = os.path.dirname(init_file)
+    if not calls or not os.path.isdir(folder):
+        return []
+    return sorted(
+        f[:-3]
+        for f in os.listdir(folder)
+        if f.endswith(".py")
+        and f != "__init__.py"
+        and not f.startswith(("convert_", "modular_"))
+        and f[:-3].isidentifier()
+    )
+
+
+def sys_modules_class(tree: ast.Module) -> str | None:
+    """``sys.modules[__name__] = C(...)`` at module level: ``C`` as written."""
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for n in ast.walk(st):
+            if (
+                isinstance(n, ast.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Subscript)
+                and dotted(n.targets[0].value) == "sys.modules"
+                and isinstance(n.targets[0].slice, ast.Name)
+                and n.targets[0].slice.id == "__name__"
+                and isinstance(n.value, ast.Call)
+            ):
+                return dotted(n.value.func) or None
+    return None
+
+
+def getattr_rules(index: Resolver, module: str, cls: str) -> tuple[list[SuffixRule], str]:
+    """The suffix rules of class ``cls``'s ``__getattr__`` (as ``module`` names it), and
+    the file it is in; none when it does not resolve to a class there."""
+    head, _, rest = cls.partition(".")
+    got = index.resolve(module, head)
+    if got is None or rest or not isinstance(got.node, ast.ClassDef):
+        return [], ""
+    for st in got.node.body:
+        if isinstance(st, ast.FunctionDef) and st.name == "__getattr__":
+            return suffix_rules(st), index.rel(got.module.loc.file)
+    return [], ""
