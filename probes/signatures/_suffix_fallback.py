@@ -59,17 +59,22 @@ def _endswith(test: ast.expr, param: str) -> str | None:
     """``param.endswith("S")`` (or the first operand of an ``and``): S."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         test = test.values[0]
+    return _str_method(test, param, "endswith")
+
+
+def _str_method(node: ast.expr, param: str, method: str) -> str | None:
+    """``param.method("S")``: S; else None."""
     if (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Attribute)
-        and test.func.attr == "endswith"
-        and isinstance(test.func.value, ast.Name)
-        and test.func.value.id == param
-        and len(test.args) == 1
-        and isinstance(test.args[0], ast.Constant)
-        and isinstance(test.args[0].value, str)
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == method
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == param
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
     ):
-        return test.args[0].value
+        return node.args[0].value
     return None
 
 
@@ -90,18 +95,8 @@ def _stripped(st: ast.stmt, param: str) -> int:
         and isinstance(v.slice.upper.operand.value, int)
     ):
         return v.slice.upper.operand.value
-    if (
-        isinstance(v, ast.Call)
-        and isinstance(v.func, ast.Attribute)
-        and v.func.attr == "removesuffix"
-        and isinstance(v.func.value, ast.Name)
-        and v.func.value.id == param
-        and len(v.args) == 1
-        and isinstance(v.args[0], ast.Constant)
-        and isinstance(v.args[0].value, str)
-    ):
-        return len(v.args[0].value)
-    return 0
+    cut = _str_method(v, param, "removesuffix")
+    return len(cut) if cut else 0
 
 
 def _warning_line(body: list[ast.stmt]) -> int:
