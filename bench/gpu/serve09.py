@@ -354,15 +354,9 @@ def dsv3_model() -> Path:
 def phase_dsv3() -> int:
     import kimi
 
-    WORK.mkdir(parents=True, exist_ok=True)
-    if not RESULTS.is_file():
-        RESULTS.write_text("")
-    say(
+    if not open_phase(
         f"# issue 32, dsv3: the final layer on vLLM 0.26.0 / 0.24.0 / 0.24.0 + patches/vllm/0.24.0, over {TARGET}"
-    )
-    if not SPEC_PY.is_file():
-        environments()
-    if not ssh_up():
+    ):
         return 1
     t0 = time.perf_counter()
     built = kimi.build(DSV3_OUT, text_over=dict(num_hidden_layers=24, n_routed_experts=16))
@@ -530,13 +524,9 @@ def phase_dsv3_compiled(part: str) -> int:
 def phase_cache24() -> int:
     """Prefix caching on vLLM 0.24.0 (vLLM issue 44485 was open as of 0.22), on a fresh machine:
     the Llama, 64 chats opening with one 300-word system prompt, prepare + generate verified."""
-    WORK.mkdir(parents=True, exist_ok=True)
-    if not RESULTS.is_file():
-        RESULTS.write_text("")
-    say(f"# issue 32, cache24: prefix caching ON on vLLM 0.24.0 (unpatched), over {TARGET}")
-    if not SPEC_PY.is_file():
-        environments()
-    if not ssh_up():
+    if not open_phase(
+        f"# issue 32, cache24: prefix caching ON on vLLM 0.24.0 (unpatched), over {TARGET}"
+    ):
         return 1
     model = llama_model()
     chat(WORK / "shared.jsonl", 64, " ".join(random.Random(9).choices(e2e.WORDS, k=300)), seed=6)
@@ -590,13 +580,9 @@ def phase_fp8() -> int:
     ``check --step serve`` on the two-environment layout (hs-connectors beside speculators only)
     and on a server environment that has it; then prepare -> generate -> vocab -> train with
     the pipeline's three FP8 settings, the check reading the FP8 files dequantized."""
-    WORK.mkdir(parents=True, exist_ok=True)
-    if not RESULTS.is_file():
-        RESULTS.write_text("")
-    say(f"# issue 32, fp8: hs-connectors' FP8HiddenStatesConnector in the server, over {TARGET}")
-    if not SPEC_PY.is_file():
-        environments()
-    if not ssh_up():
+    if not open_phase(
+        f"# issue 32, fp8: hs-connectors' FP8HiddenStatesConnector in the server, over {TARGET}"
+    ):
         return 1
     model = llama_model()
     py = hsc_env()
