@@ -111,13 +111,12 @@ class ImportRecorder:
         got = self.callees.aliases.renamed(mod, name)
         if got is None:
             return None
-        new, warns, file = got
+        new, rule, file = got
         res = from_import(self.callees.finder, self.callees.lookup, real, new)
         if not res.get("ok"):
             return None
         self.env.bindings[local] = ("symbol", real, new)
-        how = "deprecated" if warns else "lazy"
-        hop = {"module": mod, "name": name, "file": file, "line": warns or 1, "how": how}
+        hop = {"module": mod, "name": name, "file": file, "line": rule.line, "how": rule.how}
         rest = res.get("chain") or [
             {"module": real, "name": new, "file": "", "line": 1, "how": "defined"}
         ]

@@ -9,84 +9,82 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
 
 from probes.signatures._syntax import dotted, resolve_relative
 
 
 def walk_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]:
     """All imports with the ``try/except ImportError`` that guards each (None: unguarded)."""
-    return _walk(tree, _catches_import_error, _IMPORTS_SEEN)
+    return _walk(tree)[1]
 
 
 def name_guard(tree: ast.Module, node: ast.ImportFrom) -> ast.Try | None:
     """The ``try`` that catches a *name* missing from a module that exists: plain
     ``ImportError`` (or wider). ``except ModuleNotFoundError`` does not: ``from m import x``
     with ``m`` there and ``x`` gone raises ``ImportError``, which passes it by."""
-    guards = _walk(tree, _catches_missing_name, _NAME_GUARDS_SEEN)
-    return next((g for n, g in guards if n is node), None)
+    return _walk(tree)[2].get(id(node))
 
 
 def _walk(
     tree: ast.Module,
-    catching: Callable[[ast.ExceptHandler], bool],
-    seen: dict[int, tuple[ast.Module, list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]]],
-) -> list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]]:
+) -> tuple[
+    ast.Module,
+    list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]],
+    dict[int, ast.Try | None],
+]:
+    """One walk of the module's statements: each import with both of its guards."""
+    key = id(tree)
+    if key in _IMPORTS_SEEN:
+        return _IMPORTS_SEEN[key]
     out: list[tuple[ast.Import | ast.ImportFrom, ast.Try | None]] = []
+    by_name: dict[int, ast.Try | None] = {}
 
-    def visit(node: ast.AST, guarded: ast.Try | None) -> None:
+    def visit(node: ast.AST, guarded: ast.Try | None, named: ast.Try | None) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out.append((node, guarded))
+            by_name[id(node)] = named
             return
         if isinstance(node, ast.Try):
-            catches = any(catching(h) for h in node.handlers)
+            kinds = [caught(h) for h in node.handlers]
+            inner = node if any(k is None or k & _IMPORT_ERRORS for k in kinds) else guarded
+            inner_named = node if any(k is None or k & _NAME_ERRORS for k in kinds) else named
             for c in node.body:
-                visit(c, node if catches else guarded)
-            for h in node.handlers:
-                for c in h.body:
-                    visit(c, guarded)
-            for c in [*node.orelse, *node.finalbody]:
-                visit(c, guarded)
+                visit(c, inner, inner_named)
+            for c in [*(st for h in node.handlers for st in h.body), *node.orelse, *node.finalbody]:
+                visit(c, guarded, named)
             return
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for c in node.orelse:
-                visit(c, guarded)
+                visit(c, guarded, named)
             return  # TYPE_CHECKING-only imports never run
         # imports are statements: walk statement blocks only, never into expressions
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             for c in getattr(node, field, None) or ():
                 if isinstance(c, (ast.stmt, ast.excepthandler)) or type(c).__name__ == "match_case":
-                    visit(c, guarded)
+                    visit(c, guarded, named)
 
-    key = id(tree)
-    if key in seen:
-        return seen[key][1]
-    visit(tree, None)
-    seen[key] = (tree, out)  # the tree is kept so its id stays its own
-    return out
+    visit(tree, None, None)
+    _IMPORTS_SEEN[key] = (tree, out, by_name)  # the tree is kept so its id stays its own
+    return _IMPORTS_SEEN[key]
 
 
-_IMPORTS_SEEN: dict[int, tuple[ast.Module, list]] = {}
-_NAME_GUARDS_SEEN: dict[int, tuple[ast.Module, list]] = {}
+_IMPORTS_SEEN: dict[int, tuple[ast.Module, list, dict]] = {}
+#: what an ``except`` must name to catch a failed import / a name missing from a module
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_NAME_ERRORS = frozenset({"ImportError", "Exception", "BaseException"})
 
 
 def _is_type_checking(test: ast.expr) -> bool:
     return dotted(test).split(".")[-1] == "TYPE_CHECKING"
 
 
-def _catches(h: ast.ExceptHandler, kinds: tuple[str, ...]) -> bool:
+def caught(h: ast.ExceptHandler) -> frozenset[str] | None:
+    """The exception classes an ``except`` names, by their last dotted part (None: a bare
+    ``except:``, which catches everything)."""
     if h.type is None:
-        return True
-    names = [dotted(e) for e in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
-    return any(n.split(".")[-1] in kinds for n in names)
-
-
-def _catches_import_error(h: ast.ExceptHandler) -> bool:
-    return _catches(h, ("ImportError", "ModuleNotFoundError", "Exception", "BaseException"))
-
-
-def _catches_missing_name(h: ast.ExceptHandler) -> bool:
-    return _catches(h, ("ImportError", "Exception", "BaseException"))
+        return None
+    kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+    return frozenset(dotted(e).split(".")[-1] for e in kinds)
 
 
 def imported_tops(module: str, is_pkg: bool, tree: ast.Module) -> set[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from probes._walk import children, walk
+from probes.callsites._calls_imports import caught
 from probes.signatures._describe import parameters
 
 
@@ -96,7 +97,7 @@ def unguarded_uses(tree: ast.Module, guard: ast.Try, name: str, flags: list[str]
                 visit(c, guarded)
             return
         if isinstance(node, ast.Try):
-            catches = any(h.type is None or _catches_name_error(h.type) for h in node.handlers)
+            catches = any(_catches_name_error(h) for h in node.handlers)
             for c in node.body:
                 visit(c, safe or catches)
             for c in [*node.handlers, *node.orelse, *node.finalbody]:
@@ -121,9 +122,9 @@ def _mentions(node: ast.AST, names: set[str]) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name) and n.id in names}
 
 
-def _catches_name_error(t: ast.expr) -> bool:
-    names = [ast.unparse(e) for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
-    return any(n.split(".")[-1] in ("NameError", "Exception", "BaseException") for n in names)
+def _catches_name_error(h: ast.ExceptHandler) -> bool:
+    kinds = caught(h)
+    return kinds is None or bool(kinds & {"NameError", "Exception", "BaseException"})
 
 
 def skipped(guard: ast.Try, node: ast.ImportFrom, index: int) -> list[tuple[str, int]]:
@@ -187,9 +188,8 @@ def fallback_try(tree: ast.Module, node: ast.stmt) -> ast.Try | None:
         if not isinstance(t, ast.Try):
             continue
         for h in t.handlers:
-            if any(st is node for st in h.body) and h.type is not None:
-                kinds = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
-                names = {ast.unparse(k).split(".")[-1] for k in kinds}
-                if names <= {"ImportError", "ModuleNotFoundError"}:
-                    return t
+            kinds = caught(h)
+            only_import = kinds is not None and kinds <= {"ImportError", "ModuleNotFoundError"}
+            if only_import and any(st is node for st in h.body):
+                return t
     return None

@@ -313,8 +313,7 @@ class Index:
         for rule in rules:
             new = rule.apply(name)
             if new is not None:
-                how = "deprecated" if rule.warns else "lazy"
-                return new, Hop(mod.name, name, file, rule.warns or 1, how)
+                return new, Hop(mod.name, name, file, rule.line, rule.how)
         return None
 
     def resolve_dotted(self, module: str, expr: str) -> str:

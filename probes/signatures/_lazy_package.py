@@ -32,15 +32,14 @@ def import_structure_modules(tree: ast.Module, init_file: str) -> list[str]:
     ``create_import_structure_from_path``, ``utils/import_utils.py:3047-3060`` in 5.17.0),
     whatever its ``if TYPE_CHECKING`` block lists. Those modules, when such a call runs at
     module level; else none."""
-    calls = [
-        n
+    called = any(
+        isinstance(n, ast.Call) and dotted(n.func).split(".")[-1] == "define_import_structure"
         for st in tree.body
         if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for n in ast.walk(st)
-        if isinstance(n, ast.Call) and dotted(n.func).split(".")[-1] == "define_import_structure"
-    ]
+    )
     folder = os.path.dirname(init_file)
-    if not calls or not os.path.isdir(folder):
+    if not called or not os.path.isdir(folder):
         return []
     return sorted(
         f[:-3]

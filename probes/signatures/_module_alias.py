@@ -298,9 +298,9 @@ class Aliases:
         made = self._made(module)
         return made[1][0][module] if made is not None else None
 
-    def renamed(self, module: str, name: str) -> tuple[str, int, str] | None:
+    def renamed(self, module: str, name: str) -> tuple[str, SuffixRule, str] | None:
         """An alias module's ``__getattr__`` serving ``name`` under another name: (that name,
-        the line of its warning or 0, the ``__init__`` making it); None when no rule applies."""
+        the rule, the ``__init__`` making it); None when no rule applies."""
         made = self._made(module)
         if made is None:
             return None
@@ -309,7 +309,7 @@ class Aliases:
             new = rule.apply(name)
             if new is not None:
                 mod = self.index.module(package)
-                return new, rule.warns, self.index.rel(mod.loc.file) if mod is not None else ""
+                return new, rule, self.index.rel(mod.loc.file) if mod is not None else ""
         return None
 
     def _made(

@@ -28,6 +28,16 @@ class SuffixRule:
     strip: int
     warns: int
 
+    @property
+    def how(self) -> str:
+        """The kind of hop through this ``__getattr__``: ``deprecated`` when it warns."""
+        return "deprecated" if self.warns else "lazy"
+
+    @property
+    def line(self) -> int:
+        """The hop's line: the warning's, else 1 (the file)."""
+        return self.warns or 1
+
     def apply(self, name: str) -> str | None:
         if not name.endswith(self.suffix) or len(name) <= self.strip:
             return None
