@@ -238,12 +238,20 @@ class AttributeUse(Site):
 
     ref: Ref
     attr: str
-    on: str  # module | class | instance | narrowed (an instance known by narrowing past an exit)
+    # module | class | instance | narrowed (an instance known by narrowing past an exit) |
+    # inherited (``self.x`` in a caller class deriving from the callee class) | forwarded
+    # (through a caller wrapper's ``__getattr__`` to the callee object it wraps)
+    on: str
+    via: str = ""  # inherited: the caller's class; forwarded: its __getattr__ and attribute
 
     @classmethod
     def from_dict(cls, d: Json) -> AttributeUse:
         return cls(
-            **Site.fields_of(d), ref=Ref.from_wire(d["ref"]), attr=d["attr"], on=d.get("on", "")
+            **Site.fields_of(d),
+            ref=Ref.from_wire(d["ref"]),
+            attr=d["attr"],
+            on=d.get("on", ""),
+            via=d.get("via", ""),
         )
 
 

@@ -10,7 +10,9 @@ records nothing. What the callees are it asks :class:`probes.callsites._callees.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
+from probes._walk import walk
 from probes.callsites._callees import Callees, Ref
 from probes.signatures._syntax import dotted
 
@@ -24,10 +26,22 @@ class TypeEnv:
         self.bindings: dict[str, Ref] = {}  # file-wide: imports (any scope)
         #: the file's own module-level functions (a helper returning what it narrowed)
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.module = ""  # the caller module this environment is of
+        #: the caller's own classes (``_receivers.OwnClasses``), shared by the scan's files
+        self.receivers: Any = None
+        #: module-level names: what statements there bind (``fn = lib.func``), then the
+        #: module's own defs and classes -- read where no local or import has the name
+        self.globals: dict[str, Ref] = {}
+        self.own: dict[str, Ref] = {}
 
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(expr, ast.Name):
-            return self.callees.values.typed(local.get(expr.id) or self.bindings.get(expr.id))
+            name = expr.id
+            if name in local:  # a local (even of unknown type) hides the module's names
+                return self.callees.values.typed(local[name] or self.bindings.get(name))
+            return self.callees.values.typed(
+                self.bindings.get(name) or self.globals.get(name) or self.own.get(name)
+            )
         if isinstance(expr, ast.Attribute):
             if isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
                 got = cls["attrs"].get(expr.attr)
@@ -36,6 +50,9 @@ class TypeEnv:
             base = self.ref(expr.value, local, cls)
             if base is None:
                 return None
+            if base[0] == "instance" and not self.callees.is_callee(base[1]):
+                own = self.receivers
+                return None if own is None else own.member(base, expr.attr)
             if base[0] in ("module", "symbol"):  # a submodule, a member, a value's attribute
                 return self.callees.values.attr(base, expr.attr)
             if base[0] == "instance":
@@ -71,9 +88,15 @@ class TypeEnv:
             typ = self.annotation_type(st.annotation)
         if typ is None and st.value is not None:
             typ = self.value_type(st.value, local, cls)
-        if typ is None:
-            return
         targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        if typ is None:  # what the name held before is gone: it holds something unknown now
+            for t in targets:
+                for n in walk(t) if isinstance(t, (ast.Name, ast.Tuple, ast.List)) else ():
+                    if isinstance(n, ast.Name) and local is self.globals:
+                        local.pop(n.id, None)
+                    elif isinstance(n, ast.Name):
+                        local[n.id] = None  # type: ignore[assignment]
+            return
         for t in targets:
             if isinstance(t, ast.Name):
                 local[t.id] = typ
@@ -85,16 +108,32 @@ class TypeEnv:
             ):
                 cls["attrs"][t.attr] = typ
 
+    def learn_methods(self, node: ast.ClassDef, cls: dict) -> None:
+        """``self.x`` types from every method of a class, so use order does not matter."""
+        for st in node.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local = self.method_locals(st, cls)
+                for sub in walk(st):
+                    if isinstance(sub, (ast.Assign, ast.AnnAssign)):
+                        self.learn(sub, local, cls)
+
     def value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
-        """What a value is an instance of: a callee class constructed, the class a callee
-        function's return annotation names (``-> Thing``, ``Optional[Thing]``), or a name
-        whose type is known (``self.cfg = cfg`` with ``cfg: Config``)."""
-        if isinstance(value, ast.Name):
-            got = local.get(value.id)
-            return got if got and got[0] == "instance" else None
+        """What a value is: an instance (of a callee class constructed, of the class a callee
+        function's return annotation names -- ``-> Thing``, ``Optional[Thing]`` --, of one of
+        the caller's own classes, of what an own function's return annotation names), or a
+        name whose type is known (``self.cfg = cfg`` with ``cfg: Config``), or a callee
+        function or method itself (``fn = lib.func``, ``getattr(lib, "func", None)``)."""
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            got = self.ref(value, local, cls)
+            return got if got and _carried(got) else None
         if isinstance(value, ast.Await):
             value = value.value
         if isinstance(value, ast.Call):
+            name = literal_getattr(value)
+            if name is not None:
+                return self._getattr(value, name, local, cls)
+            if dotted(value.func) == "super" and cls is not None and self.module:
+                return ("instance", self.module, cls["name"], "super")
             r = self.ref(value.func, local, cls)
             if r and r[0] == "member":
                 r = ("symbol", r[1], f"{r[2]}.{r[3]}")
@@ -107,8 +146,27 @@ class TypeEnv:
                 from probes.callsites._narrowing import helper_class
 
                 made = helper_class(helper)
-                return None if made is None else self._narrowed_to(made, local, cls)
+                if made is not None:
+                    return self._narrowed_to(made, local, cls)
+            if r and r[0] == "symbol" and self.receivers is not None:
+                return self.receivers.returns(r)  # our own class, or our function's annotation
         return None
+
+    def _getattr(
+        self, call: ast.Call, name: str, local: dict[str, Ref], cls: dict | None
+    ) -> Ref | None:
+        """``getattr(x, "name")`` is ``x.name``; with a default, only a name the installed
+        callee has stands for its value (else the default does)."""
+        r = self.ref(ast.Attribute(value=call.args[0], attr=name, ctx=ast.Load()), local, cls)
+        if r is None or len(call.args) < 3 or r[0] == "module":
+            return r
+        if r[0] == "member" and len(r) == 4:
+            key = (r[1], f"{r[2]}.{r[3]}")
+        elif r[0] == "symbol" and self.callees.is_callee(r[1]):
+            key = (r[1], r[2])
+        else:
+            return None
+        return r if self.callees.lookup.ref(*key).get("found") else None
 
     def _narrowed_to(self, expr: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         r = self.ref(expr, local, cls)
@@ -154,16 +212,51 @@ class TypeEnv:
             and self.callees.is_class(r[1], r[2])
         ):
             return ("instance", r[1], r[2])
+        if r and r[0] == "symbol" and self.receivers is not None:  # one of our own classes
+            facts = self.receivers.facts(r[1], r[2])
+            return None if facts is None else ("instance", facts.module, facts.qual)
         return None
 
     def params_types(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Ref]:
+        """The parameters' types where annotated; the others are locals of unknown type."""
         local: dict[str, Ref] = {}
         args = fn.args
-        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-            t = self.annotation_type(a.annotation)
-            if t is not None:
-                local[a.arg] = t
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                local[a.arg] = self.annotation_type(a.annotation)  # type: ignore[assignment]
         return local
+
+    def method_locals(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: dict | None) -> dict:
+        """A method's parameters, its ``self`` an instance of the caller's class."""
+        local = self.params_types(fn)
+        if cls is not None and self.module and self.receivers is not None:
+            from probes.callsites._class_facts import self_name
+
+            me = self_name(fn)
+            if me is not None and local.get(me) is None:
+                local[me] = ("instance", self.module, cls["name"], "self")
+        return local
+
+
+def literal_getattr(call: ast.Call) -> str | None:
+    """``getattr(x, "name"[, default])``: ``"name"``."""
+    if (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "getattr"
+        and len(call.args) in (2, 3)
+        and not call.keywords
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+        and call.args[1].value.isidentifier()
+    ):
+        return call.args[1].value
+    return None
+
+
+def _carried(r: Ref) -> bool:
+    """What an assignment carries to its target: an instance, a callee's member or symbol,
+    one of our own defs (a module's value stays where it is read)."""
+    return r[0] in ("instance", "member") or (r[0] == "symbol" and len(r) > 2)
 
 
 def _checked_type(test: ast.expr | None) -> tuple[str, ast.expr] | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from probes._walk import children, walk
 from probes.callsites._callees import Ref
-from probes.callsites._calls_env import TypeEnv
+from probes.callsites._calls_env import TypeEnv, literal_getattr
 from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
 from probes.callsites._uses import (
@@ -80,8 +80,11 @@ class FileVisitor:
         imports = ImportRecorder(self.env, self.uses, self.module, self.is_pkg, tree, self.site)
         for node, guard in walk_imports(tree):
             imports.record(node, guard)
-        for st in tree.body:
-            self._stmt(st, "<module>", {}, None)
+        for st in tree.body:  # the module's own defs: calls of them make what they return
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.env.own[st.name] = ("symbol", self.module, st.name)
+        for st in tree.body:  # what module-level statements bind, functions read
+            self._stmt(st, "<module>", self.env.globals, None)
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
@@ -95,6 +98,10 @@ class FileVisitor:
         for node in _walk_no_defs(st):
             if isinstance(node, ast.Call):
                 self._call(node, scope, local, cls)
+                name = literal_getattr(node) if len(node.args) == 2 else None
+                if name is not None:  # getattr(x, "name") reads x.name
+                    read = ast.Attribute(value=node.args[0], attr=name, ctx=ast.Load())
+                    self._attr(ast.copy_location(read, node), scope, local, cls)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self._attr(node, scope, local, cls)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
@@ -112,13 +119,9 @@ class FileVisitor:
             from probes.callsites._dicts import class_dicts
 
             cls["dicts"] = class_dicts(node)
-        # learn self.x types from every method first, so use order does not matter
-        for st in node.body:
-            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                local = self.env.params_types(st)
-                for sub in walk(st):
-                    if isinstance(sub, (ast.Assign, ast.AnnAssign)):
-                        self.env.learn(sub, local, cls)
+        if self.env.receivers is not None:  # what self.name is, asked across the caller
+            self.env.receivers.register(self.module, qual, node)
+        self.env.learn_methods(node, cls)  # self.x types first, so use order does not matter
         bases, positions = [], []
         for i, b in enumerate(node.bases):
             r = self.env.ref(b, {}, None)
@@ -146,7 +149,17 @@ class FileVisitor:
             for node in walk(d):
                 if isinstance(node, ast.Call):
                     self._call(node, scope, {}, cls)
-        local = self.env.params_types(fn)
+        method = cls is not None and scope == cls["name"]
+        local = self.env.method_locals(fn, cls) if method else self.env.params_types(fn)
+        if self.env.globals:  # a name the function binds hides the module's
+            for n in walk(fn):
+                if (
+                    isinstance(n, ast.Name)
+                    and not isinstance(n.ctx, ast.Load)
+                    and n.id in self.env.globals
+                    and n.id not in local
+                ):
+                    local[n.id] = None  # type: ignore[assignment]
         outer, self._fn = self._fn, fn
         try:
             for st in fn.body:
@@ -255,6 +268,8 @@ class FileVisitor:
         }
         if r[0] == "instance":  # calling the object itself: its class's __call__
             r = ("member", r[1], r[2], "__call__")
+        if r[0] == "member" and len(r) > 4:
+            return  # a name the caller's own class reaches (_receivers): its attribute says it
         if r[0] == "member":  # a method called on a known instance
             ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
             self.uses["calls"].append(
@@ -284,10 +299,13 @@ class FileVisitor:
     ) -> None:
         """Attribute reads the caller relies on: on instances, classes, and modules."""
         base = self.env.ref(node.value, local, cls)
+        if base is not None and base[0] == "instance" and not self.callees.is_callee(base[1]):
+            own = self.env.receivers  # our own object: the callee's it reads through, if any
+            base = None if own is None else own.target(base, node.attr)
         if base is None or not self.callees.is_callee(base[1]):
             return
         if base[0] == "instance":
-            on = "narrowed" if len(base) > 3 else "instance"
+            on = base[3] if len(base) > 3 else "instance"
         elif base[0] == "symbol" and self.callees.is_class(base[1], base[2]):
             on = "class"  # e.g. RequestStatus.FINISHED_ABORTED
         elif base[0] == "module" and not self.callees.is_module(f"{base[1]}.{node.attr}"):
@@ -308,6 +326,7 @@ class FileVisitor:
                 "attr": node.attr,
                 "on": on,
                 "ref": ("symbol", base[1], base[2]),
+                **({"via": base[4]} if len(base) > 4 else {}),
             }
         )
 

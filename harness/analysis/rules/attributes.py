@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.facts import Opaque
 from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.rules.reached import REACHED, REMOVAL_ONLY, reached_finding, removed
 from harness.models import SymbolKind
 
 if TYPE_CHECKING:
@@ -37,12 +38,13 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue
         if use.attr in cls.mro_members or use.attr.startswith("__"):
             continue
-        if use.on == "narrowed":  # the object may be more than the class: only a removal counts
-            was = ctx.base_callee(key)
-            if was is None or use.attr not in was.mro_members:
-                continue
+        if use.on in REMOVAL_ONLY and not removed(ctx, use):
+            continue  # the object may be more than the class: only a removal counts
         if opaque_for(cls, on_class=use.on == "class"):
             out += opaque(ctx, use, f"{key}.{use.attr}", cls, use.on == "class")
+            continue
+        if use.on in REACHED:  # through the caller's own class: say which way
+            out.append(reached_finding(ctx, use, cls))
             continue
         name = cls.qualname
         on = "object" if use.on in ("instance", "narrowed") else "class"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import Category, Finding, Severity
-from harness.analysis.rules import forwards
+from harness.analysis.rules import forwards, swallowed
 from harness.analysis.rules.base import Produced, Rule
 from harness.models import SymbolKind
 
@@ -87,6 +87,9 @@ def binding(ctx: Context) -> list[Finding]:
                 note = f" (the dict gets it when `{cond[0]}`)"
             elif spread is not None and any(n in {k.key for k in spread} for n in p.names):
                 note = " (a key of the dict spread with **)"
+            fix = None
+            if p.category == Category.MISSING_REQUIRED_ARG and not note:
+                note, fix = swallowed.explain(ctx, key, sym, keywords, p.names)
             out.append(
                 ctx.finding(
                     Severity.ERROR,
@@ -94,7 +97,7 @@ def binding(ctx: Context) -> list[Finding]:
                     use,
                     key,
                     f"{name}() {p.detail}{note}",
-                    p.category.fix_for(p.names, name),
+                    fix or p.category.fix_for(p.names, name),
                     sym,
                     keywords=p.names,
                     origin_line=forwards.key_line(use, p.names)

@@ -1,0 +1,62 @@
+"""A callee member the caller reaches through its own class, gone from the release installed.
+
+Two ways the callsites probe's receiver-type inference (``probes/callsites/_receivers.py``)
+reads a name on a callee object the source never spells as one: ``self.name`` (or
+``super().name``) in a caller class deriving from a callee class, which the caller's own chain
+does not define (``inherited``); and a name a caller wrapper's ``__getattr__`` hands to the callee
+object it wraps (``forwarded``). The object may be more than its class at run time (a subclass
+of the wrapped model, a mixin), so only a removal is a break: the baseline's class had the name
+and the installed one has it nowhere in its bases. Called by the names rule, which alone says
+``missing-attribute``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.analysis.findings import Category, Finding, Severity
+
+if TYPE_CHECKING:
+    from harness.analysis.rules.base import Context
+    from harness.analysis.scan import Callee
+    from harness.analysis.uses import AttributeUse
+
+#: How a use reaches its object when only a removal since the baseline proves a break.
+REMOVAL_ONLY = frozenset({"narrowed", "inherited", "forwarded"})
+#: Of those, the ways through the caller's own class (this module's words).
+REACHED = frozenset({"inherited", "forwarded"})
+
+
+def removed(ctx: Context, use: AttributeUse) -> bool:
+    """Pure: did the baseline's class have ``use.attr`` (in its bases included)?"""
+    was = ctx.base_callee(use.ref.key)
+    return was is not None and use.attr in was.mro_members
+
+
+def reached_finding(ctx: Context, use: AttributeUse, cls: Callee) -> Finding:
+    """The error for a removed member read through the caller's own class: what the caller
+    read it through, the callee class and release, and where the baseline defined it."""
+    key = use.ref.key
+    name = cls.qualname
+    now = ctx.version_of(use.ref.module)
+    was = ctx.base_callee(key)
+    member = ctx.base_callee(f"{key}.{use.attr}")
+    base_v = f"{was.dist} {was.version}" if was is not None and was.version else "the baseline"
+    where = f" at {member.file}:{member.symbol.line}" if member and member.file else ""
+    if use.on == "inherited":
+        how = f"{use.via or 'the caller class'} inherits it from {name}"
+    else:
+        how = f"{use.via or 'the wrapper'} hands it to the wrapped {name}"
+    at = f" ({cls.file}:{cls.symbol.line})" if cls.file else ""
+    return ctx.finding(
+        Severity.ERROR,
+        Category.MISSING_ATTRIBUTE,
+        use,
+        f"{key}.{use.attr}",
+        f"'{name}' object has no attribute '{use.attr}' ({now}): {how}, which defined it in "
+        f"{base_v}{where}",
+        f"{name}{at} and its bases define no '{use.attr}' in {now}; find its replacement "
+        "with `harness diff` and call that.",
+        cls,
+        attribute=use.attr,
+    )

@@ -1,0 +1,294 @@
+"""Receiver-type inference over the caller's own classes: what ``obj.name`` is when ``obj`` is
+an instance of a class the caller itself defines (in any of its modules).
+
+The type environment (:class:`probes.callsites._calls_env.TypeEnv`) writes such an object as
+``("instance", module, qualname[, how])`` with ``module`` one of the caller's own -- made by
+calling the class, by an annotation, by an own function's return annotation, as a method's
+``self`` (how: ``"self"``) or as ``super()`` (``"super"``) -- and asks :meth:`OwnClasses.member`
+what one of its attributes is. Along the class's chain (its own bases, read across modules):
+
+1. the type the chain stores there (``self.x = Model(...)``, ``self.x = x`` with ``x: Model``,
+   ``x: Model`` in the body): a callee instance or another own instance;
+2. the chain's method of that name (``("symbol", module, "Cls.meth")``; its return annotation
+   types a call; a property's types the read);
+3. nothing, where the chain binds the name some other way;
+4. else the name is looked up on a callee object (:meth:`OwnClasses.target`): the one callee
+   class the chain derives from (how ``"inherited"``), or the callee object the chain's
+   ``__getattr__`` forwards to (``"forwarded"``, ``getattr(self.model, name)``).
+
+Only case 4 is recorded as a use of the callee; the checker calls it a break only where the
+baseline's class had the name (an open class, a name the caller stores anywhere, an unreadable
+own base, or two callee bases make it say nothing at all).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from probes.callsites._calls_env import TypeEnv
+from probes.callsites._class_facts import (
+    OPEN,
+    TRIVIAL_BASES,
+    body_names,
+    forwarder,
+    instance_names,
+    is_accessor,
+    methods,
+)
+from probes.signatures._syntax import dotted
+
+Ref = tuple
+_STORED = re.compile(r"\.\s*([A-Za-z_]\w*)\s*(?::[^=\n]+)?=(?!=)")
+_SETATTR = re.compile(r"setattr\(\s*[^,()]+,\s*[\"']([A-Za-z_]\w*)[\"']")
+
+
+class Facts:
+    """One own class and its chain (lazily: the walks over method bodies only when asked)."""
+
+    def __init__(self, owner: OwnClasses, module: str, qual: str, node: ast.ClassDef) -> None:
+        self.owner, self.module, self.qual, self.node = owner, module, qual, node
+        self.bases: list[Facts] = []  # own bases, in MRO order (depth first)
+        self.callee_bases: list[Ref] = []  # callee classes the chain derives from
+        self.external = False  # a base neither ours nor the callee's: it may hold any name
+        own = forwarder(node)
+        self.forward: tuple[Facts, str] | None = (self, own) if own and own != OPEN else None
+        self._open = own == OPEN
+        self._defined: set[str] | None = None
+        self._types: dict[str, Ref] | None = None
+        self._methods: dict[str, tuple[str, str, Any]] | None = None
+
+    def link(self, depth: int) -> None:
+        """Read the bases: own classes (their chains joined), callee classes, others."""
+        for b in self.node.bases:
+            expr = b.value if isinstance(b, ast.Subscript) else b
+            name = dotted(expr)
+            full = self.owner.index.resolve_dotted(self.module, name) if name else ""
+            if full in TRIVIAL_BASES:
+                continue
+            owner, _, leaf = full.rpartition(".")
+            callees = self.owner.callees
+            if owner and callees.is_callee(owner) and callees.is_class(owner, leaf):
+                if ("symbol", owner, leaf) not in self.callee_bases:
+                    self.callee_bases.append(("symbol", owner, leaf))
+                continue
+            got = self.owner.facts(owner, leaf, depth + 1) if owner else None
+            if got is None:
+                self.external = True
+                continue
+            self.bases.append(got)
+            self.callee_bases += [c for c in got.callee_bases if c not in self.callee_bases]
+            self.external |= got.external
+            self._open |= got._open
+            if self.forward is None:
+                self.forward = got.forward
+
+    def is_open(self) -> bool:
+        self.defined()
+        return self._open
+
+    def defined(self) -> set[str]:
+        """Every name the chain binds on the class or stores on its instances."""
+        if self._defined is None:
+            self._defined = set()  # (a chain that reaches itself stops here)
+            names, made = instance_names(self.node)
+            self._open |= made
+            got = body_names(self.node) | names
+            for b in self.bases:
+                got |= b.defined()
+                self._open |= b._open
+            self._defined = got
+        return self._defined
+
+    def inherited(self) -> set[str]:
+        """What the bases bind: the names ``super()`` finds in the caller's own classes."""
+        return set().union(*(b.defined() for b in self.bases)) if self.bases else set()
+
+    def methods(self) -> dict[str, tuple[str, str, Any]]:
+        """name -> (module, class qualname, def) over the chain, the nearest first."""
+        if self._methods is None:
+            got: dict[str, tuple[str, str, Any]] = {}
+            for b in reversed(self.bases):
+                got.update(b.methods())
+            got.update({n: (self.module, self.qual, fn) for n, fn in methods(self.node).items()})
+            self._methods = got
+        return self._methods
+
+    def types(self) -> dict[str, Ref]:
+        """name -> what the chain stores there, where the source says it."""
+        if self._types is None:
+            self._types = {}
+            env = self.owner.env_of(self.module)
+            cls: dict[str, Any] = {"name": self.qual, "attrs": {}, "dicts": None}
+            for st in self.node.body:
+                if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+                    got = env.annotation_type(st.annotation)
+                    if got is not None:
+                        cls["attrs"][st.target.id] = got
+            env.learn_methods(self.node, cls)
+            merged: dict[str, Ref] = {}
+            for b in reversed(self.bases):
+                merged.update(b.types())
+            merged.update(cls["attrs"])
+            self._types = merged
+        return self._types
+
+
+class OwnClasses:
+    """The caller's own classes of one scan, read on demand; ``sources``: the caller's texts
+    (the names it stores on any object, read once when first needed)."""
+
+    def __init__(self, callees: Any, tops: set[str], sources: list[list[str]]) -> None:
+        self.callees = callees
+        self.index = callees.index
+        self.tops = tops
+        self.sources = sources
+        self._facts: dict[tuple[str, str], Facts | None] = {}
+        self._nodes: dict[tuple[str, str], ast.ClassDef] = {}
+        self._envs: dict[str, TypeEnv] = {}
+        self._patched: set[str] | None = None
+
+    def is_own(self, module: str) -> bool:
+        return bool(module) and module.split(".")[0] in self.tops
+
+    def register(self, module: str, qual: str, node: ast.ClassDef) -> None:
+        """A class the visitor meets (nested ones included, which no import reaches)."""
+        self._nodes[(module, qual)] = node
+
+    def facts(self, module: str, qual: str, depth: int = 0) -> Facts | None:
+        key = (module, qual)
+        if key in self._facts:
+            return self._facts[key]
+        self._facts[key] = None
+        if not self.is_own(module) or depth > 8:
+            return None
+        node = self._nodes.get(key)
+        if node is None:
+            head, _, rest = qual.partition(".")
+            got = self.index.resolve(module, head)
+            if got is None or not isinstance(got.node, ast.ClassDef):
+                return None
+            module, node = got.module.name, got.node
+            qual = got.name + (f".{rest}" if rest else "")
+            for part in rest.split(".") if rest else ():
+                node = next(
+                    (s for s in node.body if isinstance(s, ast.ClassDef) and s.name == part), None
+                )
+                if node is None:
+                    return None
+            if (module, qual) != key and (module, qual) in self._facts:
+                self._facts[key] = self._facts[(module, qual)]
+                return self._facts[key]
+        made = Facts(self, module, qual, node)
+        self._facts[key] = self._facts[(module, qual)] = made
+        made.link(depth)
+        return made
+
+    def env_of(self, module: str) -> TypeEnv:
+        """A type environment for one of the caller's modules, its names from its imports."""
+        if module in self._envs:
+            return self._envs[module]
+        env = TypeEnv(self.callees)
+        env.module, env.receivers = module, self
+        self._envs[module] = env
+        mod = self.index.module(module)
+        for name, (src, attr, _) in (mod.imports if mod else {}).items():
+            if attr is None:
+                env.bindings[name] = ("module", self.callees.module_of(src))
+            elif self.callees.is_module(f"{src}.{attr}"):
+                env.bindings[name] = ("module", self.callees.module_of(f"{src}.{attr}"))
+            else:
+                env.bindings[name] = ("symbol", self.callees.module_of(src), attr)
+        for name, node in (mod.defs if mod else {}).items():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                env.own[name] = ("symbol", module, name)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                env.functions[name] = node
+        return env
+
+    def patched(self) -> set[str]:
+        """Every name the caller stores on some object anywhere (``x.name = ...``,
+        ``setattr(x, "name", ...)``): a name it may put on the callee's objects itself."""
+        if self._patched is None:
+            got: set[str] = set()
+            for lines in self.sources:
+                text = "\n".join(lines)
+                got.update(_STORED.findall(text))
+                got.update(_SETATTR.findall(text))
+            self._patched = got
+        return self._patched
+
+    # -- what an own instance's attribute is ------------------------------------------------
+    def returns(self, ref: Ref) -> Ref | None:
+        """What calling the own symbol ``ref`` makes: an instance of an own class called, or
+        what an own function's (or method's) return annotation names."""
+        module, qual = ref[1], ref[2]
+        if not self.is_own(module):
+            return None
+        owner, _, name = qual.rpartition(".")
+        if owner:
+            facts = self.facts(module, owner)
+            got = facts.methods().get(name) if facts is not None else None
+            if got is not None:
+                return self.returned(got[0], got[2])
+            facts = self.facts(module, qual)
+            return None if facts is None else ("instance", facts.module, facts.qual)
+        resolved = self.index.resolve(module, qual)
+        if resolved is None:
+            return None
+        if isinstance(resolved.node, ast.ClassDef):
+            return ("instance", resolved.module.name, resolved.name)
+        if isinstance(resolved.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self.returned(resolved.module.name, resolved.node)
+        return None
+
+    def returned(self, module: str, fn: Any) -> Ref | None:
+        if getattr(fn, "returns", None) is None:
+            return None
+        return self.env_of(module).annotation_type(fn.returns)
+
+    def member(self, base: Ref, attr: str) -> Ref | None:
+        """What ``base.attr`` refers to, ``base`` an own instance (see the module's list)."""
+        facts = self.facts(base[1], base[2])
+        if facts is None:
+            return None
+        chain = facts.bases if len(base) > 3 and base[3] == "super" else [facts]
+        for c in chain:
+            typ = c.types().get(attr)
+            if typ is not None:
+                return typ
+            got = c.methods().get(attr)
+            if got is not None:
+                if is_accessor(got[2]):
+                    return self.returned(got[0], got[2])
+                return ("symbol", got[0], f"{got[1]}.{attr}")
+        tgt = self.target(base, attr)
+        return None if tgt is None else ("member", tgt[1], tgt[2], attr, *tgt[3:])
+
+    def target(self, base: Ref, attr: str, depth: int = 0) -> Ref | None:
+        """The callee object ``base.attr`` is looked up on, as ``("instance", module, Class,
+        how, via)``; None where the caller's own classes may hold the name."""
+        facts = self.facts(base[1], base[2])
+        if facts is None or attr.startswith("__") or facts.is_open():
+            return None
+        sup = len(base) > 3 and base[3] == "super"
+        if attr in (facts.inherited() if sup else facts.defined()) or attr in self.patched():
+            return None
+        if facts.forward is not None and not sup:
+            if facts.callee_bases:
+                return None  # the base's lookup first, then the forward: too many ways
+            holder, name = facts.forward
+            wrapped = holder.types().get(name)
+            if wrapped is None or wrapped[0] != "instance":
+                return None
+            if self.callees.is_callee(wrapped[1]):
+                if len(wrapped) > 3:
+                    return None  # known only by narrowing: the object may be more
+                via = f"{holder.qual}.__getattr__ (self.{name})"
+                return ("instance", wrapped[1], wrapped[2], "forwarded", via)
+            return self.target(wrapped[:3], attr, depth + 1) if depth < 4 else None
+        if len(facts.callee_bases) == 1 and not facts.external:
+            b = facts.callee_bases[0]
+            return ("instance", b[1], b[2], "inherited", facts.qual)
+        return None
