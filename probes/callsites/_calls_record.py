@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from probes._walk import children, walk
+from probes.callsites import _attr_guards as guards
 from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv, literal_getattr
 from probes.callsites._calls_import_uses import ImportRecorder
@@ -53,6 +54,8 @@ class FileVisitor:
         self._fn: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self._fn_done: set[int] = set()
         self._dict_facts: dict[int, Any] = {}  # id(function) -> its DictFacts, when needed
+        self._guards: list[guards.Guard] = []  # what guards the statement walked (_attr_guards)
+        self._held: dict[int, guards.Guard] = {}  # its own expressions' hasattr ... and ...
 
     def src(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
@@ -83,8 +86,7 @@ class FileVisitor:
         for st in tree.body:  # the module's own defs: calls of them make what they return
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.env.own[st.name] = ("symbol", self.module, st.name)
-        for st in tree.body:  # what module-level statements bind, functions read
-            self._stmt(st, "<module>", self.env.globals, None)
+        self._block(tree.body, "<module>", self.env.globals, None)  # its binds: functions read
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
@@ -95,7 +97,9 @@ class FileVisitor:
             self._function(st, scope, cls)
             return
         # record uses in this statement's expressions, then learn from assignments
-        for node in _walk_no_defs(st):
+        nodes = _walk_no_defs(st)
+        self._held = guards.expr_guarded(nodes) if _tests_hasattr(nodes) else {}
+        for node in nodes:
             if isinstance(node, ast.Call):
                 self._call(node, scope, local, cls)
                 name = literal_getattr(node) if len(node.args) == 2 else None
@@ -108,9 +112,29 @@ class FileVisitor:
             self.env.learn(st, local, cls)
         narrowed = self.env.narrowed(st, local, cls)
         for i, child in enumerate(_child_bodies(st)):
-            for sub in child:
-                self._stmt(sub, scope, narrowed if i == 0 and narrowed else local, cls)
+            held = guards.body_guard(st, child)
+            self._block(child, scope, narrowed if i == 0 and narrowed else local, cls, held)
         self.env.narrowed_after(st, local, cls)
+
+    def _block(
+        self,
+        body: list[ast.stmt],
+        scope: str,
+        local: dict[str, Ref],
+        cls: dict | None,
+        guard: guards.Guard = frozenset(),
+    ) -> None:
+        """A block's statements, under what guards it (``hasattr``, ``except AttributeError``)
+        and what an early exit in it leaves holding (``if not hasattr(x, "a"): return``)."""
+        depth = len(self._guards)
+        if guard:
+            self._guards.append(guard)
+        for sub in body:
+            self._stmt(sub, scope, local, cls)
+            after = guards.after_guard(sub) if isinstance(sub, ast.If) else None
+            if after:
+                self._guards.append(after)
+        del self._guards[depth:]
 
     def _class(self, node: ast.ClassDef, scope: str) -> None:
         qual = node.name if scope == "<module>" else f"{scope}.{node.name}"
@@ -162,8 +186,7 @@ class FileVisitor:
                     local[n.id] = None  # type: ignore[assignment]
         outer, self._fn = self._fn, fn
         try:
-            for st in fn.body:
-                self._stmt(st, qual, local, cls)
+            self._block(fn.body, qual, local, cls)
         finally:
             self._fn = outer
         text = "\n".join(self.lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
@@ -225,7 +248,16 @@ class FileVisitor:
             )
 
     # -- expressions ----------------------------------------------------------------------
+    def _covered(self, node: ast.AST) -> bool:
+        """A read the caller guards (``hasattr``, ``except AttributeError``): never missing."""
+        if not isinstance(node, ast.Attribute) or not (self._guards or self._held):
+            return False
+        held = self._held.get(id(node))
+        return guards.covers([*self._guards, *([held] if held else [])], node)
+
     def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
+        if self._covered(node.func):
+            return
         r = self.env.ref(node.func, local, cls)
         if r is None or r[0] == "module" or not self.callees.is_callee(r[1]):
             return
@@ -298,6 +330,8 @@ class FileVisitor:
         self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None
     ) -> None:
         """Attribute reads the caller relies on: on instances, classes, and modules."""
+        if self._covered(node):
+            return
         base = self.env.ref(node.value, local, cls)
         if base is not None and base[0] == "instance" and not self.callees.is_callee(base[1]):
             own = self.env.receivers  # our own object: the callee's it reads through, if any
@@ -329,6 +363,13 @@ class FileVisitor:
                 **({"via": base[4]} if len(base) > 4 else {}),
             }
         )
+
+
+def _tests_hasattr(nodes: list[ast.AST]) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr"
+        for n in nodes
+    )
 
 
 def _walk_no_defs(st: ast.stmt) -> list[ast.AST]:

@@ -85,6 +85,8 @@ def test_c_a_removed_member_through_a_wrappers_getattr_is_an_error(env: dict[str
     assert "wraplib 1.0.0 at wraplib/model.py:15" in f["message"]
     # the wrapper's own members, a name no release had, a __getattr__ that does not forward
     quiet = {(wrapper, n) for n in (22, 23, 24, 37)} | {(serve, n) for n in (20, 21, 22, 29)}
+    # guarded by the caller: hasattr (an if, past an early exit, an and), except AttributeError
+    quiet |= {(serve, n) for n in (34, 38, 40, 43)}
     assert not [f for f in data["findings"] if (f["file"], f["line"]) in quiet]
 
 

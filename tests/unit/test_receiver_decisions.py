@@ -11,6 +11,7 @@ import pytest
 
 from harness.analysis.rules.swallowed import renamed, swallowed
 from harness.models import Parameter
+from probes.callsites import _attr_guards as guards
 from probes.callsites._class_facts import OPEN, body_names, forwarder, instance_names
 
 
@@ -120,3 +121,45 @@ def test_a_rename_is_one_swallowed_keyword_for_one_missing_parameter(
     gone: tuple[str, ...], missing: tuple[str, ...], old: str | None, pair: tuple | None
 ) -> None:
     assert renamed(gone, missing, None if old is None else _params(old)) == pair
+
+
+@pytest.mark.parametrize(
+    ("test", "positive", "held"),
+    [
+        ("hasattr(m, 'a')", True, {("m", "a")}),
+        ("hasattr(m, 'a')", False, set()),
+        ("not hasattr(self.m, 'a')", False, {("self.m", "a")}),
+        ("hasattr(m, 'a') and hasattr(n, 'b')", True, {("m", "a"), ("n", "b")}),
+        ("hasattr(m, 'a') or hasattr(n, 'b')", True, set()),  # either may be missing
+        ("not hasattr(m, 'a') or not hasattr(n, 'b')", False, {("m", "a"), ("n", "b")}),
+        ("hasattr(m, name)", True, set()),  # a computed name guards nothing we can name
+    ],
+)
+def test_what_a_hasattr_test_guards(test: str, positive: bool, held: set) -> None:
+    assert guards.pairs(ast.parse(test, mode="eval").body, positive) == held
+
+
+@pytest.mark.parametrize(
+    ("src", "held"),
+    [
+        ("if not hasattr(m, 'a'):\n    return", {("m", "a")}),
+        ("if not hasattr(m, 'a'):\n    log()", set()),  # no exit: the block goes on either way
+        ("if hasattr(m, 'a'):\n    return", set()),
+    ],
+)
+def test_what_an_early_exit_leaves_holding(src: str, held: set) -> None:
+    st = ast.parse(src).body[0]
+    assert guards.after_guard(st) == held
+
+
+@pytest.mark.parametrize(
+    ("handler", "guarded"),
+    [("AttributeError", True), ("(KeyError, AttributeError)", True), ("Exception", True),
+     ("", True), ("KeyError", False)],
+)  # fmt: skip
+def test_a_try_guards_its_body_where_a_handler_catches_attribute_error(
+    handler: str, guarded: bool
+) -> None:
+    st = ast.parse(f"try:\n    m.a\nexcept {handler}:\n    pass").body[0]
+    assert isinstance(st, ast.Try)
+    assert (guards.ANY in guards.body_guard(st, st.body)) is guarded

@@ -1,0 +1,99 @@
+"""Attribute reads the caller guards itself: a missing name there raises nothing.
+
+``if hasattr(x, "a"): x.a`` (and ``hasattr(x, "a") and x.a``, ``x.a if hasattr(x, "a") else
+d``, ``if not hasattr(x, "a"): return`` then ``x.a``), and any read inside ``try:`` whose
+handlers catch ``AttributeError`` (or ``Exception``, or everything). A guard is a set of
+``(object text, attribute)`` pairs, or :data:`ANY` for a ``try``; the use recorder
+(:class:`probes.callsites._calls_record.FileVisitor`) keeps a stack of them and records no
+attribute use a guard covers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from probes._walk import walk
+from probes.signatures._syntax import dotted
+
+ANY = ("*", "*")
+_CATCH_ALL = {"AttributeError", "Exception", "BaseException"}
+Guard = frozenset[tuple[str, str]]
+
+
+def pairs(test: ast.expr | None, positive: bool = True) -> Guard:
+    """What holds where ``test`` is true (``positive``) or false: the ``hasattr`` pairs."""
+    if test is None:
+        return frozenset()
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return pairs(test.operand, not positive)
+    if isinstance(test, ast.BoolOp):
+        joins = isinstance(test.op, ast.And) == positive  # a and b true / a or b false: both
+        if joins:
+            return frozenset().union(*(pairs(v, positive) for v in test.values))
+        return frozenset()
+    if (
+        positive
+        and isinstance(test, ast.Call)
+        and dotted(test.func) == "hasattr"
+        and len(test.args) == 2
+        and isinstance(test.args[1], ast.Constant)
+        and isinstance(test.args[1].value, str)
+    ):
+        return frozenset({(ast.unparse(test.args[0]), test.args[1].value)})
+    return frozenset()
+
+
+def body_guard(st: ast.stmt, body: list[ast.stmt]) -> Guard:
+    """What guards ``body``, one of ``st``'s blocks."""
+    if isinstance(st, (ast.If, ast.While)):
+        return pairs(st.test, body is st.body)
+    if isinstance(st, ast.Try) and body is st.body and any(_catches(h) for h in st.handlers):
+        return frozenset({ANY})
+    return frozenset()
+
+
+def after_guard(st: ast.stmt) -> Guard:
+    """``if not hasattr(x, "a"): return``: what holds for the rest of the block."""
+    if (
+        isinstance(st, ast.If)
+        and not st.orelse
+        and st.body
+        and isinstance(st.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+    ):
+        return pairs(st.test, False)
+    return frozenset()
+
+
+def expr_guarded(nodes: list[ast.AST]) -> dict[int, Guard]:
+    """id(node) -> guard, for the nodes (a statement's own expressions') that a ``hasattr``
+    before them in an ``and`` chain, or in a conditional expression's test, guards."""
+    out: dict[int, Guard] = {}
+    for n in nodes:
+        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
+            held: Guard = frozenset()
+            for v in n.values:
+                if held:
+                    for m in walk(v):
+                        out[id(m)] = out.get(id(m), frozenset()) | held
+                held = held | pairs(v)
+        elif isinstance(n, ast.IfExp):
+            for branch, guard in ((n.body, pairs(n.test)), (n.orelse, pairs(n.test, False))):
+                if guard:
+                    for m in walk(branch):
+                        out[id(m)] = out.get(id(m), frozenset()) | guard
+    return out
+
+
+def covers(guards: list[Guard], node: ast.Attribute) -> bool:
+    """Is the read ``node`` guarded by any guard on the stack?"""
+    if any(ANY in g for g in guards):
+        return True
+    text = ast.unparse(node.value)
+    return any((text, node.attr) in g for g in guards)
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(dotted(k).split(".")[-1] in _CATCH_ALL for k in kinds)
