@@ -68,6 +68,11 @@ def expr_guarded(nodes: list[ast.AST]) -> dict[int, Guard]:
     """id(node) -> guard, for the nodes (a statement's own expressions') that a ``hasattr``
     before them in an ``and`` chain, or in a conditional expression's test, guards."""
     out: dict[int, Guard] = {}
+    if not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr"
+        for n in nodes
+    ):
+        return out
     for n in nodes:
         if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
             held: Guard = frozenset()
@@ -82,6 +87,15 @@ def expr_guarded(nodes: list[ast.AST]) -> dict[int, Guard]:
                     for m in walk(branch):
                         out[id(m)] = out.get(id(m), frozenset()) | guard
     return out
+
+
+def covered(stack: list[Guard], held: dict[int, Guard], node: ast.AST) -> bool:
+    """Is ``node`` a read the caller guards: by a block's guard on ``stack``, or by what its
+    own statement's ``held`` says of it?"""
+    if not isinstance(node, ast.Attribute) or not (stack or held):
+        return False
+    own = held.get(id(node))
+    return covers([*stack, *([own] if own else [])], node)
 
 
 def covers(guards: list[Guard], node: ast.Attribute) -> bool:

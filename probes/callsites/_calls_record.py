@@ -98,7 +98,7 @@ class FileVisitor:
             return
         # record uses in this statement's expressions, then learn from assignments
         nodes = _walk_no_defs(st)
-        self._held = guards.expr_guarded(nodes) if _tests_hasattr(nodes) else {}
+        self._held = guards.expr_guarded(nodes)
         for node in nodes:
             if isinstance(node, ast.Call):
                 self._call(node, scope, local, cls)
@@ -248,15 +248,8 @@ class FileVisitor:
             )
 
     # -- expressions ----------------------------------------------------------------------
-    def _covered(self, node: ast.AST) -> bool:
-        """A read the caller guards (``hasattr``, ``except AttributeError``): never missing."""
-        if not isinstance(node, ast.Attribute) or not (self._guards or self._held):
-            return False
-        held = self._held.get(id(node))
-        return guards.covers([*self._guards, *([held] if held else [])], node)
-
     def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
-        if self._covered(node.func):
+        if guards.covered(self._guards, self._held, node.func):
             return
         r = self.env.ref(node.func, local, cls)
         if r is None or r[0] == "module" or not self.callees.is_callee(r[1]):
@@ -330,7 +323,7 @@ class FileVisitor:
         self, node: ast.Attribute, scope: str, local: dict[str, Ref], cls: dict | None
     ) -> None:
         """Attribute reads the caller relies on: on instances, classes, and modules."""
-        if self._covered(node):
+        if guards.covered(self._guards, self._held, node):
             return
         base = self.env.ref(node.value, local, cls)
         if base is not None and base[0] == "instance" and not self.callees.is_callee(base[1]):
@@ -363,13 +356,6 @@ class FileVisitor:
                 **({"via": base[4]} if len(base) > 4 else {}),
             }
         )
-
-
-def _tests_hasattr(nodes: list[ast.AST]) -> bool:
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr"
-        for n in nodes
-    )
 
 
 def _walk_no_defs(st: ast.stmt) -> list[ast.AST]:
