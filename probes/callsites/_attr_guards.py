@@ -2,7 +2,7 @@
 
 ``if hasattr(x, "a"): x.a`` (and ``hasattr(x, "a") and x.a``, ``x.a if hasattr(x, "a") else
 d``, ``if not hasattr(x, "a"): return`` then ``x.a``), and any read inside ``try:`` whose
-handlers catch ``AttributeError`` (or ``Exception``, or everything). A guard is a set of
+handlers catch ``AttributeError`` by name. A guard is a set of
 ``(object text, attribute)`` pairs, or :data:`ANY` for a ``try``; the use recorder
 (:class:`probes.callsites._calls_record.FileVisitor`) keeps a stack of them and records no
 attribute use a guard covers.
@@ -16,7 +16,9 @@ from probes._walk import walk
 from probes.signatures._syntax import dotted
 
 ANY = ("*", "*")
-_CATCH_ALL = {"AttributeError", "Exception", "BaseException"}
+#: What a handler must name to guard reads: a broad ``except Exception`` is error handling,
+#: not a test for the name (a removed API there still silently stops working)
+_CATCHES = {"AttributeError"}
 Guard = frozenset[tuple[str, str]]
 
 
@@ -108,6 +110,6 @@ def covers(guards: list[Guard], node: ast.Attribute) -> bool:
 
 def _catches(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
-        return True
+        return False
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(dotted(k).split(".")[-1] in _CATCH_ALL for k in kinds)
+    return any(dotted(k).split(".")[-1] in _CATCHES for k in kinds)

@@ -89,12 +89,15 @@ class TypeEnv:
         if typ is None and st.value is not None:
             typ = self.value_type(st.value, local, cls)
         targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-        if typ is None:  # what the name held before is gone: it holds something unknown now
+        if typ is None:  # it holds something unknown now (a callee instance is kept: the
+            # value is most often the same object, ``m = m.to(device)``)
             for t in targets:
                 for n in walk(t) if isinstance(t, (ast.Name, ast.Tuple, ast.List)) else ():
-                    if isinstance(n, ast.Name) and local is self.globals:
+                    if not isinstance(n, ast.Name) or self._kept(local.get(n.id)):
+                        continue
+                    if local is self.globals:
                         local.pop(n.id, None)
-                    elif isinstance(n, ast.Name):
+                    else:
                         local[n.id] = None  # type: ignore[assignment]
             return
         for t in targets:
@@ -107,6 +110,9 @@ class TypeEnv:
                 and cls is not None
             ):
                 cls["attrs"][t.attr] = typ
+
+    def _kept(self, r: Ref | None) -> bool:
+        return r is not None and r[0] == "instance" and self.callees.is_callee(r[1])
 
     def learn_methods(self, node: ast.ClassDef, cls: dict) -> None:
         """``self.x`` types from every method of a class, so use order does not matter."""
