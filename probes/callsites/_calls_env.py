@@ -33,15 +33,37 @@ class TypeEnv:
         #: module's own defs and classes -- read where no local or import has the name
         self.globals: dict[str, Ref] = {}
         self.own: dict[str, Ref] = {}
+        #: the functions being walked, outermost first; the names each binds (when asked)
+        self.scopes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self._binds: dict[int, set[str]] = {}
+
+    def shadowed(self, name: str) -> bool:
+        """Does a function being walked bind ``name`` (a local hiding the module's)?"""
+        for fn in self.scopes:
+            got = self._binds.get(id(fn))
+            if got is None:
+                got = {
+                    n.id
+                    for n in walk(fn)
+                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                }
+                args = fn.args
+                got |= {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+                self._binds[id(fn)] = got
+            if name in got:
+                return True
+        return False
 
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(expr, ast.Name):
             name = expr.id
             if name in local:  # a local (even of unknown type) hides the module's names
                 return self.callees.values.typed(local[name] or self.bindings.get(name))
-            return self.callees.values.typed(
-                self.bindings.get(name) or self.globals.get(name) or self.own.get(name)
-            )
+            got = self.bindings.get(name)
+            module_wide = name in self.globals or name in self.own
+            if got is None and module_wide and not self.shadowed(name):
+                got = self.globals.get(name) or self.own.get(name)
+            return self.callees.values.typed(got)
         if isinstance(expr, ast.Attribute):
             if isinstance(expr.value, ast.Name) and expr.value.id == "self" and cls is not None:
                 got = cls["attrs"].get(expr.attr)
@@ -100,9 +122,15 @@ class TypeEnv:
                     else:
                         local[n.id] = None  # type: ignore[assignment]
             return
+        if local is self.globals and typ[0] != "instance" and not self.callees.is_callee(typ[1]):
+            typ = None  # module-level aliases of our own defs: not worth each function's walk
         for t in targets:
-            if isinstance(t, ast.Name):
+            if isinstance(t, ast.Name) and typ is None:
+                local.pop(t.id, None)
+            elif isinstance(t, ast.Name):
                 local[t.id] = typ
+            elif typ is None:
+                continue
             elif (
                 isinstance(t, ast.Attribute)
                 and isinstance(t.value, ast.Name)

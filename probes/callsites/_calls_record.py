@@ -144,7 +144,7 @@ class FileVisitor:
 
             cls["dicts"] = class_dicts(node)
         if self.env.receivers is not None:  # what self.name is, asked across the caller
-            self.env.receivers.register(self.module, qual, node)
+            self.env.receivers.register(self.module, qual, node, cls["attrs"])
         self.env.learn_methods(node, cls)  # self.x types first, so use order does not matter
         bases, positions = [], []
         for i, b in enumerate(node.bases):
@@ -175,20 +175,13 @@ class FileVisitor:
                     self._call(node, scope, {}, cls)
         method = cls is not None and scope == cls["name"]
         local = self.env.method_locals(fn, cls) if method else self.env.params_types(fn)
-        if self.env.globals:  # a name the function binds hides the module's
-            for n in walk(fn):
-                if (
-                    isinstance(n, ast.Name)
-                    and not isinstance(n.ctx, ast.Load)
-                    and n.id in self.env.globals
-                    and n.id not in local
-                ):
-                    local[n.id] = None  # type: ignore[assignment]
         outer, self._fn = self._fn, fn
+        self.env.scopes.append(fn)  # a name it binds hides the module's (TypeEnv.shadowed)
         try:
             self._block(fn.body, qual, local, cls)
         finally:
             self._fn = outer
+            self.env.scopes.pop()
         text = "\n".join(self.lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
         if "MethodType" in text or (self._stores_fn and self._stores_fn.search(text)):
             self._installs(fn, qual, local, cls)

@@ -56,7 +56,8 @@ class Facts:
         self.forward: tuple[Facts, str] | None = (self, own) if own and own != OPEN else None
         self._open = own == OPEN
         self._defined: set[str] | None = None
-        self._types: dict[str, Ref] | None = None
+        #: ``self.x`` types the class's own methods store (the visitor's, for its file's)
+        self.attrs: dict[str, Ref] | None = None
         self._methods: dict[str, tuple[str, str, Any]] | None = None
 
     def link(self, depth: int) -> None:
@@ -115,24 +116,24 @@ class Facts:
             self._methods = got
         return self._methods
 
-    def types(self) -> dict[str, Ref]:
-        """name -> what the chain stores there, where the source says it."""
-        if self._types is None:
-            self._types = {}
+    def type_of(self, attr: str) -> Ref | None:
+        """What the chain stores as ``attr``, where the source says it (the nearest class's)."""
+        if self.attrs is None:
+            self.attrs = {}  # (a chain that reaches itself stops here)
             env = self.owner.env_of(self.module)
-            cls: dict[str, Any] = {"name": self.qual, "attrs": {}, "dicts": None}
+            cls: dict[str, Any] = {"name": self.qual, "attrs": self.attrs, "dicts": None}
             for st in self.node.body:
                 if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
                     got = env.annotation_type(st.annotation)
                     if got is not None:
-                        cls["attrs"][st.target.id] = got
+                        self.attrs[st.target.id] = got
             env.learn_methods(self.node, cls)
-            merged: dict[str, Ref] = {}
-            for b in reversed(self.bases):
-                merged.update(b.types())
-            merged.update(cls["attrs"])
-            self._types = merged
-        return self._types
+        got = self.attrs.get(attr)
+        for b in self.bases if got is None else ():
+            got = b.type_of(attr)
+            if got is not None:
+                break
+        return got
 
 
 class OwnClasses:
@@ -146,15 +147,18 @@ class OwnClasses:
         self.sources = sources
         self._facts: dict[tuple[str, str], Facts | None] = {}
         self._nodes: dict[tuple[str, str], ast.ClassDef] = {}
+        self._attrs: dict[tuple[str, str], dict] = {}
         self._envs: dict[str, TypeEnv] = {}
         self._patched: set[str] | None = None
 
     def is_own(self, module: str) -> bool:
         return bool(module) and module.split(".")[0] in self.tops
 
-    def register(self, module: str, qual: str, node: ast.ClassDef) -> None:
-        """A class the visitor meets (nested ones included, which no import reaches)."""
+    def register(self, module: str, qual: str, node: ast.ClassDef, attrs: dict) -> None:
+        """A class the visitor meets (nested ones included, which no import reaches), with
+        the ``self.x`` types it learns of it (not learned twice)."""
         self._nodes[(module, qual)] = node
+        self._attrs[(module, qual)] = attrs
 
     def facts(self, module: str, qual: str, depth: int = 0) -> Facts | None:
         key = (module, qual)
@@ -181,6 +185,7 @@ class OwnClasses:
                 self._facts[key] = self._facts[(module, qual)]
                 return self._facts[key]
         made = Facts(self, module, qual, node)
+        made.attrs = self._attrs.get((module, qual))
         self._facts[key] = self._facts[(module, qual)] = made
         made.link(depth)
         return made
@@ -255,7 +260,7 @@ class OwnClasses:
             return None
         chain = facts.bases if len(base) > 3 and base[3] == "super" else [facts]
         for c in chain:
-            typ = c.types().get(attr)
+            typ = c.type_of(attr)
             if typ is not None:
                 return typ
             got = c.methods().get(attr)
@@ -270,7 +275,11 @@ class OwnClasses:
         """The callee object ``base.attr`` is looked up on, as ``("instance", module, Class,
         how, via)``; None where the caller's own classes may hold the name."""
         facts = self.facts(base[1], base[2])
-        if facts is None or attr.startswith("__") or facts.is_open():
+        if facts is None or attr.startswith("__"):
+            return None
+        if facts.forward is None and (len(facts.callee_bases) != 1 or facts.external):
+            return None  # (before reading the methods: most classes stop here)
+        if facts.is_open():
             return None
         sup = len(base) > 3 and base[3] == "super"
         if attr in (facts.inherited() if sup else facts.defined()) or attr in self.patched():
@@ -279,7 +288,7 @@ class OwnClasses:
             if facts.callee_bases:
                 return None  # the base's lookup first, then the forward: too many ways
             holder, name = facts.forward
-            wrapped = holder.types().get(name)
+            wrapped = holder.type_of(name)
             if wrapped is None or wrapped[0] != "instance":
                 return None
             if self.callees.is_callee(wrapped[1]):
