@@ -264,6 +264,7 @@ def test_llmcompressor_on_compressed_tensors(cli_env: dict[str, str]) -> None:
 
 
 PPO = "llamafactory/train/ppo/trainer.py"
+DPO, KTO = "llamafactory/train/dpo/trainer.py", "llamafactory/train/kto/trainer.py"
 
 
 def test_llamafactory_on_trl(cli_env: dict[str, str]) -> None:
@@ -287,6 +288,10 @@ def test_llamafactory_on_trl(cli_env: dict[str, str]) -> None:
         (PPO, 298, "override-incompatible", "trl:PPOTrainer.create_optimizer"),
         (PPO, 325, "override-incompatible", "trl:PPOTrainer.create_scheduler"),
         (PPO, 477, "override-incompatible", "trl:PPOTrainer.save_model"),
+        # self._prepare_deepspeed(...) in DPO/KTO subclasses: trl 0.9.6's trainers defined it,
+        # 0.19.0 made it the function trl.models.prepare_deepspeed (issue 46, class a)
+        (DPO, 97, "missing-attribute", "trl.trainer.dpo_trainer:DPOTrainer._prepare_deepspeed"),
+        (KTO, 93, "missing-attribute", "trl.trainer.kto_trainer:KTOTrainer._prepare_deepspeed"),
     }
 
 
