@@ -20,6 +20,7 @@ import os
 import sys
 from typing import Any
 
+from _gate import stamp
 from _hs_judge import COUNTED_UNDER, COUNTS, Finding, LayerVerdict
 
 FD_ENV = "HARNESS_VERIFY_FD"
@@ -104,8 +105,9 @@ def _index(name: str) -> int:
 
 
 def emit(report: dict[str, Any], mark: str) -> None:
-    """The report on the check's own channel (``HARNESS_VERIFY_FD``), else on stdout."""
-    line = (mark + json.dumps(report) + "\n").encode("utf-8")
+    """The report on the check's own channel (``HARNESS_VERIFY_FD``), else on stdout; with
+    the secret of the supervisor's ``go`` when the check waited at a gate (``_gate.py``)."""
+    line = (mark + json.dumps(stamp(report)) + "\n").encode("utf-8")
     fd = os.environ.get(FD_ENV)
     if fd and fd.isdigit():
         try:
