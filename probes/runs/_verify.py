@@ -38,6 +38,7 @@ import subprocess
 import time
 from typing import Any
 
+from probes.runs._pin import moved
 from probes.runs._proctree import run_tree, self_and_ancestors, terminate
 from probes.runs._rundir import proc_stat, write_record
 
@@ -209,7 +210,9 @@ def run_check(run_dir: str, spec: dict[str, Any], env: dict[str, str], cwd: str 
                  f"before its check (pids {pids})\n".encode())  # fmt: skip
     if gone["remaining"]:
         say(log, f"harness: could not end {gone['remaining']} (left by the step)\n".encode())
-    refused = changed(run_dir, spec.get("verifiers_sha256") or {})
+    refused = changed(run_dir, spec.get("verifiers_sha256") or {}) or moved(
+        spec.get("verify_pinned") or {}
+    )
     if refused:
         say(log, f"harness: {refused}\n".encode("utf-8", "replace"))
         out.update(refused=refused, ended_at=time.time(), report=None)

@@ -20,7 +20,8 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     run.json         resolved command, cwd, env additions (secrets masked), created_at
     supervisor.py    this file, exactly as it ran
     _rundir.py       the modules it imports, exactly as they ran
-    _follow.py       (and _verify.py: the output check's run; _proctree.py, _stop.py,
+    _follow.py       (and _verify.py: the output check's run; _pin.py: the files of a
+                     user's check, pinned at launch; _proctree.py, _stop.py,
                      _service.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
