@@ -54,6 +54,8 @@ REPORT_LIMIT = 16 << 20
 DRAIN = 2.0
 #: The environment variable giving a check the step's start (seconds since the epoch)
 STARTED_ENV = "HARNESS_STEP_STARTED"
+#: ... and a file stamped then, whose mtime is that start in the file clock (its name)
+STARTED_FILE_ENV, STARTED_FILE = "HARNESS_STEP_STARTED_FILE", "started"
 #: The environment variable naming a warm check's gate fd (``go`` on it: check now)
 GATE_ENV = "HARNESS_VERIFY_GATE"
 #: pid -> wait status of children the supervisor reaped while waiting for the step (a warm
