@@ -71,7 +71,8 @@ class Tally:
                **metrics: Any) -> dict[str, Any]:  # fmt: skip
         checks = {}
         for c in COUNTS:
-            checks[c] = {"passed": self.compared[c] - len(self.bad[c]),
+            # a failure of no compared sample ("(none)": the folder is empty) is no -1
+            checks[c] = {"passed": max(self.compared[c] - len(self.bad[c]), 0),
                          "compared": self.compared[c], "of": self.total}  # fmt: skip
             if c in self.skipped:
                 checks[c]["skipped"] = self.skipped[c]
