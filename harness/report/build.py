@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,27 @@ def _vouching(
     return SmokeTested(required, {"id": last.id, "created_at": last.record.created_at}, changed)
 
 
+def _unless_newest_failed(
+    runs: tuple[RunInfo, ...], now: dict[str, object], tested: SmokeTested
+) -> SmokeTested:
+    """A verified run vouches while no newer real run of the same environment (nothing
+    changed since) failed its check: the newest run there is what counts, not the last pass."""
+    from harness.runs import smoke as smoke_mode
+    from harness.runs.lifecycle import state_label
+
+    if tested.last is None or tested.changes:
+        return tested
+    same = [
+        r for r in runs
+        if not r.record.smoke and r.verification is not None and r.state != RunState.RUNNING
+        and r.record.fingerprint and not tuple(smoke_mode.changes(_run_fingerprint(r), now))
+    ]  # fmt: skip
+    newest = max(same, key=lambda r: r.record.created_at or 0.0) if same else None
+    if newest is None or newest.verification is None or newest.verification.passed:
+        return tested
+    return replace(tested, changes=(f"its newest run {newest.id} {state_label(newest)}",))
+
+
 def _smoke_green(r: RunInfo) -> bool:
     return bool(r.record.smoke) and r.state == RunState.SUCCEEDED
 
@@ -178,7 +200,6 @@ def build_review(
     ``known_facts``: the target's facts, already read in the launch's preflight round trip
     (:func:`review_dists`: the dists it asked); used when they answer this review's very
     question (the same interpreter, the same dists), else the facts probe is asked."""
-    from dataclasses import replace
 
     from packaging.utils import canonicalize_name
 
@@ -242,6 +263,7 @@ def build_review(
         if wants_verified:
             now = {**now, "entry": plan.entry}
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
+            verified = _unless_newest_failed(runs, now, verified)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
     serve = _serve(target, plan)
     reasons = judge(facts, holders, series, live, after, plan, serve)

@@ -35,3 +35,29 @@ def test_the_verdict_line_is_never_wrapped_into_a_pipe(tmp_path: Path) -> None:
         r"after \d+:\d\d$",
         verdict[0],
     ), r.err
+
+
+FLAGGED = """
+import json, os, sys
+ok = not os.path.exists(sys.argv[1])
+print("HARNESS_VERIFY " + json.dumps({"checked": 1, "total": 1, "failed": [] if ok else ["out"]}))
+sys.exit(0 if ok else 1)
+"""
+
+
+def test_require_verified_counts_the_newest_run_of_the_same_environment(tmp_path: Path) -> None:
+    """A run passed its check, a newer one of the same environment failed it: not ready."""
+    flag = tmp_path / "now-bad"
+    h = local_harness(
+        tmp_path,
+        '[steps.make]\ncommand = ["{python}", "-c", "pass"]\n'
+        f'verify = {{ command = ["{{python}}", "-c", {toml_str(FLAGGED)}, "{flag}"] }}\n',
+    )
+    assert h("run", "make", "-t", "local", timeout=120).code == 0
+    flag.write_text("")
+    newer = h("run", "make", "-t", "local", timeout=120)
+    assert newer.code == 1 and "failed verification" in newer.err, newer.err
+    r = h("report", "make", "-t", "local", "--require-verified")
+    assert "not ready" in r.out, r.out
+    assert "step make not verified since its newest run make-" in r.out
+    assert h("run", "make", "-t", "local", "--require-verified").code != 0
