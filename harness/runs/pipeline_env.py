@@ -39,6 +39,10 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
         raise check.fail((*key, "port"), "required key missing", _SERVICE_HINT)
     port = check.scalar(table["port"], (*key, "port"))
     check.placeholders(port, (*key, "port"))
+    if "{" not in port and not (port.isdigit() and 1 <= int(port) <= 65535):  # known at load
+        raise check.fail(
+            (*key, "port"), f"the port is {port!r}, not a port number (1..65535)", _SERVICE_HINT
+        )
     health = table.get("health", "/health")
     if not isinstance(health, str) or not (
         health.startswith("/") or health.startswith(("http://", "https://"))

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.integration.test_runs_ssh import local_harness, toml_str
 
 LONG = json.dumps(
@@ -61,3 +63,36 @@ def test_require_verified_counts_the_newest_run_of_the_same_environment(tmp_path
     assert "not ready" in r.out, r.out
     assert "step make not verified since its newest run make-" in r.out
     assert h("run", "make", "-t", "local", "--require-verified").code != 0
+
+
+SERVE = '[steps.serve]\ncommand = ["{{python}}", "-c", "pass"]\nservice = {{ port = {port} }}\n'
+
+
+@pytest.mark.parametrize(
+    ("argv", "pipeline", "line"),
+    [
+        (["run", "serve"], SERVE.format(port='"abc"'),
+         "pipeline.toml:3: steps.serve.service.port: the port is 'abc', not a port number"),
+        (["report", "serve"], SERVE.format(port="70000"),
+         "pipeline.toml:3: steps.serve.service.port: the port is '70000', not a port number"),
+        (["report", "nosuchstep"], SERVE.format(port="8000"), "no step 'nosuchstep' in "),
+        (["runs", "--limit", "-1"], SERVE.format(port="8000"),
+         "Invalid value for '--limit': -1 is not in the range x>=0."),
+        (["stop", "--pipeline", "pipeline.toml", "serve"], SERVE.format(port="8000"),
+         "No such option: --pipeline"),
+        (["logs", "serve", "--tail", "-5"], SERVE.format(port="8000"),
+         "--tail and --offset take a number >= 0"),
+    ],
+    ids=["port-abc", "port-70000", "report-nosuchstep", "runs-limit", "stop-pipeline", "logs-tail"],
+)  # fmt: skip
+def test_a_bad_command_line_or_pipeline_is_one_line_before_any_work(
+    tmp_path: Path, argv: list[str], pipeline: str, line: str
+) -> None:
+    """One style of refusal, at load: ``error: ...`` and a hint, exit 2, no review, no box."""
+    h = local_harness(tmp_path, pipeline)
+    r = h(*argv, "-t", "local", timeout=60)
+    assert r.code == 2, r.out + r.err
+    first, *rest = r.err.splitlines()
+    assert first.startswith("error: ") and line in first, r.err
+    assert len(rest) <= 1 and all(x.startswith("hint: ") for x in rest), r.err
+    assert r.out == "" and "review" not in r.err  # nothing was looked at first
