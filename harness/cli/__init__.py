@@ -82,12 +82,15 @@ def _call(app: typer.Typer) -> int:
 
     from harness.errors import UsageError
 
-    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    # click's ClickException, whichever click Typer carries (its own copy since 0.2x)
+    click_error: type[Exception] = next(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+    )
     try:
         code = app(standalone_mode=False)
     except click_error as exc:
         where = getattr(getattr(exc, "ctx", None), "command_path", None) or "harness"
-        raise UsageError(exc.format_message(), f"{where} --help") from None
+        raise UsageError(getattr(exc, "format_message", exc.__str__)(), f"{where} --help") from None
     except typer.Abort:
         sys.stderr.write("aborted\n")
         return 1
