@@ -210,9 +210,12 @@ def build_review(
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
     given = known_facts
     if plan is not None and plan.python:  # a step in its own environment: its packages
+        from harness.runs.describe import python_origin
+        from harness.runs.pipeline import find_pipeline_file, load_pipeline
         from harness.targets.interp import with_python
 
-        target = with_python(target, plan.python)
+        origin = python_origin(load_pipeline(find_pipeline_file(pipeline)), plan.name)
+        target = with_python(target, plan.python, origin)
         given = None  # read with the host's interpreter, not the step's
     declared = None if plan is None else plan.checks
     library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it

@@ -31,6 +31,13 @@ def no_envelope(target: Target, code: int, stderr: bytes) -> TargetError:
             else "name a Python interpreter, e.g. -t local:/usr/bin/python3",
         )
     if code == 127 or "not found" in detail or "No such file" in detail:
+        origin = target.python_origin()
+        if origin is not None:  # named by a pipeline step or -t HOST@PYTHON, not hosts.toml
+            return TargetError(
+                f"{origin[0]}: {target.label}: python interpreter {python!r} not found "
+                f"({detail or 'exit 127'})",
+                origin[1],
+            )
         return TargetError(
             f"{target.label}: python interpreter {python!r} not found ({detail or 'exit 127'})",
             'set `python = "/path/to/bin/python"` for this host in hosts.toml',
