@@ -78,6 +78,9 @@ class WithPython(Target):
     def python_origin(self) -> tuple[str, str] | None:
         return self.origin
 
+    def prefix(self) -> list[str]:
+        return self.inner.prefix()
+
     def identity(self) -> dict[str, Any]:
         return {**self.inner.identity(), "python": self.python}
 

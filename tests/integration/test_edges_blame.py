@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.integration.test_runs_ssh import local_harness
+from tests.support.cli import run_cli
 
 MISSING = (
     '[params]\nvllm_python = "/nonexistent/venv/bin/python"\n'
@@ -31,3 +34,43 @@ def test_a_missing_interpreter_after_at_names_the_t_option(tmp_path: Path) -> No
     assert r.code != 0
     assert "error: -t local@/nonexistent/python: " in r.err, r.err
     assert "hint: name an interpreter the host has: -t local@/path/to/bin/python" in r.err
+
+
+PREFIXES = [
+    ('["/nonexistent/docker", "exec", "-i", "c"]',
+     "the exec prefix's program '/nonexistent/docker' was not found", "fix exec = [...] in "),
+    ('["sh", "-c", "exit 3", "x"]',
+     "nothing came back through the exec prefix `sh -c 'exit 3' x` (exit 3",
+     "try it by hand: sh -c 'exit 3' x "),
+    ('["sh", "-c", "exec 0<&-; exec \\"$@\\"", "x"]',
+     "passes the command no stdin", "keep stdin open (docker and kubectl exec need -i)"),
+    ('["sh", "-c", "exec \\"$@\\" </dev/null", "x"]',
+     "passes the command no stdin", "keep stdin open"),
+    ('["sleep", "1000"]',
+     "the exec prefix `sleep 1000` took the interpreter's options as its own", "fix exec"),
+    ('["sh", "-c", "sleep 100", "x"]',
+     "through the exec prefix `sh -c 'sleep 100' x`: sh did not finish in 3s",
+     "if the prefix hangs, try it by hand: sh -c 'sleep 100' x "),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("prefix", "error", "hint"), PREFIXES,
+                         ids=["missing", "exits", "closes-stdin", "empty-stdin", "takes-options",
+                              "hangs"])  # fmt: skip
+@pytest.mark.parametrize("command", [["probe", "packaging", "-t", "box"], ["hosts", "--check"]])
+def test_a_broken_exec_prefix_is_named_not_the_interpreter(
+    tmp_path: Path, prefix: str, error: str, hint: str, command: list[str]
+) -> None:
+    """Item 5: a prefix that is missing, exits, closes stdin or hangs was blamed on the
+    python interpreter ("set python = ..."), on ``local``, or sent ``hosts --check`` to itself."""
+    hosts = tmp_path / "hosts.toml"
+    hosts.write_text(
+        f'[hosts.box]\nkind = "exec"\nvia = "local"\nexec = {prefix}\npython = "python3"\n'
+        "timeout = 3\n"
+    )
+    r = run_cli(*command, env={"HARNESS_HOSTS": str(hosts), "HOME": str(tmp_path)}, timeout=60)
+    assert r.code != 0, r.out + r.err
+    hints = [x for x in r.err.splitlines() if x.startswith("hint: ")]
+    assert error in r.err and hints and hint in hints[-1], r.err
+    assert "python interpreter" not in r.err and "hosts --check" not in r.err
+    assert "error: local" not in r.err
