@@ -119,6 +119,17 @@ def _unless_newest_failed(
     return replace(tested, changes=(f"its newest run {newest.id} {state_label(newest)}",))
 
 
+def _own_python(pipeline: Path | None, step: str) -> bool:
+    """Whether ``step`` runs in an interpreter of its own (``python =``), not the host's."""
+    from harness.runs.describe import python_origin
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+
+    try:
+        return python_origin(load_pipeline(find_pipeline_file(pipeline)), step) is not None
+    except HarnessError:
+        return False
+
+
 def _smoke_green(r: RunInfo) -> bool:
     return bool(r.record.smoke) and r.state == RunState.SUCCEEDED
 
@@ -220,6 +231,10 @@ def build_review(
     declared = None if plan is None else plan.checks
     library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it
     series_dists, wanted = _dists(library, declared)
+    if plan is not None and plan.error is not None and _own_python(pipeline, plan.name):
+        # the step's own interpreter could not be read: the host's is not the step's, and
+        # its series and calls would be the wrong ones, listed before the one real blocker
+        series_dists, wanted = [], []
     facts: TargetFacts = (
         given.facts
         if given is not None and given.dists == tuple(wanted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,20 @@ def test_a_broken_exec_prefix_is_named_not_the_interpreter(
     assert error in r.err and hints and hint in hints[-1], r.err
     assert "python interpreter" not in r.err and "hosts --check" not in r.err
     assert "error: local" not in r.err
+
+
+def test_a_step_whose_interpreter_is_missing_is_not_reviewed_with_the_hosts(
+    tmp_path: Path,
+) -> None:
+    """Item 7: the 0.9 pipeline's step with its interpreter missing was reviewed with the
+    host's default interpreter against the series there (speculators 0.3.0: 11 patches "not
+    applied", call errors) before the one real blocker; now the blocker is the review."""
+    h = local_harness(
+        tmp_path, MISSING.replace("command =", 'requires = { vllm = ">=0.20" }\ncommand =')
+    )
+    patches = Path(__file__).resolve().parents[2] / "patches"
+    r = h("report", "serve", "-t", "local", "--patches", str(patches), "--format", "json")
+    review = json.loads(r.out)
+    assert review["patches"] == [] and review["check"] is None, review["patches"]
+    first = review["reasons"][0]
+    assert first["severity"] == "blocker" and "steps.serve.python" in first["text"], first
