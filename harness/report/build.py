@@ -51,7 +51,9 @@ def _step(
         return StepPlan(step, error=exc.message)
 
 
-def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
+def _serve(
+    target: Target, plan: StepPlan | None, sets: Mapping[str, str] | None = None
+) -> CheckReport | None:
     """The step's ``vllm serve`` arguments against the target's vLLM (None: the step starts no
     server); one the check could not read says why in a note (a warning of the review)."""
     if plan is None or plan.error is not None:
@@ -61,7 +63,7 @@ def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
     from harness.runs.serve import check_serve, pipeline_text
 
     try:
-        return check_serve(target, plan, pipeline_text(plan))
+        return check_serve(target, plan, pipeline_text(plan), sets or {})
     except HarnessError as exc:
         why = f"step {plan.name}'s vllm serve arguments were not checked: {exc.message}"
         return CheckReport(target.label, f"step {plan.name}", None, {}, {}, (), notes=(why,))
@@ -283,7 +285,7 @@ def build_review(
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
             verified = _unless_newest_failed(runs, now, verified)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
-    serve = _serve(target, plan)
+    serve = _serve(target, plan, overrides)
     reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(
         target.label,

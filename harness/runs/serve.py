@@ -10,8 +10,9 @@ model loads. Findings point at the line of ``pipeline.toml`` that writes the fla
 from __future__ import annotations
 
 import posixpath
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.analysis.checker import Checker
@@ -46,23 +47,37 @@ class Locator:
     """Pure over the pipeline's text: the line a flag or key of a step's command is written
     on -- from the step's ``command`` on, then anywhere (a parameter), else the command."""
 
-    def __init__(self, path: str, text: str, step: str) -> None:
-        self.path, self.lines = path, text.splitlines()
+    def __init__(self, path: str, text: str, step: str, sets: Mapping[str, str] = {}) -> None:
+        self.path, self.lines, self.sets = path, text.splitlines(), dict(sets)
         self.start = locate_line(text, ("steps", step, "command")) if text else 1
 
     def __call__(self, index: int, needle: str) -> Site:
         order = [*range(self.start - 1, len(self.lines)), *range(0, self.start - 1)]
+        for name, value in self.sets.items():  # written by --set, not by the file
+            words = [w.split("=", 1)[0] for w in value.split()]
+            if needle in value if needle.startswith('"') else needle in words:
+                return self._set(name, value, self.start)
         for i in order:
             if needle in self.lines[i]:
-                return Site(self.path, i + 1, self.lines[i].strip())
+                row = self.lines[i].strip()
+                for name, value in self.sets.items():  # the line's value is --set's
+                    if "{" + name + "}" in row or re.match(rf"{re.escape(name)}\s*=", row):
+                        return self._set(name, value, i + 1)
+                return Site(self.path, i + 1, row)
         row = self.lines[self.start - 1].strip() if self.start <= len(self.lines) else ""
         return Site(self.path, self.start, row)
 
+    def _set(self, name: str, value: str, line: int) -> Site:
+        """The --set that wrote what the finding is about, quoted in place of the file's line
+        (which holds the value it overrode)."""
+        return Site(self.path, line, f"--set {name}={value}")
 
-def serve_call(plan: StepPlan, text: str) -> ServeCall | None:
-    """Pure: the ``vllm serve`` call ``plan`` runs, its arguments located in ``text``."""
+
+def serve_call(plan: StepPlan, text: str, sets: Mapping[str, str] = {}) -> ServeCall | None:
+    """Pure: the ``vllm serve`` call ``plan`` runs, its arguments located in ``text`` (or in
+    the ``--set`` that wrote them)."""
     words, _shell = words_of(plan.command)
-    return find_serve(words, Locator(plan.pipeline or "pipeline.toml", text, plan.name))
+    return find_serve(words, Locator(plan.pipeline or "pipeline.toml", text, plan.name, sets))
 
 
 def _venv(program: str) -> str | None:
@@ -102,11 +117,14 @@ def _notes(call: ServeCall, vocab: ServeVocab) -> tuple[str, ...]:
     )
 
 
-def check_serve(target: Target, plan: StepPlan, text: str) -> CheckReport | None:
+def check_serve(
+    target: Target, plan: StepPlan, text: str, sets: Mapping[str, str] = {}
+) -> CheckReport | None:
     """The step's ``vllm serve`` arguments checked on ``target``; None when the step does not
-    start a vLLM server. ``text``: the pipeline file's, to point at lines."""
+    start a vLLM server. ``text``: the pipeline file's, to point at lines; ``sets``: the
+    ``--set`` values, quoted where they wrote the argument."""
     start = time.perf_counter()
-    call = serve_call(plan, text)
+    call = serve_call(plan, text, sets)
     if call is None:
         return None
     vocab, cached = read_vocab(target, call, plan)

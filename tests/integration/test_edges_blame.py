@@ -92,3 +92,37 @@ def test_a_step_whose_interpreter_is_missing_is_not_reviewed_with_the_hosts(
     assert review["patches"] == [] and review["check"] is None, review["patches"]
     first = review["reasons"][0]
     assert first["severity"] == "blocker" and "steps.serve.python" in first["text"], first
+
+
+SERVED = """\
+[params]
+model = "meta-llama/Llama-3.1-8B-Instruct"
+util_flag = "--gpu-memory-utilization"
+connector = "ExampleHiddenStatesConnector"
+
+[steps.serve]
+command = [
+    "vllm", "serve", "{model}",
+    "--kv_transfer_config", '{{"kv_connector": "{connector}", "kv_role": "kv_producer"}}',
+    "{util_flag}", "0.8",
+]
+checks = []
+"""
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [("connector=NoSuchConnector", "'NoSuchConnector' is not a KV connector"),
+     ("util_flag=--gpu-memory-utilisation", "has no flag --gpu-memory-utilisation")],
+)  # fmt: skip
+def test_a_bad_value_from_set_is_quoted_from_the_set(
+    cli_env: dict[str, str], tmp_path: Path, given: str, said: str
+) -> None:
+    """Item 8: ``check --step serve --set X=bad`` quoted the file's line (the value the
+    --set overrode, or the command's first line), not the --set that wrote the bad value."""
+    path = tmp_path / "pipeline.toml"
+    path.write_text(SERVED)
+    r = run_cli("check", "--step", "serve", "--pipeline", str(path), "-t", "pypi:vllm==0.26.0",
+                "--set", given, env=cli_env, timeout=300)  # fmt: skip
+    assert r.code == 1 and said in r.out, r.out + r.err
+    assert f"│ --set {given}" in r.out, r.out
