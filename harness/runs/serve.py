@@ -129,7 +129,9 @@ def check_serve(
         return None
     vocab, cached = read_vocab(target, call, plan)
     scan = Scan(CallerInfo(f"step {plan.name}", None), {})
-    findings = Checker(scan, {"vllm": vocab.version}, serve=ServeFacts(call, vocab)).run()
+    good = known_good(plan, vocab.dist or "vllm")
+    facts = ServeFacts(call, vocab, good)
+    findings = Checker(scan, {"vllm": vocab.version}, serve=facts).run()
     return CheckReport(
         target=target.label,
         caller=f"step {plan.name} ({call.form})",
@@ -145,6 +147,38 @@ def check_serve(
         },
         notes=_notes(call, vocab),
     )
+
+
+def known_good(plan: StepPlan, dist: str) -> str:
+    """The step's ``known_good`` range for ``dist``, with where it is declared ("" none)."""
+    for need in plan.known_good:
+        if need.dist.lower().replace("_", "-") == dist.lower().replace("_", "-"):
+            return f"{need.dist}{need.spec}" + (
+                f" ({plan.known_good_at})" if plan.known_good_at else ""
+            )
+    return ""
+
+
+def outside(plan: StepPlan, report: CheckReport) -> CheckReport:
+    """``report`` with a note when the server's version is outside the step's ``known_good``
+    range (``check --step``'s; the review says it among its own reasons)."""
+    from dataclasses import replace
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    for dist, version in report.callees.items():
+        for need in plan.known_good:
+            if need.dist.lower() != dist.lower() or not version:
+                continue
+            try:
+                inside = SpecifierSet(need.spec).contains(version, prereleases=True)
+            except InvalidSpecifier:
+                continue
+            if not inside:
+                note = (f"{dist} {version} is outside the range step {plan.name}'s environment "
+                        f"is known to work in: {known_good(plan, dist)}")  # fmt: skip
+                return replace(report, notes=(*report.notes, note))
+    return report
 
 
 def pipeline_text(plan: StepPlan) -> str:

@@ -126,3 +126,24 @@ def test_a_bad_value_from_set_is_quoted_from_the_set(
                 "--set", given, env=cli_env, timeout=300)  # fmt: skip
     assert r.code == 1 and said in r.out, r.out + r.err
     assert f"│ --set {given}" in r.out, r.out
+
+
+def test_a_connector_module_vllm_itself_lacks_asks_for_another_vllm(
+    cli_env: dict[str, str],
+) -> None:
+    """Item 4: speculators 0.9's serve step on vLLM 0.16.0, which has no example hidden-states
+    connector module: the fix is a vLLM the step's ``known_good`` names, not "install the
+    package that has vllm into the server's environment"; and ``check --step`` says the
+    version is outside ``known_good``."""
+    path = Path(__file__).resolve().parents[2] / "pipelines" / "speculators-0.9.toml"
+    r = run_cli("check", "--step", "serve", "--pipeline", str(path), "-t", "pypi:vllm==0.16.0",
+                env=cli_env, timeout=300)  # fmt: skip
+    assert r.code == 1, r.out + r.err
+    assert "is not part of vllm 0.16.0: the server imports it at start-up" in r.out, r.out
+    assert (
+        "fix: Use a vllm release that has it: the step is known to work with vllm>=0.22,<=0.26"
+        in r.out
+    )
+    assert "Install the package that has vllm" not in r.out
+    said = r.out + r.err
+    assert "vllm 0.16.0 is outside the range step serve's environment is known to work in" in said
