@@ -273,7 +273,9 @@ def unanswered(out: dict[str, Any], secret: str, early: bool) -> str | None:
     if early and (report is not None or out.get("exit_code") == 0):
         return ("the check ended before the supervisor's go (another process opened its gate "
                 "through /proc and said go); its verdict is not taken")  # fmt: skip
-    if isinstance(report, dict) and got != secret:
+    if (isinstance(report, dict) and got != secret) or (
+        report is None and out.get("exit_code") == 0  # "go" garbled by another writer: it left
+    ):
         return (
             "the check's report does not answer the supervisor's go (another process "
             "opened its gate through /proc and said go first); its verdict is not taken"

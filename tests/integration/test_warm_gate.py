@@ -44,8 +44,9 @@ sys.exit(0 if ok else 1)
 #: the step: GOOD, the check's gate opened through /proc, go; once judged: BAD, exit 0
 STEP = """
 import os, sys, time
-path, run_id, wait_exit = sys.argv[1], sys.argv[2], sys.argv[3] == "exit"
-open(path, "w").write("GOOD")
+path, run_id, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+wait_exit = mode == "exit"
+open(path, "w").write("BAD" if mode == "garble" else "GOOD")
 deadline = time.monotonic() + 30
 while time.monotonic() < deadline:
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -57,7 +58,9 @@ while time.monotonic() < deadline:
         if env.get(b"HARNESS_RUN_ID") == run_id.encode() and b"HARNESS_VERIFY_GATE" in env:
             gate = int(env[b"HARNESS_VERIFY_GATE"])
             with open(f"/proc/{pid}/fd/{gate}", "wb") as f:
-                f.write(b"go\\n")
+                f.write(b"go" if mode == "garble" else b"go\\n")
+            if mode == "garble":  # the supervisor's go now reads "gogo ...": the check leaves
+                sys.exit(0)
             if wait_exit:  # until the check has judged and exited
                 while os.path.exists(f"/proc/{pid}") and (
                     open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"):
@@ -72,7 +75,7 @@ sys.exit(3)
 """
 
 
-def supervise(tmp_path: Path, linger: float, wait_exit: bool, step: str = STEP) -> dict:
+def supervise(tmp_path: Path, linger: float, mode: str, step: str = STEP) -> dict:
     """One run as ``launch`` makes it: the run program and the shipped checks (sha256 pinned)
     in a run directory, the spec on the supervisor's stdin; its verify.json once it ended."""
     run_id = f"r-gate-{os.getpid()}-{time.monotonic_ns()}"
@@ -86,7 +89,7 @@ def supervise(tmp_path: Path, linger: float, wait_exit: bool, step: str = STEP) 
     output = tmp_path / "output.txt"
     check = [sys.executable, str(run_dir / "verifiers" / "gated.py"), str(output), str(linger)]
     spec = {
-        "argv": [sys.executable, "-c", step, str(output), run_id, "exit" if wait_exit else ""],
+        "argv": [sys.executable, "-c", step, str(output), run_id, mode],
         "cwd": str(tmp_path), "env": {}, "verify": check, "verify_timeout": 60,
         "verifiers_sha256": {
             n: hashlib.sha256(t.encode()).hexdigest() for n, t in shipped.items()
@@ -103,15 +106,16 @@ def supervise(tmp_path: Path, linger: float, wait_exit: bool, step: str = STEP) 
 
 
 @pytest.mark.parametrize(
-    ("linger", "wait_exit"),
-    [(0.0, True), (4.0, False)],
-    ids=["check-exited-before-go", "check-running-at-go"],
+    ("linger", "mode"),
+    [(0.0, "exit"), (4.0, "running"), (0.0, "garble")],
+    ids=["check-exited-before-go", "check-running-at-go", "go-garbled"],
 )
 def test_a_go_the_step_said_is_not_the_supervisors(
-    tmp_path: Path, linger: float, wait_exit: bool
+    tmp_path: Path, linger: float, mode: str
 ) -> None:
-    """The attack: the step says go, the check passes GOOD, the step leaves BAD and exits 0."""
-    verify = supervise(tmp_path, linger, wait_exit)
+    """The attack: the step says go, the check passes GOOD, the step leaves BAD and exits 0
+    (or: it garbles the supervisor's go -- "go" with no end -- and the check leaves)."""
+    verify = supervise(tmp_path, linger, mode)
     assert (tmp_path / "output.txt").read_text() == "BAD"
     v = Verification.from_facts(verify)
     assert v is not None
@@ -123,7 +127,7 @@ def test_a_go_the_step_said_is_not_the_supervisors(
 
 def test_a_warm_check_that_answers_the_supervisors_go_is_believed(tmp_path: Path) -> None:
     step = "import sys, time; time.sleep(0.5); open(sys.argv[1], 'w').write('GOOD')"
-    verify = supervise(tmp_path, 0.0, True, step)
+    verify = supervise(tmp_path, 0.0, "exit", step)
     v = Verification.from_facts(verify)
     assert v is not None and describe(v) == "verified 1/1", verify
     assert verify["warm"] is True and "refused" not in verify
