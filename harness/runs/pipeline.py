@@ -302,18 +302,10 @@ class _Checker:
             for a in argv:
                 self.placeholders(a, (*key, name))
             argvs.append(argv)
-        timeout = table.get("timeout", VERIFY_TIMEOUT)
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float))
-            or not 0 < timeout < float("inf")  # nan and inf too
-        ):
-            raise self.fail(
-                (*key, "timeout"),
-                f"expected a number of seconds, more than 0 (a finite one), got {timeout!r}",
-                f"e.g. timeout = {VERIFY_TIMEOUT:g} (the default; a day is 86400)",
-            )
-        return VerifySpec(argvs[0], argvs[1], float(timeout))
+        timeout = env_keys.seconds(self, table.get("timeout", VERIFY_TIMEOUT), (*key, "timeout"),
+                                   f"e.g. timeout = {VERIFY_TIMEOUT:g} (the default; a day is "
+                                   "86400)")  # fmt: skip
+        return VerifySpec(argvs[0], argvs[1], timeout)
 
     def spread(
         self, table: Mapping[str, Any], here: tuple[str, ...], use_shell: bool

@@ -39,6 +39,10 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
         raise check.fail((*key, "port"), "required key missing", _SERVICE_HINT)
     port = check.scalar(table["port"], (*key, "port"))
     check.placeholders(port, (*key, "port"))
+    if "{" not in port and not (port.isdigit() and 1 <= int(port) <= 65535):  # known at load
+        raise check.fail(
+            (*key, "port"), f"the port is {port!r}, not a port number (1..65535)", _SERVICE_HINT
+        )
     health = table.get("health", "/health")
     if not isinstance(health, str) or not (
         health.startswith("/") or health.startswith(("http://", "https://"))
@@ -49,10 +53,23 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
             'health = "/health"',
         )
     check.placeholders(health, (*key, "health"))
-    limit = table.get("ready_timeout", READY_TIMEOUT)
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
-        raise check.fail((*key, "ready_timeout"), "expected a number of seconds, more than 0")
-    return ServiceSpec(port, health, float(limit))
+    limit = seconds(check, table.get("ready_timeout", READY_TIMEOUT), (*key, "ready_timeout"),
+                    f"ready_timeout = {READY_TIMEOUT:g} (the default; a day is 86400)")  # fmt: skip
+    return ServiceSpec(port, health, limit)
+
+
+def seconds(check: Checker, value: Any, key: tuple[str, ...], hint: str) -> float:
+    """A time limit: a finite number of seconds, at least 1 (TOML reads ``nan``, ``inf`` and
+    ``1e-300`` as numbers; none is a limit a step can keep)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 1 <= value < float("inf")  # nan too
+    ):
+        raise check.fail(
+            key, f"expected a finite number of seconds, at least 1, got {value!r}", hint
+        )
+    return float(value)
 
 
 def needs(check: Checker, value: Any, key: tuple[str, ...]) -> tuple[str, ...]:

@@ -82,7 +82,7 @@ class Count:
     @classmethod
     def from_dict(cls, name: str, d: Any) -> Count:
         d = d if isinstance(d, dict) else {}
-        n = {k: _int(d.get(k)) or 0 for k in ("passed", "compared", "of")}
+        n = {k: max(_int(d.get(k)) or 0, 0) for k in ("passed", "compared", "of")}  # no -1/0
         err = d.get("max_rel_err")
         return cls(name, **n, skipped=str(d.get("skipped") or ""),
                    layers=tuple(x for x in map(_int, d.get("layers") or ()) if x is not None),
@@ -183,6 +183,8 @@ class Verification:
             kw["outcome"] = Outcome.CRASHED  # an unknown word is no pass
         for k in ("exit_code", "signal", "checked", "total", "failed_count"):
             kw[k] = _int(kw.get(k))
+            if k not in ("exit_code", "signal") and (kw[k] or 0) < 0:
+                kw[k] = None  # a negative count is no count
         kw["failures"] = tuple(Failure.from_any(x) for x in d.get("failed") or ())
         raw = d.get("checks")
         found = (

@@ -24,9 +24,13 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False) -> Console:
+    """As ``cli/common.console``: into a pipe or a file no line is wrapped (the README's word;
+    the verdict line was cut at 80 columns into a log file)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
+    out = Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
+    out.soft_wrap = not out.is_terminal
+    return out
 
 
 def esc(text: str) -> str:

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from probes.runs._pin import pin
 from probes.runs._proctree import (
     gpu_holders,
     orphaned_runs,
@@ -255,6 +256,12 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
         raise
 
 
+def _pinned(args: dict[str, Any], run_dir: str) -> dict[str, str]:
+    """The files a user's own check runs from, hashed before the step starts (_pin.py)."""
+    path = (args.get("env") or {}).get("PYTHONPATH") or os.environ.get("PYTHONPATH", "")
+    return pin(args.get("verify") or [], args["cwd"] or os.getcwd(), path, run_dir + os.sep)
+
+
 def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
     """:func:`op_launch` once the run directory exists: its files, the supervisor."""
     record = dict(args["record"])
@@ -292,7 +299,7 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
          "verify_timeout": args.get("verify_timeout"), "service": args.get("service"),
          "services": args.get("services") or [], "grace": args.get("grace"),
          "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob"),
-         "verifiers_sha256": shipped}
+         "verifiers_sha256": shipped, "verify_pinned": _pinned(args, run_dir)}
     ).encode("utf-8")  # fmt: skip
     err = open(os.path.join(run_dir, "supervisor.err"), "wb")  # noqa: SIM115 - the child's
     try:

@@ -20,7 +20,8 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     run.json         resolved command, cwd, env additions (secrets masked), created_at
     supervisor.py    this file, exactly as it ran
     _rundir.py       the modules it imports, exactly as they ran
-    _follow.py       (and _verify.py: the output check's run; _proctree.py, _stop.py,
+    _follow.py       (and _verify.py: the output check's run; _pin.py: the files of a
+                     user's check, pinned at launch; _proctree.py, _stop.py,
                      _service.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
@@ -32,6 +33,8 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     status.json      written atomically when the step ends: exit code or signal, end time
                      (a service that never got ready: ``not_ready``; the services a step
                      stopped at its end: ``services``)
+    started          empty; its mtime: the step's start in the file clock (the check's
+                     ``HARNESS_STEP_STARTED_FILE``)
     ready.json       a service step's: its health URL answered 200 (probes/runs/_service.py)
     stop.json        written by ``stop`` before it signals (so the state reads ``killed``)
     supervisor.err   the supervisor's own stderr, for the rare crash
@@ -73,6 +76,8 @@ from probes.runs._service import say_service_errors, stop_services, wait_ready
 from probes.runs._verify import (  # noqa: F401 - the mark: the contract tests
     REAPED,
     STARTED_ENV,
+    STARTED_FILE,
+    STARTED_FILE_ENV,
     VERIFY_MARK,
     Started,
     abandon,
@@ -132,6 +137,8 @@ def supervise(run_dir: str) -> int:
     cwd = spec.get("cwd") or None
     if cwd is not None and not os.path.isdir(cwd):
         return _not_started(run_dir, log, info, f"the step's cwd {cwd} does not exist", 127)
+    mark = _stamp(run_dir)  # the step's start in the file clock (the outputs' own, if theirs)
+    before = time.time()
     try:
         proc = subprocess.Popen(
             spec["argv"],
@@ -167,8 +174,9 @@ def supervise(run_dir: str) -> int:
         raise
     os.close(log)
     # the check (not the step) learns when the step started: outputs older than that were
-    # not written by this run (a step that resumes keeps an earlier run's files)
-    env = {**env, STARTED_ENV: repr(info["started_at"])}
+    # not written by this run (a step that resumes keeps an earlier run's files); in seconds
+    # taken before the step could write, and as a file stamped by the file clock
+    env = {**env, STARTED_ENV: repr(before), **({STARTED_FILE_ENV: mark} if mark else {})}
     warm = None if spec.get("service") else start_warm(run_dir, spec, env, cwd, devnull)
     if warm is not None and warm.proc is not None:
         step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too
@@ -195,6 +203,18 @@ def supervise(run_dir: str) -> int:
         status["services"] = stop_services(run_dir, spec, _say_in(run_dir))
     _finish(run_dir, status)
     return 0
+
+
+def _stamp(run_dir: str) -> str | None:
+    """``started``: an empty file whose mtime is the step's start as the filesystem's clock
+    says it -- coarser than ``time.time()``, or a file server's: the clock of the outputs'
+    mtimes when they are on this filesystem (the extraction check compares with it)."""
+    path = os.path.join(run_dir, STARTED_FILE)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    except OSError:
+        return None
+    return path
 
 
 def _reap(pid: int, block: bool) -> int | None:

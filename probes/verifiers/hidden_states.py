@@ -63,7 +63,7 @@ from _hs_judge import (
     rows_match,
     spread,
 )
-from _hs_read import Folder, Prepared, Sample, stream
+from _hs_read import Folder, Prepared, Sample, Since, stream
 from _hs_ref import (  # noqa: F401 - text_view.py and the tests read them here
     Alone,
     Reference,
@@ -169,11 +169,14 @@ def warm(args: argparse.Namespace) -> None:
             getattr(transformers, name)
 
 
-def step_started() -> float | None:
-    """When the step started (the supervisor's ``HARNESS_STEP_STARTED``), if it said."""
+def step_started() -> Since | None:
+    """When the step started: the supervisor's mark (``HARNESS_STEP_STARTED_FILE``, stamped
+    by the outputs' own file clock) or ``HARNESS_STEP_STARTED`` (seconds), if it said."""
+    mark = os.environ.get("HARNESS_STEP_STARTED_FILE") or None
+    at = None
     with contextlib.suppress(KeyError, ValueError):
-        return float(os.environ["HARNESS_STEP_STARTED"])
-    return None
+        at = float(os.environ["HARNESS_STEP_STARTED"])
+    return Since(at, mark) if at is not None or mark else None
 
 
 def main() -> int:

@@ -65,7 +65,7 @@ def test_an_entry_without_the_new_keys_digests_as_before() -> None:
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, health = "h" }\n', 3,
          "a path on the service's port"),
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, ready_timeout = 0 }\n', 3,
-         "ready_timeout: expected a number of seconds"),
+         "ready_timeout: expected a finite number of seconds"),
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, helth = "/" }\n', 3,
          "did you mean 'health'"),
         ('[steps.g]\ncommand = ["x"]\nneeds = ["serve"]\n', 3, "'serve': no such step"),
@@ -83,6 +83,26 @@ def test_pipeline_key_errors_name_file_and_line(text: str, line: int, words: str
         parse_pipeline(text, "p.toml")
     assert err.value.message.startswith(f"p.toml:{line}: "), err.value.message
     assert words in err.value.message + (err.value.hint or ""), err.value.message
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e-300", "0.5", "1e400"])
+@pytest.mark.parametrize("where", ["service", "verify"])
+def test_a_time_limit_that_is_no_limit_is_refused_at_load(value: str, where: str) -> None:
+    """README: a timeout is a finite number of seconds; TOML reads nan, inf and 1e-300 as
+    numbers (issue 44, item 9: "ready_timeout nans" was accepted)."""
+    key = "service.ready_timeout" if where == "service" else "verify.timeout"
+    text = (
+        f'[steps.s]\ncommand = ["x"]\nservice = {{ port = 1, ready_timeout = {value} }}\n'
+        if where == "service"
+        else f'[steps.s]\ncommand = ["x"]\nverify = {{ command = ["y"], timeout = {value} }}\n'
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_pipeline(text, "p.toml")
+    assert err.value.message == (
+        f"p.toml:3: steps.s.{key}: expected a finite number of seconds, at least 1, "
+        f"got {float(value)!r}"
+    ), err.value.message
+    assert "86400" in (err.value.hint or "")
 
 
 def test_a_port_that_resolves_to_no_number_is_an_error_naming_its_line() -> None:
