@@ -353,10 +353,13 @@ def run_check(verifiers: Path, data: Path, argv: list[str]) -> tuple[int, dict[s
 
 
 def verdict(name: str, info: dict[str, Any], code: int, report: dict[str, Any]) -> dict[str, Any]:
-    """Caught: the check failed and named every planted sample; a control: it passed."""
+    """Caught: the check failed, named no sample but planted ones, and every planted one --
+    or, for a fault planted in every file (the check compares every layer on a spread only),
+    some of them. A control: it passed."""
     named = sorted({f["sample"] for f in report.get("failed") or ()})
     want = set(info["samples"])
-    caught = code == 1 and want <= set(named) and bool(want)
+    every = len(want) > 4
+    caught = code == 1 and bool(named) and set(named) <= want and (every or want <= set(named))
     ok = code == 0 if info["half"] == "control" else caught
     first = [f"{f['sample']} {f['check']}: {f['why']}" for f in (report.get("failed") or ())[:2]]
     return {"kind": name, "half": info["half"], "planted": sorted(want), "exit": code,
