@@ -234,7 +234,7 @@ def rule_words(floors: list[Floor], rule: Rule) -> str:
 
 def drift(floors: list[Floor], rule: Rule) -> dict | None:  # type: ignore[type-arg]
     """What the whole population shares above the tolerance (it passes): the worst layer."""
-    over = [f for f in floors if f.floor > rule.tol]
+    over = [f for f in floors if rule.tol < f.floor <= rule.hard]
     if not over:
         return None
     worst = max(over, key=lambda f: f.floor)

@@ -6,7 +6,7 @@ bf16), with faults planted one per sample (``tests/support/extracted.py``):
 * each planted fault fails with its own words -- one row shifted, two files swapped (ids,
   with ``--prepared``), two samples' states swapped (values), a file cut short, a layer
   dropped, a layer duplicated, a layer's states taken from another layer, zeros, NaN -- and
-  drift between the tolerance and the hard bound passes as a warning;
+  one sample off by 0.08-0.10 where the others sit at ~0.004 is a fault, not drift;
 * ``--samples 64`` misses a fault in a sample the spread skips, and says what it compared;
 * speculators 0.9.0's ``hs_{i}.safetensors`` with vLLM's meaning of a layer id
   (``--capture input``), and what the wrong meaning reads like;
@@ -103,6 +103,8 @@ def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
     assert code == 1
     got = by_sample(report)
     planted = {f"data_{i}": want for i, (want, _) in info["planted"].items()}
+    # one sample off by 0.08 or 0.10 where the others sit at ~0.004 is no drift (issue 41)
+    planted.update({f"data_{i}": ("values", "") for i in info["drifted"]})
     assert set(got) == set(planted), got  # nothing clean named, nothing planted missed
     for name, want in planted.items():
         checks = [c for c, _ in got[name]]
@@ -121,9 +123,9 @@ def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
     assert why["data_13"]["non-finite"] == "NaN/inf at row 2 (layer 1)"
     late = f"data_{info['late']}"
     assert why[late]["position"] == "row 0 is nearest reference row 1 (layer 1)"
-    # drift within the hard bound passes, with its warning
-    assert {w["sample"] for w in report["warnings"]} == {f"data_{i}" for i in info["drifted"]}
-    assert report["drift"]["identified"] == "every row and layer"
+    for i in info["drifted"]:
+        assert why[f"data_{i}"]["values"].startswith("the sample is off as a whole at layer 1: ")
+    assert report["drift"] is None and report["warnings"] == []
     checks = report["checks"]
     assert checks["ids"]["passed"] == checks["ids"]["compared"] - 2
     assert checks["layers"]["passed"] == checks["layers"]["compared"] - 2
