@@ -112,7 +112,10 @@ def test_the_words_say_what_stood_out_of_the_population(results: dict) -> None:
 def test_a_moe_model_admits_its_routing_flips_only_as_measured(results: dict) -> None:
     default = results["moe-default/untouched"]
     assert default["exit"] == 1  # the tiny model flips more, and larger, than the H200's shape
-    assert "not a routing flip (above 0.3)" in default["first"][0]
+    assert "lone rows off at layer 2 (up to 0.2" in default["first"][0]
+    assert (
+        "each like a routing flip, more than admitted: 0.001 of 513 rows = 1" in default["first"][0]
+    )
     clean = results["moe/untouched"]
     assert clean["ok"], clean
     assert "8 routed experts: a lone row up to 0.4 admitted as a routing flip" in clean["rule"]

@@ -77,9 +77,14 @@ def test_every_sample_is_compared_by_default_and_the_words_say_what(made: tuple)
     assert code == 0 and report["failed"] == [], report
     values = report["checks"]["values"]
     assert (values["compared"], values["of"], values["chosen_by"]) == (70, 70, "all")
-    assert values["layers"] == [1] and values["max_rel_err"] < 0.05
+    assert values["layers"] == [1, 2, 4] and values["max_rel_err"] < 0.05
+    assert values["every_layer_on"] == 16  # the lowest layer on every sample, all on a spread
+    assert values["rule"].startswith("each row within 10x its layer's noise floor")
     label = words(code, report)
-    assert label.startswith("verified: values 70/70 at layer 1 (max rel. err. 0.0"), label
+    assert label.startswith("verified: values 70/70 at layer 1, at layers 1, 2, 4 on 16 of them "
+                            "spread evenly (max rel. err. 0.0"), label
+    assert "; rule: each row within 10x its layer's noise floor (the median row error " in label
+    assert "layer 1: floor 0.00" in label and "rows of 70 samples, row bound 0.0" in label
     assert label.endswith("; ids: not checked (no --prepared); lengths 70/70; layers 70/70")
 
 
@@ -231,7 +236,7 @@ timeout = 900
     h = local_harness(tmp_path, pipeline)
     r = h("run", "extract", "-t", "local", timeout=900)
     assert r.code == 0, r.err
-    assert "succeeded · verified: values 70/70 at layer 1 (max rel. err. 0.00" in r.err, r.err
+    assert "succeeded · verified: values 70/70 at layer 1, at layers 1, 2, 4 on 16 " in r.err
     assert "; ids 70/70; lengths 70/70; layers 70/70" in r.err
     runs = json.loads(h("runs", "-t", "local", "--json").out)
     verify = json.loads((h.run_dir(runs[0]["record"]["id"]) / "verify.json").read_text())
