@@ -80,7 +80,9 @@ from _hs_ref import (  # noqa: F401 - text_view.py and the tests read them here
     Reference,
     checkpoint_files,
     decoder_layers,
+    model_depth,
     reference_model,
+    valid_ids,
 )
 from _hs_report import Tally, emit
 from _hs_stats import judge as judge_stats
@@ -238,6 +240,9 @@ def main() -> int:
         s.prepared = prepared.ids(i) if prepared is not None else False
         return s
 
+    if not args.alone:  # ids the model cannot have (a wrong --capture) are the lowest's to say
+        ok = valid_ids(args.capture, model_depth(args.model))
+        full_ids = [k for k in full_ids if k in ok or k in layers]
     if args.alone:
         ref = Alone(args, configured, torch)
     else:

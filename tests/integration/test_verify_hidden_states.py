@@ -81,8 +81,10 @@ def test_every_sample_is_compared_by_default_and_the_words_say_what(made: tuple)
     assert values["every_layer_on"] == 16  # the lowest layer on every sample, all on a spread
     assert values["rule"].startswith("each row within 10x its layer's noise floor")
     label = words(code, report)
-    assert label.startswith("verified: values 70/70 at layer 1, at layers 1, 2, 4 on 16 of them "
-                            "spread evenly (max rel. err. 0.0"), label
+    assert label.startswith(
+        "verified: values 70/70 at layer 1, at layers 1, 2, 4 on 16 of them "
+        "spread evenly (max rel. err. 0.0"
+    ), label
     assert "; rule: each row within 10x its layer's noise floor (the median row error " in label
     assert "layer 1: floor 0.00" in label and "rows of 70 samples, row bound 0.0" in label
     assert label.endswith("; ids: not checked (no --prepared); lengths 70/70; layers 70/70")
@@ -109,7 +111,7 @@ def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
     got = by_sample(report)
     planted = {f"data_{i}": want for i, (want, _) in info["planted"].items()}
     # one sample off by 0.08 or 0.10 where the others sit at ~0.004 is no drift (issue 41)
-    planted.update({f"data_{i}": ("values", "") for i in info["drifted"]})
+    planted.update({f"data_{i}": "values" for i in info["drifted"]})
     assert set(got) == set(planted), got  # nothing clean named, nothing planted missed
     for name, want in planted.items():
         checks = [c for c, _ in got[name]]
@@ -135,7 +137,7 @@ def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
     assert checks["ids"]["passed"] == checks["ids"]["compared"] - 2
     assert checks["layers"]["passed"] == checks["layers"]["compared"] - 2
     label = words(code, report)
-    assert label.startswith("failed verification: 12 samples wrong (data_3 ids: ids differ")
+    assert label.startswith("failed verification: 14 samples wrong (data_3 ids: ids differ")
     assert "; lengths 69/70; layers 67/69 of 70" in label, label
     assert "wrong: data_5: position: row 0 is nearest reference row 1 (layer 1)" in stdout
 
@@ -185,7 +187,10 @@ def test_fp8_files_are_compared_dequantized_and_the_words_say_so(made: tuple) ->
 
 
 def test_a_deepseek_v3_shape_at_every_layer(made: tuple) -> None:
-    code, report, _ = check(made, "moe/data", "--layers", "all", model="moe/model")
+    # the tiny random router flips a token's experts (bf16 against float32) for ~1 % of rows,
+    # more than the H200's DeepSeek-V3 shape (1 in ~15,000) the defaults admit: given here
+    code, report, _ = check(made, "moe/data", "--layers", "all", "--flip-rate", "0.05",
+                            "--flip-max", "0.4", model="moe/model")  # fmt: skip
     assert code == 1
     assert by_sample(report) == {"data_2": [("position", "row 0 is nearest reference row 1 "
                                                         "(layer 1)")]}  # fmt: skip
