@@ -44,6 +44,7 @@ class Sample:
     prepared: Any = None  # the prepared dataset's ids for this index (list), when asked
     fp8: bool = False  # stored as float8 with per-token scales (hs-connectors' FP8 connector)
     error: str | None = None  # "missing", "cannot be read: ..."
+    stats: list = field(default_factory=list)  # _hs_stats.profile of every held layer
 
 
 class Since:
