@@ -139,13 +139,14 @@ class ImportUse(Site):
 class ResultUse:
     """What the caller does with a call's result: ``x[0]``, ``for _ in x``, ``len(x)``..."""
 
-    how: str  # subscript | iterate | len | attribute | unpack | truth
+    how: str  # subscript | iterate | len | attribute | unpack | truth | compare
     line: int
     text: str
+    source: str = ""  # the caller's line the use is on
 
     @classmethod
     def from_dict(cls, d: Json) -> ResultUse:
-        return cls(d["how"], int(d["line"]), d.get("text", ""))
+        return cls(d["how"], int(d["line"]), d.get("text", ""), d.get("source", ""))
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,9 @@ class FileVisitor:
                 "args": [literal_text(a) for a in node.args if not isinstance(a, ast.Starred)],
                 "kwargs": {k.arg: literal_text(k.value) for k in node.keywords if k.arg},
             },
-            "result": [u for u in result if u["how"] != "passed"],
+            "result": [
+                {**u, "source": self.src(u["line"])} for u in result if u["how"] != "passed"
+            ],
             "passed_to": passed_to,
         }
         if r[0] == "instance":  # calling the object itself: its class's __call__

@@ -27,6 +27,7 @@ from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_imports import imported_tops, is_stdlib, walk_imports
 from probes.callsites._calls_record import FileVisitor
 from probes.callsites._uses import (
+    KIND_SENSITIVE,
     early_install_queries,
 )
 from probes.signatures._astindex import Index, read_source
@@ -115,6 +116,8 @@ def behaviour_keys(calls: list[dict[str, Any]]) -> tuple[frozenset[str], frozens
         shape = c["shape"]
         if c.get("result") and (shape["positional"] or shape["keywords"]):
             returns.add(key)
+        elif any(u["how"] in KIND_SENSITIVE for u in c.get("result") or ()):
+            returns.add(key)  # the kind of object it returns decides what the use does
         if not c.get("on_instance"):
             resolve.add(key)
         if c.get("passed_to"):
