@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.analysis.bind import CallShape
 from harness.analysis.facts import parameters_of
+from harness.analysis.gates import VersionGate
 from harness.analysis.hierarchy import Machinery
 from harness.models import Parameter, SymbolKind
 
@@ -109,6 +110,7 @@ class ImportUse(Site):
     ref: Ref | None = None
     deprecated: str = ""  # "file:line" of the warning a module __getattr__ serves it with
     now: str = ""  # what the shim returns, "module:name"
+    gates: tuple[VersionGate, ...] = ()  # the version tests its branch runs under (a failed one)
 
     @classmethod
     def from_dict(cls, d: Json) -> ImportUse:
@@ -132,6 +134,7 @@ class ImportUse(Site):
             ref=Ref.from_wire(d["ref"]) if d.get("ref") else None,
             deprecated=f"{warns[0][0]['file']}:{warns[0][0]['line']}" if warns else "",
             now=f"{warns[0][-1]['module']}:{warns[0][-1]['name']}" if warns else "",
+            gates=tuple(VersionGate.from_dict(g) for g in d.get("gates") or ()),
         )
 
 

@@ -74,6 +74,7 @@ class FileVisitor:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self.env.functions = self.functions  # helpers returning what they narrowed (_narrowing)
+        self.env.classes = frozenset(st.name for st in tree.body if isinstance(st, ast.ClassDef))
         # ``X.attr = one_of_our_functions``: the text test that spares most functions a walk
         names = "|".join(map(re.escape, self.functions))
         self._stores_fn = re.compile(rf"\.\w+\s*=\s*(?:{names})\b(?!\s*\()") if names else None

@@ -2,7 +2,8 @@
 
 ``from lib.x import f`` raises ImportError when ``f`` is gone (an error). Guarded by
 ``try/except ImportError`` it is info -- unless the handler binds nothing: then every use not
-itself guarded is a NameError (``unbound-name``); a ``def`` fallback must fit the calls.
+itself guarded is a NameError (``unbound-name``); a ``def`` fallback must fit the calls. An
+import under a version test the release checked decides against it never runs: nothing to say.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.bind import bind
 from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.gates import dead_branch
 from harness.analysis.rules.base import FailedImports, Produced, Rule
 
 if TYPE_CHECKING:
@@ -23,6 +25,10 @@ def check(ctx: Context, _: Earlier) -> Produced:
     failed: set[tuple[str, str]] = set()
     seen: set[tuple[str, int, str]] = set()
     for use in ctx.scan.imports:
+        if not use.ok and use.gates and dead_branch(use.gates, ctx.versions):
+            if use.name:  # its uses are no one's business either: the branch never binds it
+                failed.add((use.file, f"{use.module}:{use.name}"))
+            continue  # under a version test that the release checked decides against it
         if use.ok:
             if use.deprecated:  # served by a module __getattr__ that warns
                 out.append(_deprecated(ctx, use))
