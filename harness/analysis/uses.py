@@ -325,3 +325,30 @@ class Install(Site):
             obj=d.get("object", ""),
             target=ref_key(d["target"]) if d.get("target") else None,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyUse(Site):
+    """A key read from a dict view of a callee object that raises when the key is not there:
+    ``cfg.to_dict()["field"]``, ``d.pop("field")``, ``del d["field"]`` (``d`` bound to it)."""
+
+    ref: Ref  # the object's class
+    view: str  # to_dict | model_dump | dict | asdict | vars | __dict__
+    key: str
+    how: str  # subscript | pop | del
+    view_line: int = 0  # where the view is taken
+
+    @property
+    def symbol(self) -> str:
+        return self.ref.key
+
+    @classmethod
+    def from_dict(cls, d: Json) -> KeyUse:
+        return cls(
+            **Site.fields_of(d),
+            ref=Ref.from_wire(d["ref"]),
+            view=d["view"],
+            key=d["key"],
+            how=d.get("how", "subscript"),
+            view_line=int(d.get("view_line") or 0),
+        )

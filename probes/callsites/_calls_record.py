@@ -19,6 +19,7 @@ from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
+from probes.callsites._keys import MARKS as VIEW_MARKS
 from probes.callsites._uses import (
     attributes_set_on,
     literal_text,
@@ -75,6 +76,9 @@ class FileVisitor:
         }
         self.env.functions = self.functions  # helpers returning what they narrowed (_narrowing)
         self.env.classes = frozenset(st.name for st in tree.body if isinstance(st, ast.ClassDef))
+        self.tree = tree
+        text = "\n".join(self.lines)
+        self._views = any(m in text for m in VIEW_MARKS)  # a dict view of an object: _keys
         # ``X.attr = one_of_our_functions``: the text test that spares most functions a walk
         names = "|".join(map(re.escape, self.functions))
         self._stores_fn = re.compile(rf"\.\w+\s*=\s*(?:{names})\b(?!\s*\()") if names else None
@@ -98,6 +102,10 @@ class FileVisitor:
                 self._call(node, scope, local, cls)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self._attr(node, scope, local, cls)
+        if self._views:
+            from probes.callsites._keys import record
+
+            self.uses["keys"] += record(self, st, scope, local, cls)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             self.env.learn(st, local, cls)
         narrowed = self.env.narrowed(st, local, cls)

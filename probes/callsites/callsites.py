@@ -83,6 +83,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup.resolve_for = frozenset(args.get("resolve_for") or ())
     lookup.hierarchy_for = frozenset(args.get("hierarchy_for") or ())
     lookup.overrides_for = frozenset(args.get("overrides_for") or ())
+    lookup.views_for = frozenset(args.get("views_for") or ())
     if not args.get("caller"):
         out: dict[str, Any] = {
             "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
@@ -245,6 +246,7 @@ class Scanner:
             "attributes": [],
             "subclasses": [],
             "installs": [],
+            "keys": [],
         }
         callee_info = {}
         for top in tops:
@@ -288,6 +290,7 @@ class Scanner:
             | {(i["target"][1], i["target"][2]) for i in self.uses["installs"] if i["target"]}
         )
         self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
+        self.lookup.views_for = frozenset(f"{k['ref'][1]}:{k['ref'][2]}" for k in self.uses["keys"])
         self.lookup.forwards_for = frozenset(
             f"{c['ref'][1]}:{c['ref'][2]}"
             for c in self.uses["calls"]
