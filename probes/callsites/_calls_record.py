@@ -19,6 +19,7 @@ from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
+from probes.callsites._keys import FUNCTION_VIEWS, VIEW_ATTRS
 from probes.callsites._keys import MARKS as VIEW_MARKS
 from probes.callsites._uses import (
     attributes_set_on,
@@ -97,12 +98,15 @@ class FileVisitor:
             self._function(st, scope, cls)
             return
         # record uses in this statement's expressions, then learn from assignments
+        view = False  # a dict view of an object (``x.to_dict()``, ``asdict(x)``): _keys
         for node in _walk_no_defs(st):
             if isinstance(node, ast.Call):
                 self._call(node, scope, local, cls)
+                view = view or getattr(node.func, "id", "") in FUNCTION_VIEWS
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self._attr(node, scope, local, cls)
-        if self._views:
+                view = view or node.attr in VIEW_ATTRS
+        if view and self._views:
             from probes.callsites._keys import record
 
             self.uses["keys"] += record(self, st, scope, local, cls)

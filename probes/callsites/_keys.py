@@ -19,6 +19,8 @@ from probes.signatures._syntax import dotted
 #: method views (``obj.to_dict()``) and function views (``asdict(obj)``)
 METHOD_VIEWS = frozenset({"to_dict", "model_dump", "dict"})
 FUNCTION_VIEWS = frozenset({"asdict", "vars"})
+#: the attribute names a view is spelt with (``x.to_dict``, ``dataclasses.asdict``, ``x.__dict__``)
+VIEW_ATTRS = METHOD_VIEWS | FUNCTION_VIEWS | {"__dict__"}
 #: text that must appear in a file for any view to be there (spares the walk elsewhere)
 MARKS = ("to_dict", "model_dump", ".dict(", "asdict", "vars(", "__dict__")
 
