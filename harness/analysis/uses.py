@@ -111,6 +111,7 @@ class ImportUse(Site):
     deprecated: str = ""  # "file:line" of the warning a module __getattr__ serves it with
     now: str = ""  # what the shim returns, "module:name"
     gates: tuple[VersionGate, ...] = ()  # the version tests its branch runs under (a failed one)
+    passed_over: str = ""  # module __getattr__s that cannot serve it, in the probe's words
 
     @classmethod
     def from_dict(cls, d: Json) -> ImportUse:
@@ -135,6 +136,7 @@ class ImportUse(Site):
             deprecated=f"{warns[0][0]['file']}:{warns[0][0]['line']}" if warns else "",
             now=f"{warns[0][-1]['module']}:{warns[0][-1]['name']}" if warns else "",
             gates=tuple(VersionGate.from_dict(g) for g in d.get("gates") or ()),
+            passed_over=d.get("passed_over") or "",
         )
 
 

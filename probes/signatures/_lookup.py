@@ -65,6 +65,7 @@ class Lookup(Probe):
                     "suggestions": exc.details.get("suggestions") or [],
                     "dynamic": bool(exc.details.get("dynamic")),
                     "opaque": exc.details.get("opaque") or "",
+                    "passed_over": exc.details.get("passed_over") or "",
                 }
         chain = [h.to_dict() for h in self._chain]
         if node is None:

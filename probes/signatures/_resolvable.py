@@ -37,13 +37,26 @@ def unreadable(finder: Any, module: str) -> ProbeFailure:
     )
 
 
-def opaque(index: Any, mod: Any, name: str, depth: int = 0, asked: bool = True) -> str:
+def opaque(
+    index: Any,
+    mod: Any,
+    name: str,
+    depth: int = 0,
+    asked: bool = True,
+    passed: list[str] | None = None,
+) -> str:
     """Why ``mod.name`` may exist though no source defines it ("" if nothing can hide it).
 
     ``asked``: whether Python asks ``mod``'s own ``__getattr__`` for the name -- a module
     ``__getattr__`` serves its own module alone, and a ``from mod import *`` asks it only for
-    the names ``mod.__all__`` lists (without ``__all__`` the star copies the globals)."""
+    the names ``mod.__all__`` lists (without ``__all__`` the star copies the globals).
+    ``passed`` collects the ``__getattr__`` modules passed over that way, in words."""
     shims = mod.shims
+    if not asked and mod.has_getattr and passed is not None:
+        passed.append(
+            f"{mod.name}'s __getattr__ serves {mod.name} alone: a star import of it copies its "
+            "globals (it has no __all__)"
+        )
     if (
         asked
         and mod.has_getattr
@@ -57,9 +70,15 @@ def opaque(index: Any, mod: Any, name: str, depth: int = 0, asked: bool = True) 
         target = index.module(src)
         listed = star_exports(target) if target is not None and src != named else None
         if listed is not None and listed and name not in listed:
+            if target is not None and target.has_getattr and passed is not None:
+                passed.append(
+                    f"{target.name}'s __getattr__ serves {target.name} alone: a star import of "
+                    f"it asks it only for what its __all__ lists, not {name!r}"
+                )
             continue  # the star binds only what __all__ lists
         if target is not None:
-            got = opaque(index, target, name, depth + 1, listed is None or bool(listed))
+            asks = listed is None or bool(listed)
+            got = opaque(index, target, name, depth + 1, asks, passed)
         else:
             top = src.split(".")[0]
             got = compiled(index.finder, src) or (
@@ -165,7 +184,8 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
     if mod.loc.is_package:
         names |= set(index.finder.submodules(mod.loc))
     close = close_names(name, sorted(names))
-    why = opaque(index, mod, name)
+    passed: list[str] = []
+    why = opaque(index, mod, name, passed=passed)
     stub = stub_declares(index, mod, name)
     return ProbeFailure(
         "symbol-not-found",
@@ -179,6 +199,7 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
             "dynamic": bool(why),
             "opaque": why,
             "stub": stub,  # declared there: it exists, with no source to read
+            "passed_over": "" if why else "; ".join(dict.fromkeys(passed)),
         },
     )
 
@@ -201,4 +222,5 @@ def from_import(finder: Any, lookup: Any, module: str, name: str) -> dict[str, A
         "dynamic": got.get("dynamic", False),
         "opaque": got.get("opaque", ""),
         "suggestions": got.get("suggestions", []),
+        "passed_over": got.get("passed_over", ""),
     }

@@ -48,6 +48,12 @@ def test_a_getattr_of_another_module_does_not_hide_a_removal(env: dict[str, str]
     assert "cannot import name 'warmup' from 'shimlib' (shimlib 2.0.0)" in said[6]
     assert "cannot import name 'warmup' from 'shimlib.api' (shimlib 2.0.0)" in said[8]
     assert "shimlib.api:warmup does not exist in shimlib 2.0.0" in said[20]
+    # why no __getattr__ serves it, and where the release it was written for defined it
+    passed = "shimlib.compat's __getattr__ serves shimlib.compat alone: a star import of it"
+    assert passed in said[6] and passed in said[8]
+    assert "shimlib.plugins's __getattr__ serves shimlib.plugins alone" in said[8]
+    for line in (6, 7, 8):
+        assert said[line].endswith("shimlib 1.0.0 defined it at shimlib/core.py:10")
 
 
 def test_a_getattr_that_could_serve_the_name_stays_a_warning(env: dict[str, str]) -> None:

@@ -64,6 +64,12 @@ def check(ctx: Context, _: Earlier) -> Produced:
             if name
             else f"no module named '{use.module}' in {where}"
         )
+        if use.passed_over:
+            msg += f" -- {use.passed_over}"
+        was = ctx.base_callee(what) if name else None
+        if was is not None:  # where the release the caller was written for defined it
+            msg += f"; {was.dist} {was.version or '(baseline)'} defined it at {was.file}:"
+            msg += str(was.symbol.line)
         fix = f"Import it from where {where} defines it now, or drop the use."
         if use.narrow_guard is not None:  # the module is there: ImportError, not its subclass
             msg += (
