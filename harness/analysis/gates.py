@@ -72,3 +72,34 @@ def dead_branch(gates: Sequence[VersionGate], versions: Mapping[str, str | None]
             on = f"{gate.module} {installed}" if gate.module else "the target's Python"
             return f"`{gate.text}` is {not gate.taken} on {on} (line {gate.line})"
     return ""
+
+
+@dataclass(frozen=True)
+class GatedBlock:
+    """Lines ``start``..``end`` of a caller file: an ``if`` branch that runs only where its
+    ``gates`` hold (a use there is no break on a release they exclude)."""
+
+    file: str
+    start: int
+    end: int
+    gates: tuple[VersionGate, ...]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GatedBlock:
+        return cls(
+            str(d["file"]),
+            int(d["start"]),
+            int(d["end"]),
+            tuple(VersionGate.from_dict(g) for g in d.get("gates") or ()),
+        )
+
+
+def dead_lines(
+    blocks: Sequence[GatedBlock], versions: Mapping[str, str | None]
+) -> dict[str, list[tuple[int, int]]]:
+    """Pure: file -> the line ranges that cannot run with these versions."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for b in blocks:
+        if dead_branch(b.gates, versions):
+            out.setdefault(b.file, []).append((b.start, b.end))
+    return out

@@ -21,6 +21,7 @@ from harness.analysis.facts import (
     Resolution,
     ReturnPath,
 )
+from harness.analysis.gates import GatedBlock
 from harness.analysis.hierarchy import Construction, SelfCall
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, KeyUse, Subclass
 from harness.models import Parameter, Symbol, SymbolKind
@@ -165,6 +166,7 @@ class Scan:
     subclasses: tuple[Subclass, ...] = ()
     installs: tuple[Install, ...] = ()
     keys: tuple[KeyUse, ...] = ()
+    gated: tuple[GatedBlock, ...] = ()  # branches a version test decides (not uses)
     fits: Mapping[str, Fits] = field(default_factory=dict)
 
     def versions(self) -> dict[str, str | None]:
@@ -191,5 +193,6 @@ class Scan:
             subclasses=tuple(Subclass.from_dict(u) for u in d.get("subclasses") or ()),
             installs=tuple(Install.from_dict(u) for u in d.get("installs") or ()),
             keys=tuple(KeyUse.from_dict(u) for u in d.get("keys") or ()),
+            gated=tuple(GatedBlock.from_dict(b) for b in d.get("gated") or ()),
             fits=fits_from(fits),
         )

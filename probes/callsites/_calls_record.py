@@ -88,6 +88,11 @@ class FileVisitor:
             imports.record(node, guard)
         for st in tree.body:
             self._stmt(st, "<module>", {}, None)
+        if "version" in text:  # branches a version test decides: _version_gates
+            from probes.callsites._version_gates import gated_blocks
+
+            for block in gated_blocks(tree, self.callees.index.python):
+                self.uses["gated"].append({"file": self.rel, **block})
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:

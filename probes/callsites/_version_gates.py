@@ -53,6 +53,32 @@ def import_gates(tree: ast.Module, python: Version | None) -> dict[int, list[dic
     return out
 
 
+def gated_blocks(tree: ast.Module, python: Version | None) -> list[dict[str, Any]]:
+    """The line ranges of the ``if`` branches whose test is a version gate, anywhere in the
+    module (in functions too): ``{"start", "end", "gates"}`` -- every use in one runs only
+    where its gates hold, so a finding there on a release they exclude is no finding."""
+    reader = _Reader(tree, python)
+    out: list[dict[str, Any]] = []
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for st in stmts:
+            if isinstance(st, ast.If):
+                for branch, block in ((True, st.body), (False, st.orelse)):
+                    gates = reader.gates(st, branch) if block else []
+                    if gates:
+                        end = max(getattr(b, "end_lineno", b.lineno) or b.lineno for b in block)
+                        out.append({"start": block[0].lineno, "end": end, "gates": gates})
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(st, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    visit(block)
+            for h in getattr(st, "handlers", None) or ():
+                visit(h.body)
+
+    visit(tree.body)
+    return out
+
+
 class _Reader:
     """Reads ``if`` tests in one module: its import aliases and module-level version names."""
 

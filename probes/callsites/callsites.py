@@ -247,6 +247,7 @@ class Scanner:
             "subclasses": [],
             "installs": [],
             "keys": [],
+            "gated": [],  # not uses: the version-tested branches they may sit in
         }
         callee_info = {}
         for top in tops:

@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from harness.analysis.gates import VersionGate, dead_branch
-from probes.callsites._version_gates import import_gates
+from probes.callsites._version_gates import gated_blocks, import_gates
 
 HEAD = (
     "import sys\nimport transformers as tf\nfrom packaging import version\n"
@@ -104,3 +104,15 @@ def gate(op: str, version: str, taken: bool = True, module: str = "transformers"
 )
 def test_dead_branch(gates: tuple[VersionGate, ...], installed: str | None, dead: bool) -> None:
     assert bool(dead_branch(gates, {"transformers": installed})) is dead
+
+
+def test_gated_blocks_span_the_branches_in_functions_too() -> None:
+    src = (
+        "import transformers\nfrom packaging import version\n\n\ndef f(m):\n"
+        "    if version.parse(transformers.__version__) >= version.parse('5'):\n"
+        "        m.new()\n        m.newer()\n    else:\n        m.old()\n    m.both()\n"
+    )
+    got = [
+        (b["start"], b["end"], b["gates"][0]["taken"]) for b in gated_blocks(ast.parse(src), None)
+    ]
+    assert got == [(7, 8, True), (10, 10, False)]
