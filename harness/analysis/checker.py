@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding
+from harness.analysis.gates import dead_lines
 from harness.analysis.rules import (
     api_drift,
     calls,
@@ -20,6 +21,7 @@ from harness.analysis.rules import (
     construction,
     drift,
     imports,
+    keys,
     names,
     overrides,
     serve,
@@ -35,6 +37,7 @@ RULES: tuple[Rule, ...] = (
     calls.RULE,
     shifts.RULE,
     names.RULE,
+    keys.RULE,
     overrides.RULE,
     construction.RULE,
     collision.RULE,
@@ -90,7 +93,15 @@ class Checker:
 
     def run(self) -> list[Finding]:
         produced = run_rules(self.context)
-        return merged([f for out in produced.values() for f in out.findings])
+        dead = dead_lines(self.context.scan.gated, self.context.versions)
+        return merged(
+            [
+                f
+                for out in produced.values()
+                for f in out.findings
+                if not any(a <= f.line <= b for a, b in dead.get(f.file, ()))
+            ]  # a branch the release checked never runs (its version test says so)
+        )
 
 
 # kept importable from here (tests, other callers)

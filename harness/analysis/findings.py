@@ -62,6 +62,7 @@ class Category(Word):
     BASE_CONSTRUCTION = ("base-construction",)  # a base remakes a subclass that has machinery
     BASE_METHOD_COLLISION = ("base-method-collision",)  # the base's self.m() finds another m
     MISSING_ATTRIBUTE = ("missing-attribute",)
+    MISSING_KEY = ("missing-key",)  # a key read from a dict view of an object: a field gone
     OVERRIDE_INCOMPATIBLE = ("override-incompatible",)
     DRIFT = ("drift",)
     IMPORT_GUARDED = ("import-guarded",)

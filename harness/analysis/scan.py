@@ -12,9 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.facts import Constructor, Fits, Forwards, Opaque, Resolution, ReturnPath
+from harness.analysis.facts import (
+    Constructor,
+    DictView,
+    Fits,
+    Forwards,
+    Opaque,
+    Resolution,
+    ReturnPath,
+)
+from harness.analysis.gates import GatedBlock
 from harness.analysis.hierarchy import Construction, SelfCall
-from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, Subclass
+from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, KeyUse, Subclass
 from harness.models import Parameter, Symbol, SymbolKind
 
 Json = dict[str, Any]
@@ -37,6 +46,7 @@ class Callee:
     resolutions: tuple[Resolution, ...] = ()
     construction: Construction | None = None  # asked for the bases of mixed caller classes
     self_calls: tuple[SelfCall, ...] = ()  # an overridden method: how the callee calls it
+    views: Mapping[str, DictView] | None = None  # a class whose dict views the caller reads
 
     @property
     def qualname(self) -> str:
@@ -86,6 +96,9 @@ class Callee:
             return_paths=None if paths is None else tuple(ReturnPath.from_dict(p) for p in paths),
             resolutions=tuple(Resolution.from_dict(r) for r in d.get("resolutions") or ()),
             self_calls=tuple(SelfCall.from_dict(c) for c in d.get("self_calls") or ()),
+            views={k: DictView.from_dict(v) for k, v in d["views"].items()}
+            if d.get("views")
+            else None,
             construction=Construction.from_dict(d["construction"])
             if d.get("construction")
             else None,
@@ -152,6 +165,8 @@ class Scan:
     attributes: tuple[AttributeUse, ...] = ()
     subclasses: tuple[Subclass, ...] = ()
     installs: tuple[Install, ...] = ()
+    keys: tuple[KeyUse, ...] = ()
+    gated: tuple[GatedBlock, ...] = ()  # branches a version test decides (not uses)
     fits: Mapping[str, Fits] = field(default_factory=dict)
 
     def versions(self) -> dict[str, str | None]:
@@ -177,5 +192,7 @@ class Scan:
             attributes=tuple(AttributeUse.from_dict(u) for u in d.get("attributes") or ()),
             subclasses=tuple(Subclass.from_dict(u) for u in d.get("subclasses") or ()),
             installs=tuple(Install.from_dict(u) for u in d.get("installs") or ()),
+            keys=tuple(KeyUse.from_dict(u) for u in d.get("keys") or ()),
+            gated=tuple(GatedBlock.from_dict(b) for b in d.get("gated") or ()),
             fits=fits_from(fits),
         )

@@ -135,6 +135,11 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
         "refs": used_refs(scan),
         "returns_for": behaviour_refs(scan),
     }
+    viewed = sorted(
+        k for k, got in scan.symbols.items() if got.callee is not None and got.callee.views
+    )
+    if viewed:  # the keys the baseline's dict views held
+        args["views_for"] = viewed
     overridden = sorted(
         {f"{b.key}.{m.name}" for s in scan.subclasses for b in s.bases for m in s.methods}
     )

@@ -24,6 +24,8 @@ class TypeEnv:
         self.bindings: dict[str, Ref] = {}  # file-wide: imports (any scope)
         #: the file's own module-level functions (a helper returning what it narrowed)
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        #: the file's own module-level classes (a receiver bound to one is not the callee's)
+        self.classes: frozenset[str] = frozenset()
 
     def ref(self, expr: ast.AST, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         if isinstance(expr, ast.Name):
@@ -71,19 +73,38 @@ class TypeEnv:
             typ = self.annotation_type(st.annotation)
         if typ is None and st.value is not None:
             typ = self.value_type(st.value, local, cls)
+        if typ is None and st.value is not None:
+            typ = self.own_instance(st.value, local)
         if typ is None:
             return
         targets = st.targets if isinstance(st, ast.Assign) else [st.target]
         for t in targets:
             if isinstance(t, ast.Name):
-                local[t.id] = typ
+                local[t.id] = typ  # in order: the latest binding is the one used next
             elif (
                 isinstance(t, ast.Attribute)
                 and isinstance(t.value, ast.Name)
                 and t.value.id == "self"
                 and cls is not None
-            ):
+                and cls["attrs"].get(t.attr, ("",))[0] != "own"
+            ):  # learnt from every method, in no order: the caller's own class, once, wins
                 cls["attrs"][t.attr] = typ
+
+    def own_instance(self, value: ast.expr, local: dict[str, Ref]) -> Ref | None:
+        """``("own", module, Class)`` when ``value`` constructs a class of the caller's own
+        (defined in this file, or imported from a module that is not a callee): a receiver
+        bound to it is not the callee's object, whatever else it was bound to."""
+        if not isinstance(value, ast.Call):
+            return None
+        func = value.func
+        if isinstance(func, ast.Name) and func.id not in local and func.id in self.classes:
+            return ("own", "", func.id)
+        r = self.ref(func, local, None)
+        if not (r and r[0] == "symbol" and len(r) == 3) or self.callees.is_callee(r[1]):
+            return None
+        mod = self.callees.index.module(r[1])
+        node = mod.defs.get(r[2]) if mod is not None else None
+        return ("own", "", f"{r[1]}.{r[2]}") if isinstance(node, ast.ClassDef) else None
 
     def value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         """What a value is an instance of: a callee class constructed, the class a callee

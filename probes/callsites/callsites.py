@@ -27,6 +27,7 @@ from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_imports import imported_tops, is_stdlib, walk_imports
 from probes.callsites._calls_record import FileVisitor
 from probes.callsites._uses import (
+    KIND_SENSITIVE,
     early_install_queries,
 )
 from probes.signatures._astindex import Index, read_source
@@ -82,6 +83,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup.resolve_for = frozenset(args.get("resolve_for") or ())
     lookup.hierarchy_for = frozenset(args.get("hierarchy_for") or ())
     lookup.overrides_for = frozenset(args.get("overrides_for") or ())
+    lookup.views_for = frozenset(args.get("views_for") or ())
     if not args.get("caller"):
         out: dict[str, Any] = {
             "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
@@ -115,6 +117,8 @@ def behaviour_keys(calls: list[dict[str, Any]]) -> tuple[frozenset[str], frozens
         shape = c["shape"]
         if c.get("result") and (shape["positional"] or shape["keywords"]):
             returns.add(key)
+        elif any(u["how"] in KIND_SENSITIVE for u in c.get("result") or ()):
+            returns.add(key)  # the kind of object it returns decides what the use does
         if not c.get("on_instance"):
             resolve.add(key)
         if c.get("passed_to"):
@@ -242,6 +246,8 @@ class Scanner:
             "attributes": [],
             "subclasses": [],
             "installs": [],
+            "keys": [],
+            "gated": [],  # not uses: the version-tested branches they may sit in
         }
         callee_info = {}
         for top in tops:
@@ -285,6 +291,7 @@ class Scanner:
             | {(i["target"][1], i["target"][2]) for i in self.uses["installs"] if i["target"]}
         )
         self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
+        self.lookup.views_for = frozenset(f"{k['ref'][1]}:{k['ref'][2]}" for k in self.uses["keys"])
         self.lookup.forwards_for = frozenset(
             f"{c['ref'][1]}:{c['ref'][2]}"
             for c in self.uses["calls"]

@@ -33,6 +33,8 @@ class Lookup(Probe):
     hierarchy_for: frozenset[str] = frozenset()
     #: callee methods a caller class overrides: how the callee itself calls them
     overrides_for: frozenset[str] = frozenset()
+    #: callee classes whose dict views (``to_dict()``, ``asdict``) a caller reads keys of
+    views_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -63,6 +65,7 @@ class Lookup(Probe):
                     "suggestions": exc.details.get("suggestions") or [],
                     "dynamic": bool(exc.details.get("dynamic")),
                     "opaque": exc.details.get("opaque") or "",
+                    "passed_over": exc.details.get("passed_over") or "",
                 }
         chain = [h.to_dict() for h in self._chain]
         if node is None:
@@ -92,6 +95,10 @@ class Lookup(Probe):
             from probes.callsites._hierarchy import construction  # shipped with the callsites probe
 
             sym["construction"] = construction(self.index, owner_mod, node)
+        if key in self.views_for and isinstance(node, ast.ClassDef):
+            from probes.signatures._views import class_views
+
+            sym["views"] = class_views(self, owner_mod, node)
         if isinstance(node, ast.ClassDef):
             names, opaque = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)
