@@ -163,7 +163,9 @@ def main() -> None:
             got: dict[str, list[tuple[float, Errors]]] = {t: [] for t in tools}
             for spec in (p.new, p.control):
                 paths = roots(spec)
-                got["harness check"].append(harness_errors(p.caller, spec, p.args, env, tmp))
+                got["harness check"].append(
+                    harness_errors(p.caller, f"pypi:{spec}", p.args, env, tmp)
+                )
                 for name, fn in (("mypy", mypy_errors), ("pyright", pyright_errors)):
                     r = fn(p.package, paths, tmp)
                     if r is None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -36,9 +37,19 @@ import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "bench" / "corpus" / "pairs"
+#: venvs for pairs whose caller has no wheel (made once; pip's cache keeps the downloads)
+VENVS = Path(os.environ.get("HARNESS_CORPUS_VENVS", Path.home() / ".cache" / "harness-corpus"))
 sys.path.insert(0, str(REPO))
 
-from tool_errors import Errors, harness_errors, mypy_errors, pyright_errors, roots  # noqa: E402
+from tool_errors import (  # noqa: E402
+    Errors,
+    harness_errors,
+    mypy_errors,
+    pyright_errors,
+    roots,
+    site_packages,
+    venv_for,
+)
 
 TOOLS = ("harness check", "mypy", "pyright")
 
@@ -157,17 +168,26 @@ def run_pair(
     p: Pair, tools: tuple[str, ...], env: dict[str, str], tmp: Path
 ) -> dict[str, Score] | str:
     out: dict[str, Score] = {}
-    try:
-        specs = (p.spec(p.new), p.spec(p.control))
-        paths = [roots(s) for s in specs]
-    except Exception as e:
-        return f"skipped: {type(e).__name__}: {str(e)[:120]}"
+    specs = (p.spec(p.new), p.spec(p.control))
+    targets: list[str] = []
+    paths: list[list[str]] = []
+    for spec in specs:
+        try:
+            paths.append(roots(spec))
+            targets.append(f"pypi:{spec}")
+        except Exception:  # no wheel (an sdist-only caller): an environment, as a user has
+            try:
+                venv = venv_for(spec, VENVS)
+            except (OSError, subprocess.CalledProcessError) as e:
+                return f"skipped: {spec} cannot be installed ({type(e).__name__})"
+            paths.append([str(site_packages(venv))])
+            targets.append(f"venv:{venv}")
     for tool in tools:
         got: list[tuple[float, Errors]] = []
-        for spec, ps in zip(specs, paths, strict=True):
+        for target, ps in zip(targets, paths, strict=True):
             if tool == "harness check":
                 args = ("--against", p.callee)
-                got.append(harness_errors(p.caller, spec, args, env, tmp))
+                got.append(harness_errors(p.caller, target, args, env, tmp))
             else:
                 fn = mypy_errors if tool == "mypy" else pyright_errors
                 r = fn(p.package, ps, tmp, tuple(sorted(p.files)))

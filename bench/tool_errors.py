@@ -5,6 +5,7 @@ check_classes_bench.py (issue 34's classes) and corpus_bench.py (issue 46's corp
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -30,10 +31,34 @@ def roots(spec: str) -> list[str]:
     return PypiTarget(spec).probe_paths()
 
 
+def venv_for(spec: str, home: Path) -> Path:
+    """A venv holding ``spec``'s pins, installed ``--no-deps`` (made once, under ``home``): for
+    a pair whose caller is published as an sdist only, which the ``pypi:`` target does not read
+    -- checked then as a user checks an environment, ``-t venv:PATH``."""
+    venv = home / hashlib.sha256(spec.encode()).hexdigest()[:16]
+    if not (venv / ".complete").is_file():
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        pins = spec.split(",")
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+             "--disable-pip-version-check", "--target", str(site_packages(venv)), *pins],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        (venv / ".complete").write_text(spec)
+    return venv
+
+
+def site_packages(venv: Path) -> Path:
+    v = sys.version_info
+    return venv / "lib" / f"python{v.major}.{v.minor}" / "site-packages"
+
+
 def harness_errors(
-    caller: str, spec: str, args: tuple[str, ...], env: dict[str, str], tmp: Path
+    caller: str, target: str, args: tuple[str, ...], env: dict[str, str], tmp: Path
 ) -> tuple[float, Errors]:
-    argv = [sys.executable, "-m", "harness", "check", caller, "-t", f"pypi:{spec}"]
+    """``harness check`` on ``target`` (``pypi:...`` or ``venv:PATH``), its errors by place."""
+    argv = [sys.executable, "-m", "harness", "check", caller, "-t", target]
     t, out = timed([*argv, *args, "--json"], env, tmp)
     errs: Errors = {}
     try:
