@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from harness.errors import ConfigError
-from harness.runs.steps import READY_TIMEOUT, ServiceSpec, Step
+from harness.runs.steps import READY_TIMEOUT, UNCLAIMED_MINUTES, ServiceSpec, Step
 
-SERVICE_KEYS = ("port", "health", "ready_timeout")
+SERVICE_KEYS = ("port", "health", "ready_timeout", "unclaimed_minutes")
 _SERVICE_HINT = 'service = { port = "{port}", health = "/health", ready_timeout = 1800 }'
 
 
@@ -52,7 +52,11 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
     limit = table.get("ready_timeout", READY_TIMEOUT)
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
         raise check.fail((*key, "ready_timeout"), "expected a number of seconds, more than 0")
-    return ServiceSpec(port, health, float(limit))
+    idle = table.get("unclaimed_minutes", UNCLAIMED_MINUTES)
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or idle <= 0:
+        raise check.fail((*key, "unclaimed_minutes"), "expected a number of minutes, more than 0",
+                         "unclaimed_minutes = 10")  # fmt: skip
+    return ServiceSpec(port, health, float(limit), float(idle))
 
 
 def needs(check: Checker, value: Any, key: tuple[str, ...]) -> tuple[str, ...]:

@@ -137,7 +137,8 @@ def _service(
         )
     health = sub(step.service.health, ("steps", name, "service", "health"))
     url = health if "://" in health else f"http://127.0.0.1:{port}{health}"
-    return {"port": int(port), "url": url, "ready_timeout": step.service.ready_timeout}
+    return {"port": int(port), "url": url, "ready_timeout": step.service.ready_timeout,
+            "unclaimed_minutes": step.service.unclaimed_minutes}  # fmt: skip
 
 
 def _resolve_values(

@@ -86,6 +86,8 @@ class VerifySpec:
 
 #: How long a service may take to answer its health URL unless ``ready_timeout`` says.
 READY_TIMEOUT = 1800.0
+#: a ready service no run used within this many minutes stops itself (``unclaimed_minutes``)
+UNCLAIMED_MINUTES = 10.0
 
 
 @dataclass(frozen=True)
@@ -98,14 +100,17 @@ class ServiceSpec:
     port: str
     health: str = "/health"
     ready_timeout: float = READY_TIMEOUT
+    unclaimed_minutes: float = UNCLAIMED_MINUTES
 
     def to_dict(self) -> dict[str, Any]:
-        return {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout}
+        return {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout,
+                "unclaimed_minutes": self.unclaimed_minutes}  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServiceSpec:
         return cls(str(d["port"]), str(d.get("health") or "/health"),
-                   float(d.get("ready_timeout") or READY_TIMEOUT))  # fmt: skip
+                   float(d.get("ready_timeout") or READY_TIMEOUT),
+                   float(d.get("unclaimed_minutes") or UNCLAIMED_MINUTES))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,10 @@ def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = (
     rows = []
     for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id)):
         from harness.runs.lifecycle import exit_code_of
+        from harness.runs.services import users_of
+
+        users = users_of(runs, r.id) if r.record.service else []
+        used = f" · used by {', '.join(users)}" if users else ""
 
         code = exit_code_of(r)
         style = r.state.style
@@ -76,7 +80,7 @@ def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = (
             (
                 r.id,
                 r.record.step + (" (smoke)" if r.record.smoke else ""),
-                f"[{style}]{esc(state_label(r))}[/]",
+                f"[{style}]{esc(state_label(r) + used)}[/]",
                 r.started_at,
                 format_duration(duration_of(r)),
                 "-" if code is None else str(code),

@@ -45,7 +45,7 @@ from probes.runs._rundir import (
     space_left,
     write_json_atomic,
 )
-from probes.runs._service import own_services
+from probes.runs._service import other_users, own_services
 from probes.runs._stop import stop_run_dir
 
 
@@ -344,7 +344,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
     services = []
     for used in own_services(read_json(os.path.join(run_dir, "run.json")) or {}):
         there = os.path.join(root, os.path.basename(used["run_id"]))
-        if os.path.isfile(os.path.join(there, "run.json")):
+        if os.path.isfile(os.path.join(there, "run.json")) and not other_users(
+            root, os.path.basename(used["run_id"]), args["run_id"]
+        ):  # a service another live run still uses stays up
             got = stop_run_dir(there, used["run_id"], grace, wait)
             services.append({"run_id": used["run_id"], **got["report"],
                              "already_finished": got["already_finished"]})  # fmt: skip

@@ -69,7 +69,13 @@ from probes.runs._rundir import (
     space_left,
     write_record,
 )
-from probes.runs._service import say_service_errors, stop_services, wait_ready
+from probes.runs._service import (
+    port_taken,
+    say_service_errors,
+    stop_services,
+    until_claimed,
+    wait_ready,
+)
 from probes.runs._verify import (  # noqa: F401 - the mark: the contract tests
     REAPED,
     STARTED_ENV,
@@ -132,6 +138,9 @@ def supervise(run_dir: str) -> int:
     cwd = spec.get("cwd") or None
     if cwd is not None and not os.path.isdir(cwd):
         return _not_started(run_dir, log, info, f"the step's cwd {cwd} does not exist", 127)
+    taken = port_taken(run_dir, spec["service"]) if spec.get("service") else None
+    if taken is not None:  # never a second server behind another's answers
+        return _not_started(run_dir, log, info, taken, None, not_ready=taken)
     try:
         proc = subprocess.Popen(
             spec["argv"],
@@ -175,6 +184,9 @@ def supervise(run_dir: str) -> int:
     wstatus = None
     if spec.get("service"):  # a server: ready when its health URL answers
         wstatus = _until_ready(run_dir, spec, proc.pid, status)
+        if wstatus is None and "not_ready" not in status:  # ready: ends unless a run uses it
+            wstatus = until_claimed(run_dir, spec, proc.pid, lambda p: _reap(p, block=False),
+                                    _say_in(run_dir))  # fmt: skip
     if wstatus is None:
         wstatus = _reap(proc.pid, block=True)
     proc.returncode = 0  # reaped here, not by Popen
@@ -219,13 +231,14 @@ def _until_ready(run_dir: str, spec: dict[str, Any], pid: int, status: dict[str,
     when it exits or times out first. The server's wait status if it was reaped here."""
     service = {**spec["service"], "grace": spec.get("grace") or 10.0}
     got = wait_ready(run_dir, pid, service, lambda p: _reap(p, block=False), _say_in(run_dir))
+    why = "".join(f"; {w}" for w in got.get("why") or ())
     if "exited" in got:
-        status["not_ready"] = "the server exited before it was ready"
+        status["not_ready"] = "the server exited before it was ready" + why
         return got["exited"]
     if "timeout" in got:
         status["not_ready"] = (
             f"the server was not ready within {got['timeout']:g}s (ready_timeout); "
-            "its processes were ended"
+            "its processes were ended" + why
         )
     return None
 
@@ -276,12 +289,17 @@ def _too_long(argv: list[str], env: dict[str, str]) -> str:
     )
 
 
-def _not_started(run_dir: str, log: int, info: dict[str, Any], why: str, code: int) -> int:
-    """The step could not be started: say so in its log and in the status (126/127)."""
+def _not_started(
+    run_dir: str, log: int, info: dict[str, Any], why: str, code: int | None,
+    not_ready: str | None = None,
+) -> int:
+    """The step could not be started: say so in its log and in the status (126/127; a
+    service whose port is taken: ``not_ready``, no code)."""
     msg = f"harness: cannot start the step: {why}"
     _say(log, (msg + "\n").encode("utf-8", "replace"))
     write_record(run_dir, "supervisor.json", info)
-    _finish(run_dir, {"exit_code": code, "signal": None, "error": msg})
+    status = {"exit_code": code, "signal": None, "error": msg}
+    _finish(run_dir, {**status, "not_ready": not_ready} if not_ready else status)
     return 0
 
 
