@@ -17,6 +17,7 @@ from harness.runs.steps import (
     BUILTINS,
     NAME,
     PLACEHOLDER,
+    UNCLAIMED_MINUTES,
     VERIFY_TIMEOUT,
     Pipeline,
     ResolvedStep,
@@ -137,8 +138,11 @@ def _service(
         )
     health = sub(step.service.health, ("steps", name, "service", "health"))
     url = health if "://" in health else f"http://127.0.0.1:{port}{health}"
-    return {"port": int(port), "url": url, "ready_timeout": step.service.ready_timeout,
-            "unclaimed_minutes": step.service.unclaimed_minutes}  # fmt: skip
+    out: dict[str, Any] = {"port": int(port), "url": url,
+                           "ready_timeout": step.service.ready_timeout}  # fmt: skip
+    if step.service.unclaimed_minutes != UNCLAIMED_MINUTES:  # else the run program's default
+        out["unclaimed_minutes"] = step.service.unclaimed_minutes
+    return out
 
 
 def _resolve_values(

@@ -40,7 +40,12 @@ def service_digest(step: ResolvedStep, run_id: str, run_dir: str) -> str:
         "argv": [norm(a) for a in step.argv],
         "cwd": norm(step.cwd),
         "env": {k: norm(v) for k, v in sorted(env.items())},
-        "service": {k: v for k, v in (step.service or {}).items() if k != "digest"},
+        # how long it waits for a first user is not what it serves
+        "service": {
+            k: v
+            for k, v in (step.service or {}).items()
+            if k not in ("digest", "unclaimed_minutes")
+        },
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -70,7 +75,12 @@ def users_of(runs: Sequence[RunInfo], service_id: str) -> list[str]:
 
 
 def until_ready(
-    ctx: Context, target: Target, workdir: str, info: RunInfo, screen: Screen, needed_by: str,
+    ctx: Context,
+    target: Target,
+    workdir: str,
+    info: RunInfo,
+    screen: Screen,
+    needed_by: str,
     keep: bool = False,
 ) -> RunInfo:
     """Show the service's log as it starts, until it is ready; the run as it is then.

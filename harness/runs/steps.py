@@ -103,8 +103,10 @@ class ServiceSpec:
     unclaimed_minutes: float = UNCLAIMED_MINUTES
 
     def to_dict(self) -> dict[str, Any]:
-        return {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout,
-                "unclaimed_minutes": self.unclaimed_minutes}  # fmt: skip
+        out = {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout}
+        if self.unclaimed_minutes != UNCLAIMED_MINUTES:  # the entry's digest as before if unset
+            out["unclaimed_minutes"] = self.unclaimed_minutes
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServiceSpec:

@@ -282,8 +282,11 @@ def say_service_errors(run_dir: str, spec: dict[str, Any], say: Callable[[str], 
         run_id = os.path.basename(str(used["run_id"]))
         ended = read_json(os.path.join(root, run_id, "status.json"))
         if isinstance(ended, dict):
-            how = ("was stopped (harness stop) while this step used it"
-                   if ended.get("stop_requested") else "ended while this step used it")
+            how = (
+                "was stopped (harness stop) while this step used it"
+                if ended.get("stop_requested")
+                else "ended while this step used it"
+            )
             at = time.strftime("%H:%M:%S", time.localtime(float(ended.get("ended_at") or 0)))
             say(f"harness: service {run_id}: the service {how}, at {at}")  # fmt: skip
         for line in service_errors(os.path.join(root, run_id, "log")):

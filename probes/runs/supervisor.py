@@ -21,7 +21,7 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     supervisor.py    this file, exactly as it ran
     _rundir.py       the modules it imports, exactly as they ran
     _follow.py       (and _verify.py: the output check's run; _proctree.py, _stop.py,
-                     _service.py: a service's start and stop)
+                     _service.py, _ports.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
     verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
@@ -290,7 +290,11 @@ def _too_long(argv: list[str], env: dict[str, str]) -> str:
 
 
 def _not_started(
-    run_dir: str, log: int, info: dict[str, Any], why: str, code: int | None,
+    run_dir: str,
+    log: int,
+    info: dict[str, Any],
+    why: str,
+    code: int | None,
     not_ready: str | None = None,
 ) -> int:
     """The step could not be started: say so in its log and in the status (126/127; a

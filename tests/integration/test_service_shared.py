@@ -50,7 +50,7 @@ service = {{ port = "{{port}}", health = "/health", ready_timeout = 3 }}
 
 [steps.serve_idle]
 command = {serve}, "--startup", "2"]
-service = {{ port = "{{port}}", health = "/health", ready_timeout = 30, unclaimed_minutes = 0.05 }}
+service = {{ port = "{{port}}", health = "/health", ready_timeout = 31 }}
 
 [steps.generate]
 command = {client}
@@ -193,10 +193,10 @@ def test_a_shared_service_stays_for_its_last_user_and_stop_names_the_users(
     short = box("run", "generate", "-t", t, "--set", "n=2")
     assert short.code == 0, short.out + short.err
     assert f"reusing {sid}" in short.err
-    sid_row = [r for r in rows(box, "serve") if r["record"]["id"] == sid][0]
+    sid_row = next(r for r in rows(box, "serve") if r["record"]["id"] == sid)
     assert sid_row["state"] == "running" and marked(sid), sid_row  # still up for the long run
     assert [r["state"] for r in rows(box, "generate") if r["record"]["id"] == gid] == ["running"]
-    short_id = [r for r in rows(box, "generate") if r["record"]["id"] != gid][0]["record"]["id"]
+    short_id = next(r for r in rows(box, "generate") if r["record"]["id"] != gid)["record"]["id"]
     assert "still use(s) it" in (box.run_dir(short_id) / "log").read_text()
     table = box("runs", "-t", t)
     assert re.search(rf"{sid}\s+serve\s+service :\d+ ready · used by {gid}", flat(table.out)), \
@@ -222,6 +222,9 @@ def test_a_service_whose_step_never_launched_stops_itself_after_its_grace(
     box: Harness,
 ) -> None:
     """Measured: a controller killed (-9) while the service started left it up for good."""
+    toml = box.cwd / "pipeline.toml"
+    toml.write_text(toml.read_text().replace("ready_timeout = 31", "ready_timeout = 31, "
+                                             "unclaimed_minutes = 0.05"))  # fmt: skip
     proc = subprocess.Popen(box.argv("run", "generate_idle", "-t", box.target), cwd=box.cwd,
                             env=box.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # fmt: skip
