@@ -280,15 +280,20 @@ def say_service_errors(run_dir: str, spec: dict[str, Any], say: Callable[[str], 
         if not isinstance(used, dict) or not used.get("run_id"):
             continue
         run_id = os.path.basename(str(used["run_id"]))
+        # stop.json first: it is written before the signal, the status only once reaped
+        stop = read_json(os.path.join(root, run_id, "stop.json"))
         ended = read_json(os.path.join(root, run_id, "status.json"))
-        if isinstance(ended, dict):
+        if isinstance(stop, dict) or isinstance(ended, dict):
+            by_stop = isinstance(stop, dict) or bool((ended or {}).get("stop_requested"))
             how = (
                 "was stopped (harness stop) while this step used it"
-                if ended.get("stop_requested")
+                if by_stop
                 else "ended while this step used it"
             )
-            at = time.strftime("%H:%M:%S", time.localtime(float(ended.get("ended_at") or 0)))
-            say(f"harness: service {run_id}: the service {how}, at {at}")  # fmt: skip
+            when = (stop if isinstance(stop, dict) else {}).get("requested_at")
+            when = when or (ended if isinstance(ended, dict) else {}).get("ended_at") or 0
+            at = time.strftime("%H:%M:%S", time.localtime(float(when)))
+            say(f"harness: service {run_id}: the service {how}, at {at}")
         for line in service_errors(os.path.join(root, run_id, "log")):
             say(f"harness: service {run_id}: {line}")
 
