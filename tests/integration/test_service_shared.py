@@ -259,3 +259,26 @@ def test_ctrl_c_while_the_service_starts_says_it_is_stopped_and_it_is(box: Harne
     assert "will be reused" not in err and "keeps running" not in err
     wait_for(lambda: not marked(sid), timeout=30)
     assert rows(box, "serve_idle")[0]["label"].startswith(f"service :{port_of(box)} stopped")
+
+
+def test_ctrl_c_with_keep_service_says_it_keeps_starting_and_the_next_run_reuses_it(
+    box: Harness,
+) -> None:
+    proc = box.popen("run", "generate_idle", "-t", box.target, "--keep-service",
+                     stdout=subprocess.DEVNULL)  # fmt: skip
+    runs = box.workdir / ".harness" / "runs"
+    wait_for(lambda: any(b"Started" in p.read_bytes() for p in runs.glob("serve_idle-*/log")),
+             timeout=30)  # fmt: skip
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) != 0
+    assert proc.stderr is not None
+    err = flat(proc.stderr.read().decode())
+    sid = next(runs.glob("serve_idle-*")).name
+    assert f"the service {sid} keeps starting (--keep-service); it stops by itself if no run " \
+        "uses it within 10 min of being ready" in err, err  # fmt: skip
+    assert marked(sid)
+    again = box("run", "generate_idle", "-t", box.target)
+    assert again.code == 0, again.out + again.err
+    assert f"reusing {sid}" in again.err
+    box.status(sid, timeout=30)
+    assert not marked(sid)
