@@ -59,6 +59,37 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
     return ServiceSpec(port, health, float(limit), float(idle))
 
 
+#: ``disk = {...}``: what the step will write, counted before it starts (harness/runs/disk.py)
+DISK_KEYS = ("out", "prepared", "layers", "hidden", "model", "format", "staging", "max_samples")
+DISK_FORMATS = ("bf16", "fp16", "fp32", "fp8")
+_DISK_HINT = (
+    'disk = { out = "{hidden_states}", prepared = "{prepared}", layers = "{layer_ids}", '
+    'model = "{model}" }'
+)
+
+
+def disk(check: Checker, table: Any, key: tuple[str, ...]) -> dict[str, str]:
+    """The disk budget's inputs, each a template (resolved with the step's parameters)."""
+    check.table(table, key)
+    check.keys(table, key, DISK_KEYS)
+    for need in ("out", "prepared", "layers"):
+        if need not in table:
+            raise check.fail((*key, need), "required key missing", _DISK_HINT)
+    if "hidden" not in table and "model" not in table:
+        raise check.fail((*key, "model"), "give the hidden size (hidden) or the model whose "
+                         "config.json holds it (model)", _DISK_HINT)  # fmt: skip
+    out = {}
+    for name, value in table.items():
+        text = check.scalar(value, (*key, name))
+        check.placeholders(text, (*key, name))
+        out[name] = text
+    fmt = out.get("format", "bf16")
+    if "{" not in fmt and fmt not in DISK_FORMATS:
+        raise check.fail((*key, "format"), f"expected one of {', '.join(DISK_FORMATS)}",
+                         'format = "bf16"')  # fmt: skip
+    return out
+
+
 def needs(check: Checker, value: Any, key: tuple[str, ...]) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise check.fail(key, "expected a list of service step names", 'needs = ["serve"]')

@@ -119,9 +119,12 @@ def resolve_step(
         check = tuple(sub(a, ("steps", name, "verify", which)) for a in getattr(step.verify, which))
         timeout = step.verify.timeout
     service = None if step.service is None else _service(pipeline, name, step, sub)
+    disk = None
+    if step.disk is not None:
+        disk = {k: sub(v, ("steps", name, "disk", k)) for k, v in step.disk.items()}
     return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell,
                         verify=check, verify_timeout=timeout, service=service,
-                        python=python)  # fmt: skip
+                        python=python, disk=disk)  # fmt: skip
 
 
 def _service(

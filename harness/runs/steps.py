@@ -144,6 +144,8 @@ class Step:
     needs: tuple[str, ...] = ()
     #: the interpreter this step runs in, when not the target's (``{python}`` means it)
     python: str | None = None
+    #: what the step will write, counted before it starts (``disk = {...}``: templates)
+    disk: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # service, needs and python only when declared: an entry that declares none digests
@@ -155,6 +157,8 @@ class Step:
             extra["needs"] = list(self.needs)
         if self.python is not None:
             extra["python"] = self.python
+        if self.disk is not None:
+            extra["disk"] = dict(self.disk)
         return {
             **extra,
             "name": self.name,
@@ -198,6 +202,7 @@ class Step:
             service=ServiceSpec.from_dict(d["service"]) if d.get("service") else None,
             needs=tuple(d.get("needs") or ()),
             python=d.get("python"),
+            disk=dict(d["disk"]) if d.get("disk") else None,
         )
 
 
@@ -260,11 +265,14 @@ class ResolvedStep:
     service: Mapping[str, Any] | None = None
     #: the step's own interpreter (``python = ...``), when it declares one
     python: str | None = None
+    #: the disk budget's inputs, resolved (``disk = {...}``), when it declares one
+    disk: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "service": None if self.service is None else dict(self.service),
             "python": self.python,
+            **({"disk": dict(self.disk)} if self.disk else {}),
             "step": self.step,
             "argv": list(self.argv),
             "cwd": self.cwd,
@@ -288,6 +296,7 @@ class ResolvedStep:
             verify_timeout=float(d.get("verify_timeout") or VERIFY_TIMEOUT),
             service=d.get("service"),
             python=d.get("python"),
+            disk=dict(d["disk"]) if d.get("disk") else None,
         )
 
     def secrets(self) -> list[str]:
