@@ -25,7 +25,7 @@ def read_budget(host: Host) -> Budget | None:
     step = host.resolved
     if step is None or not step.disk:
         return None
-    code = (probes_dir() / "verifiers" / "disk_budget.py").read_text(encoding="utf-8")
+    code = (probes_dir() / "verifiers" / "_disk_budget.py").read_text(encoding="utf-8")
     code = code.replace('if __name__ == "__main__":', "if True:")  # run as -c
     got = host.target.run_python(code, json.dumps(dict(step.disk)).encode(), timeout=600,
                                  python=step.python)  # fmt: skip

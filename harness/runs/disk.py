@@ -1,6 +1,6 @@
 """A step's disk budget: what it will write (``disk = {...}`` in its entry) against the free
 space of the filesystem that will hold it, read on the target before it launches. Pure: the
-numbers come from ``probes/verifiers/disk_budget.py`` run by the step's own interpreter.
+numbers come from ``probes/verifiers/_disk_budget.py`` run by the step's own interpreter.
 
 A hidden-states file keeps every token's states at each captured layer: 7,168 x 4 layers x
 2 B = 57 KB per token for a DeepSeek-V3 verifier, 7.5 GB for a 128k-token sample -- an

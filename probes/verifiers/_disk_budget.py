@@ -2,7 +2,7 @@
 step's own interpreter before it launches (the prepared dataset is read with its
 ``datasets``), one JSON object on stdout.
 
-    python disk_budget.py < {"out", "prepared", "layers", "hidden"|"model", "format",
+    python _disk_budget.py < {"out", "prepared", "layers", "hidden"|"model", "format",
                              "staging", "max_samples"}
 
 bytes = sum over the prepared samples (the first ``max_samples``) of their token count x
