@@ -291,6 +291,7 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
          "verify_display": (args.get("record") or {}).get("verify"),
          "verify_timeout": args.get("verify_timeout"), "service": args.get("service"),
          "services": args.get("services") or [], "grace": args.get("grace"),
+         "watch": args.get("watch"),
          "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob"),
          "verifiers_sha256": shipped}
     ).encode("utf-8")  # fmt: skip

@@ -57,6 +57,7 @@ if __name__ == "__main__":  # run by its path: ``probes.runs`` is the run direct
         sys.modules[_name] = _here
     sys.modules["probes"].runs = sys.modules["probes.runs"]  # type: ignore[attr-defined]
 
+from probes.runs._fill import watch
 from probes.runs._follow import follow_command
 from probes.runs._rundir import (
     FULL_BELOW,
@@ -181,6 +182,8 @@ def supervise(run_dir: str) -> int:
     warm = None if spec.get("service") else start_warm(run_dir, spec, env, cwd, devnull)
     if warm is not None and warm.proc is not None:
         step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too
+    if spec.get("watch"):  # a step that declared its disk budget: its filesystem at 90 %
+        watch(spec["watch"], _say_in(run_dir))
     wstatus = None
     if spec.get("service"):  # a server: ready when its health URL answers
         wstatus = _until_ready(run_dir, spec, proc.pid, status)

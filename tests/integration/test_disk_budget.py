@@ -7,6 +7,7 @@ dataset is a real ``datasets.save_to_disk`` folder, counted by the step's own in
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -41,6 +42,19 @@ layers = "{LAYERS}"
 hidden = "{{hidden}}"
 format = "{{fmt}}"
 staging = "{{staging}}"
+
+[steps.gen_fill]
+python = "{python}"
+command = ["{{python}}", "-c", '''
+import os, sys, time
+os.makedirs(sys.argv[1], exist_ok=True)
+for i in range(8):  # 8 x 240 KB into a 2 MB filesystem, a chunk every 0.4 s
+    with open(os.path.join(sys.argv[1], "hs_%d.bin" % i), "wb") as f:
+        f.write(bytes(240_000))
+    time.sleep(0.4)
+time.sleep(1.5)
+''', "{{out}}"]
+disk = {{ out = "{{out}}", prepared = "{prepared}", layers = "{LAYERS}", hidden = "8" }}
 
 [steps.gen_model]
 python = "{python}"
@@ -135,3 +149,15 @@ def test_the_hidden_size_is_read_from_the_models_config(box: Harness) -> None:
     r = box("run", "gen_model", "-t", box.target)
     assert r.code != 0
     assert "gen_model will write 6.6 MB to" in flat(r.err), r.err
+
+
+def test_the_output_filesystem_at_90_percent_is_said_with_its_fill_rate(box: Harness) -> None:
+    r = box("run", "gen_fill", "-t", box.target)
+    assert r.code == 0, r.out + r.err
+    said = flat(r.out)
+    m = re.search(r"harness: \S+/hs's filesystem is (\d+)% full: ([\d.]+) MB left, filling at "
+                  r"([\d.]+) MB/s \(full in ~\d+ s\)", said)  # fmt: skip
+    assert m is not None, r.out
+    assert int(m[1]) >= 90 and float(m[2]) < 0.25 and 0.1 < float(m[3]) < 2.0, m.groups()
+    logs = box("logs", "gen_fill", "-t", box.target)
+    assert "filesystem is" in logs.out
