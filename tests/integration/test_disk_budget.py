@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -89,6 +90,7 @@ def box(
     request: pytest.FixtureRequest, tmp_path: Path, made: tuple[str, Path, Path, Path]
 ) -> Iterator[Harness]:
     text = pipeline(*made)
+    shutil.rmtree(made[1] / "hs", ignore_errors=True)  # the small filesystem empty for each
     if request.param == "local":
         yield local_harness(tmp_path, text)
         return
