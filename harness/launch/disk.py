@@ -7,13 +7,18 @@ cannot fit costs no model load. Refused with both numbers unless ``--force``.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from harness.errors import RunError
 from harness.launch.events import DiskChecked, RunEvent
 from harness.launch.nodes import Host
 from harness.probe_files import probes_dir
 from harness.runs.disk import Budget, refusal
+
+#: seconds between two progress lines in the step's log (default 60)
+PROGRESS_ENV = "HARNESS_RUN_PROGRESS_S"
 
 
 def read_budget(host: Host) -> Budget | None:
@@ -54,4 +59,10 @@ def disk_gate(host: Host, force: bool, on_event: Callable[[RunEvent], None]) -> 
     on_event(DiskChecked(budget, forced=refused is not None and force))
     if refused is not None and not force:
         raise RunError(*refused)
+    if host.resolved is not None and host.resolved.disk:  # the progress lines' totals
+        every = os.environ.get(PROGRESS_ENV, "60")
+        host.resolved = replace(host.resolved, disk={
+            **host.resolved.disk, "samples": str(budget.samples),
+            "per_token": str(budget.per_token), "every": every,
+        })  # fmt: skip
     return budget

@@ -331,7 +331,7 @@ def launch(
         "verifiers": verifier_sources() if uses_verifiers(step, workdir) else None,
         "service": None if step.service is None else dict(step.service),
         "services": extras.services or [],
-        "watch": (step.disk or {}).get("out"),  # its filesystem watched at 90 % (_fill.py)
+        "watch": dict(step.disk) if step.disk else None,  # fill at 90 %, progress (_fill.py)
         "status_timeout": timings.status_wait,
         "device_glob": extras.device_glob,
     }

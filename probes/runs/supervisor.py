@@ -183,7 +183,7 @@ def supervise(run_dir: str) -> int:
     if warm is not None and warm.proc is not None:
         step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too
     if spec.get("watch"):  # a step that declared its disk budget: its filesystem at 90 %
-        watch(spec["watch"], _say_in(run_dir))
+        watch(spec["watch"], _say_in(run_dir), run_dir)
     wstatus = None
     if spec.get("service"):  # a server: ready when its health URL answers
         wstatus = _until_ready(run_dir, spec, proc.pid, status)

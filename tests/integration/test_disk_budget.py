@@ -57,6 +57,19 @@ time.sleep(1.5)
 ''', "{{out}}"]
 disk = {{ out = "{{out}}", prepared = "{prepared}", layers = "{LAYERS}", hidden = "8" }}
 
+[steps.gen_progress]
+python = "{python}"
+command = ["{{python}}", "-c", '''
+import os, sys, time
+os.makedirs(sys.argv[1], exist_ok=True)
+for i in range(4):  # one file per prepared sample: 50 tokens x 4 layers x 8 x 2 B
+    time.sleep(0.6)
+    with open(os.path.join(sys.argv[1], "hs_%d.safetensors" % i), "wb") as f:
+        f.write(bytes(3200))
+time.sleep(1.0)
+''', "{{out}}"]
+disk = {{ out = "{{out}}", prepared = "{prepared}", layers = "{LAYERS}", hidden = "8" }}
+
 [steps.gen_model]
 python = "{python}"
 command = ["{{python}}", "-c", "pass"]
@@ -163,3 +176,21 @@ def test_the_output_filesystem_at_90_percent_is_said_with_its_fill_rate(box: Har
     assert int(m[1]) >= 90 and float(m[2]) < 0.25 and 0.1 < float(m[3]) < 2.0, m.groups()
     logs = box("logs", "gen_fill", "-t", box.target)
     assert "filesystem is" in logs.out
+
+
+def test_progress_lines_say_samples_tokens_per_second_elapsed_eta_and_bytes(
+    box: Harness,
+) -> None:
+    r = box("run", "gen_progress", "-t", box.target, HARNESS_RUN_PROGRESS_S="0.5")
+    assert r.code == 0, r.out + r.err
+    line = (r"harness: progress (\d)/4 samples · ([\d,]+) tokens/s · elapsed 0:00:0\d · "
+            r"ETA (\S+) · ([\d.]+) MB written")  # fmt: skip
+    got = re.findall(line, r.out)
+    assert got, r.out
+    done = [int(g[0]) for g in got]
+    assert done == sorted(done) and done[-1] == 4 and any(0 < d < 4 for d in done), got
+    partial = next(g for g in got if 0 < int(g[0]) < 4)
+    assert int(partial[1].replace(",", "")) > 0 and partial[2] != "?", partial
+    assert got[-1][3] == "0.0" or float(got[-1][3]) <= 0.02  # 4 x 3,200 B
+    logs = box("logs", "gen_progress", "-t", box.target)
+    assert "harness: progress 4/4 samples" in logs.out
