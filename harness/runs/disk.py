@@ -86,3 +86,20 @@ def refusal(step: str, budget: Budget) -> tuple[str, str] | None:
         f"free space on {budget.fs}'s filesystem, or point the output elsewhere "
         f"(--set ...); --force runs it anyway",
     )
+
+
+def progress_words(p: dict[str, Any]) -> str:
+    """`` · 120/5,000 samples · 10,240 tokens/s · ETA 6:46:40 · 7.5 GB written``: a running
+    step's progress.json as ``harness runs`` shows it beside its state."""
+    try:
+        done, total = int(p["done"]), int(p["total"])
+        rate, written = float(p.get("tokens_per_s") or 0.0), float(p.get("bytes") or 0)
+    except (KeyError, TypeError, ValueError):
+        return ""
+    eta = p.get("eta")
+    clock = "?"
+    if isinstance(eta, (int, float)):
+        s = int(eta)
+        clock = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return (f" · {done:,}/{total:,} samples · {rate:,.0f} tokens/s · ETA {clock} · "
+            f"{size(written)} written")  # fmt: skip

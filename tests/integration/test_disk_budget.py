@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_runs_ssh import Harness, base_env, local_harness
+from tests.integration.test_runs_ssh import Harness, base_env, local_harness, wait_for
 from tests.support.pipvenvs import verify_cpu_venv
 from tests.support.sshd import SshServer
 
@@ -194,3 +194,20 @@ def test_progress_lines_say_samples_tokens_per_second_elapsed_eta_and_bytes(
     assert got[-1][3] == "0.0" or float(got[-1][3]) <= 0.02  # 4 x 3,200 B
     logs = box("logs", "gen_progress", "-t", box.target)
     assert "harness: progress 4/4 samples" in logs.out
+
+
+def test_runs_shows_a_running_steps_progress(box: Harness) -> None:
+    r = box("run", "gen_progress", "-t", box.target, "--detach", HARNESS_RUN_PROGRESS_S="0.3")
+    assert r.code == 0, r.out + r.err
+    seen: list[str] = []
+
+    def shown() -> bool:
+        table = flat(box("runs", "-t", box.target).out)
+        seen.append(table)
+        return bool(re.search(r"gen_progress running · [1-3]/4 samples · [\d,]+ tokens/s · "
+                              r"ETA \d:\d\d:\d\d · [\d.]+ KB written", table))  # fmt: skip
+
+    wait_for(shown, timeout=30, what="progress in `runs`")
+    as_json = json.loads(box("runs", "-t", box.target, "--json").out)
+    (row,) = [x for x in as_json if x["record"]["step"] == "gen_progress"]
+    assert row.get("progress") is None or row["progress"]["total"] == 4
