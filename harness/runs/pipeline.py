@@ -52,7 +52,7 @@ else:  # pragma: no cover - exercised only on 3.10
 _TOP_KEYS = ("params", "steps")
 _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
-    "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python",
+    "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python", "disk",
 )  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
 _VERIFY_KEYS = ("command", "smoke", "timeout")
@@ -280,7 +280,7 @@ class _Checker:
         """``service``, ``needs``, ``python`` (:mod:`.pipeline_env`), those declared."""
         out: dict[str, Any] = {}
         for key, parse in (("service", env_keys.service), ("needs", env_keys.needs),
-                           ("python", env_keys.python)):  # fmt: skip
+                           ("python", env_keys.python), ("disk", env_keys.disk)):  # fmt: skip
             if key in table:
                 out[key] = parse(self, table[key], (*here, key))
         return out

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from harness.errors import ConfigError
-from harness.runs.steps import READY_TIMEOUT, ServiceSpec, Step
+from harness.runs.steps import READY_TIMEOUT, UNCLAIMED_MINUTES, ServiceSpec, Step
 
-SERVICE_KEYS = ("port", "health", "ready_timeout")
+SERVICE_KEYS = ("port", "health", "ready_timeout", "unclaimed_minutes")
 _SERVICE_HINT = 'service = { port = "{port}", health = "/health", ready_timeout = 1800 }'
 
 
@@ -55,7 +55,12 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
     check.placeholders(health, (*key, "health"))
     limit = seconds(check, table.get("ready_timeout", READY_TIMEOUT), (*key, "ready_timeout"),
                     f"ready_timeout = {READY_TIMEOUT:g} (the default; a day is 86400)")  # fmt: skip
-    return ServiceSpec(port, health, limit)
+    idle = table.get("unclaimed_minutes", UNCLAIMED_MINUTES)
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 < idle < float("inf"):
+        raise check.fail((*key, "unclaimed_minutes"),
+                         "expected a finite number of minutes, more than 0",
+                         "unclaimed_minutes = 10")  # fmt: skip
+    return ServiceSpec(port, health, limit, float(idle))
 
 
 def seconds(check: Checker, value: Any, key: tuple[str, ...], hint: str) -> float:
@@ -70,6 +75,37 @@ def seconds(check: Checker, value: Any, key: tuple[str, ...], hint: str) -> floa
             key, f"expected a finite number of seconds, at least 1, got {value!r}", hint
         )
     return float(value)
+
+
+#: ``disk = {...}``: what the step will write, counted before it starts (harness/runs/disk.py)
+DISK_KEYS = ("out", "prepared", "layers", "hidden", "model", "format", "staging", "max_samples")
+DISK_FORMATS = ("bf16", "fp16", "fp32", "fp8")
+_DISK_HINT = (
+    'disk = { out = "{hidden_states}", prepared = "{prepared}", layers = "{layer_ids}", '
+    'model = "{model}" }'
+)
+
+
+def disk(check: Checker, table: Any, key: tuple[str, ...]) -> dict[str, str]:
+    """The disk budget's inputs, each a template (resolved with the step's parameters)."""
+    check.table(table, key)
+    check.keys(table, key, DISK_KEYS)
+    for need in ("out", "prepared", "layers"):
+        if need not in table:
+            raise check.fail((*key, need), "required key missing", _DISK_HINT)
+    if "hidden" not in table and "model" not in table:
+        raise check.fail((*key, "model"), "give the hidden size (hidden) or the model whose "
+                         "config.json holds it (model)", _DISK_HINT)  # fmt: skip
+    out = {}
+    for name, value in table.items():
+        text = check.scalar(value, (*key, name))
+        check.placeholders(text, (*key, name))
+        out[name] = text
+    fmt = out.get("format", "bf16")
+    if "{" not in fmt and fmt not in DISK_FORMATS:
+        raise check.fail((*key, "format"), f"expected one of {', '.join(DISK_FORMATS)}",
+                         'format = "bf16"')  # fmt: skip
+    return out
 
 
 def needs(check: Checker, value: Any, key: tuple[str, ...]) -> tuple[str, ...]:

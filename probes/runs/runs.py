@@ -46,7 +46,7 @@ from probes.runs._rundir import (
     space_left,
     write_json_atomic,
 )
-from probes.runs._service import own_services
+from probes.runs._service import other_users, own_services
 from probes.runs._stop import stop_run_dir
 
 
@@ -298,6 +298,7 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
          "verify_display": (args.get("record") or {}).get("verify"),
          "verify_timeout": args.get("verify_timeout"), "service": args.get("service"),
          "services": args.get("services") or [], "grace": args.get("grace"),
+         "watch": args.get("watch"),
          "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob"),
          "verifiers_sha256": shipped, "verify_pinned": _pinned(args, run_dir)}
     ).encode("utf-8")  # fmt: skip
@@ -351,7 +352,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
     services = []
     for used in own_services(read_json(os.path.join(run_dir, "run.json")) or {}):
         there = os.path.join(root, os.path.basename(used["run_id"]))
-        if os.path.isfile(os.path.join(there, "run.json")):
+        if os.path.isfile(os.path.join(there, "run.json")) and not other_users(
+            root, os.path.basename(used["run_id"]), args["run_id"]
+        ):  # a service another live run still uses stays up
             got = stop_run_dir(there, used["run_id"], grace, wait)
             services.append({"run_id": used["run_id"], **got["report"],
                              "already_finished": got["already_finished"]})  # fmt: skip

@@ -22,7 +22,7 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     _rundir.py       the modules it imports, exactly as they ran
     _follow.py       (and _verify.py: the output check's run; _pin.py: the files of a
                      user's check, pinned at launch; _proctree.py, _stop.py,
-                     _service.py: a service's start and stop)
+                     _service.py, _ports.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
     verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
@@ -60,6 +60,7 @@ if __name__ == "__main__":  # run by its path: ``probes.runs`` is the run direct
         sys.modules[_name] = _here
     sys.modules["probes"].runs = sys.modules["probes.runs"]  # type: ignore[attr-defined]
 
+from probes.runs._fill import watch
 from probes.runs._follow import follow_command
 from probes.runs._rundir import (
     FULL_BELOW,
@@ -72,7 +73,13 @@ from probes.runs._rundir import (
     space_left,
     write_record,
 )
-from probes.runs._service import say_service_errors, stop_services, wait_ready
+from probes.runs._service import (
+    port_taken,
+    say_service_errors,
+    stop_services,
+    until_claimed,
+    wait_ready,
+)
 from probes.runs._verify import (  # noqa: F401 - the mark: the contract tests
     REAPED,
     STARTED_ENV,
@@ -137,6 +144,9 @@ def supervise(run_dir: str) -> int:
     cwd = spec.get("cwd") or None
     if cwd is not None and not os.path.isdir(cwd):
         return _not_started(run_dir, log, info, f"the step's cwd {cwd} does not exist", 127)
+    taken = port_taken(run_dir, spec["service"]) if spec.get("service") else None
+    if taken is not None:  # never a second server behind another's answers
+        return _not_started(run_dir, log, info, taken, None, not_ready=taken)
     mark = _stamp(run_dir)  # the step's start in the file clock (the outputs' own, if theirs)
     before = time.time()
     try:
@@ -180,9 +190,14 @@ def supervise(run_dir: str) -> int:
     warm = None if spec.get("service") else start_warm(run_dir, spec, env, cwd, devnull)
     if warm is not None and warm.proc is not None:
         step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too
+    if spec.get("watch"):  # a step that declared its disk budget: its filesystem at 90 %
+        watch(spec["watch"], _say_in(run_dir), run_dir)
     wstatus = None
     if spec.get("service"):  # a server: ready when its health URL answers
         wstatus = _until_ready(run_dir, spec, proc.pid, status)
+        if wstatus is None and "not_ready" not in status:  # ready: ends unless a run uses it
+            wstatus = until_claimed(run_dir, spec, proc.pid, lambda p: _reap(p, block=False),
+                                    _say_in(run_dir))  # fmt: skip
     if wstatus is None:
         wstatus = _reap(proc.pid, block=True)
     proc.returncode = 0  # reaped here, not by Popen
@@ -239,13 +254,14 @@ def _until_ready(run_dir: str, spec: dict[str, Any], pid: int, status: dict[str,
     when it exits or times out first. The server's wait status if it was reaped here."""
     service = {**spec["service"], "grace": spec.get("grace") or 10.0}
     got = wait_ready(run_dir, pid, service, lambda p: _reap(p, block=False), _say_in(run_dir))
+    why = "".join(f"; {w}" for w in got.get("why") or ())
     if "exited" in got:
-        status["not_ready"] = "the server exited before it was ready"
+        status["not_ready"] = "the server exited before it was ready" + why
         return got["exited"]
     if "timeout" in got:
         status["not_ready"] = (
             f"the server was not ready within {got['timeout']:g}s (ready_timeout); "
-            "its processes were ended"
+            "its processes were ended" + why
         )
     return None
 
@@ -296,12 +312,21 @@ def _too_long(argv: list[str], env: dict[str, str]) -> str:
     )
 
 
-def _not_started(run_dir: str, log: int, info: dict[str, Any], why: str, code: int) -> int:
-    """The step could not be started: say so in its log and in the status (126/127)."""
+def _not_started(
+    run_dir: str,
+    log: int,
+    info: dict[str, Any],
+    why: str,
+    code: int | None,
+    not_ready: str | None = None,
+) -> int:
+    """The step could not be started: say so in its log and in the status (126/127; a
+    service whose port is taken: ``not_ready``, no code)."""
     msg = f"harness: cannot start the step: {why}"
     _say(log, (msg + "\n").encode("utf-8", "replace"))
     write_record(run_dir, "supervisor.json", info)
-    _finish(run_dir, {"exit_code": code, "signal": None, "error": msg})
+    status = {"exit_code": code, "signal": None, "error": msg}
+    _finish(run_dir, {**status, "not_ready": not_ready} if not_ready else status)
     return 0
 
 

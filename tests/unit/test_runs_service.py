@@ -7,11 +7,12 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.runs.decode import last_lines
+from harness.runs.failure import summarize
 from harness.runs.lifecycle import derive_state, state_label
 from harness.runs.models import RunInfo, RunRecord, RunStatus, SupervisorInfo
 from harness.runs.pipeline import parse_pipeline
 from harness.runs.resolve import resolve_step
-from harness.runs.services import live_service, service_digest
+from harness.runs.services import live_service, service_digest, users_of
 from harness.runs.steps import ResolvedStep
 from tests.unit.test_runs_pipeline import BUILT
 
@@ -76,6 +77,8 @@ def test_an_entry_without_the_new_keys_digests_as_before() -> None:
         ('[steps.g]\ncommand = ["x"]\npython = "{python}"\n', 3, "cannot use itself"),
         ('[steps.s]\ncommand = ["x"]\nspread = "shard"\nservice = { port = 1 }\n', 3,
          "a service runs on one host"),
+        ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, unclaimed_minutes = 0 }\n', 3,
+         "unclaimed_minutes: expected a number of minutes"),
     ],
 )  # fmt: skip
 def test_pipeline_key_errors_name_file_and_line(text: str, line: int, words: str) -> None:
@@ -177,3 +180,32 @@ def test_the_digest_ignores_the_run_id_and_nothing_else() -> None:
 def test_last_lines_leave_out_harness_own_and_blank_lines() -> None:
     text = "INFO a\n\nERROR: boom\r\nharness: waiting for the service\nTraceback end\n"
     assert last_lines(text, 2) == ["ERROR: boom", "Traceback end"]
+
+
+def test_who_uses_a_service_is_every_live_run_that_recorded_it() -> None:
+    def user(rid: str, alive: bool, uses: str = "serve-1", started: float = 1.0) -> RunInfo:
+        rec = RunRecord(id=rid, step="generate", argv=("x",), cwd="/w",
+                        services=[{"step": "serve", "run_id": uses, "keep": False}])  # fmt: skip
+        return RunInfo(record=rec, supervisor=SupervisorInfo(pid=1, started_at=started),
+                       supervisor_alive=alive,
+                       status=None if alive else RunStatus(exit_code=0))  # fmt: skip
+
+    runs = [run(ready=True), user("gen-b", True, started=2.0), user("gen-a", True),
+            user("gen-ended", False), user("gen-other", True, uses="serve-2")]  # fmt: skip
+    assert users_of(runs, "serve-1") == ["gen-a", "gen-b"]
+    assert users_of(runs, "serve-3") == []
+
+
+def test_a_service_stopped_under_a_step_is_its_failure_line() -> None:
+    log = (
+        "sample 3: request failed: <urlopen error [Errno 111] Connection refused>\n"
+        "harness: service serve-1: the service was stopped (harness stop) while this step "
+        "used it, at 10:01:02\n"
+    )
+    got = summarize(log, "gpu", "generate")
+    assert got is not None
+    assert got.exc_type == "service" and "stopped (harness stop)" in got.message
+    assert got.hint is not None and "stopped under it by harness stop" in got.hint
+    assert got.commands == ("harness runs -t gpu",)
+    ended = summarize(log.replace("was stopped (harness stop)", "ended"), "gpu")
+    assert ended is not None and ended.hint is not None and "ended on its own" in ended.hint
