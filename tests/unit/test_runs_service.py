@@ -78,7 +78,9 @@ def test_an_entry_without_the_new_keys_digests_as_before() -> None:
         ('[steps.s]\ncommand = ["x"]\nspread = "shard"\nservice = { port = 1 }\n', 3,
          "a service runs on one host"),
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, unclaimed_minutes = 0 }\n', 3,
-         "unclaimed_minutes: expected a number of minutes"),
+         "unclaimed_minutes: expected a finite number of minutes"),
+        ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, unclaimed_minutes = inf }\n', 3,
+         "unclaimed_minutes: expected a finite number of minutes"),
     ],
 )  # fmt: skip
 def test_pipeline_key_errors_name_file_and_line(text: str, line: int, words: str) -> None:
