@@ -17,12 +17,13 @@ the first that holds (``judge``):
    ``flip_max`` from its own row, and not its neighbour's row (farther than the row bound
    from both neighbours' reference rows), and at most ``flip_rate`` of the layer's rows.
 
-What was measured there (bench/results/gpu-speculators-0.9-h200.txt, README "DeepSeek final
-layer"): hs_4 row 225 at layer 2, 0.257 from its own reference row and 0.154 from row 224,
-every other row 0.006 from its own -- one flipped row in ~15,000 compared at layer 2 (64
-samples). ``FLIP_MAX`` (0.3) admits that size with a little room; ``FLIP_RATE`` (1 per 1,000
-rows of a layer, at least one row) is a named parameter, not a measurement: the rate at depth
-(layers 12-24) was not measured row by row. ``--flip-max`` / ``--flip-rate`` set them.
+What was measured (bench/results/gpu-speculators-0.9-h200.txt, gpu-faults41.txt): on the H200,
+vLLM 0.26.0 eager, hs_4 row 225 at layer 2, 0.257 from its own reference row and 0.154 from row
+224 -- one flipped row in ~15,000 compared at layer 2; on an H100, vLLM 0.26.0 at its defaults
+(compile + CUDA graphs, as users serve it), 69 lone rows of 8,891 at layer 2 (0.78 %), up to
+0.237, every one apart from its neighbours' rows, none at layers 12-24 beyond the bound.
+``FLIP_MAX`` (0.3) admits that size with a little room and ``FLIP_RATE`` (1 per 100 rows of a
+layer, at least one row) that rate; ``--flip-max`` / ``--flip-rate`` set them.
 
 "Drift" is only what the whole population shares: ``floor > tol`` (0.05) with nothing above
 passes, and the words carry the numbers (bf16 accumulation grows with depth: 0.0085 on an
@@ -50,7 +51,7 @@ SAMPLE_FACTOR = 4.0
 ROW_MIN = 0.02
 SAMPLE_MIN = 0.01
 FLIP_MAX = 0.3
-FLIP_RATE = 1e-3
+FLIP_RATE = 1e-2
 TOLERANCE = 0.05
 HARD = 0.25
 

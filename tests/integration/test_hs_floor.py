@@ -73,7 +73,7 @@ CASES: dict[str, tuple[str, str, int, float | None]] = {
     "MoE: more flips than the rate admits": (
         "r = moe; [o.__setitem__(7, 0.25) for o in own.values()]",
         "40 lone rows off at layer 2 (up to 0.250), each like a routing flip, more than "
-        "admitted: 0.001 of 2,000 rows = 2 (--flip-rate)", 0, None),
+        "admitted: 0.01 of 2,000 rows = 20 (--flip-rate)", 0, None),
 }  # fmt: skip
 DRIVER = """
 import json, sys
