@@ -47,7 +47,11 @@ import serve09 as s9
 
 WORK, REPO, OUT = e2e.WORK, e2e.REPO, e2e.OUT
 JSONL = OUT / "faults41.jsonl"
-DEFAULTS = next(t for t in tomllib.loads((REPO / "pipelines" / "speculators-0.9.toml").read_text()).values() if isinstance(t, dict) and "verify_layers" in t)
+DEFAULTS = next(
+    t
+    for t in tomllib.loads((REPO / "pipelines" / "speculators-0.9.toml").read_text()).values()
+    if isinstance(t, dict) and "verify_layers" in t
+)
 
 
 def say(line: str) -> None:
