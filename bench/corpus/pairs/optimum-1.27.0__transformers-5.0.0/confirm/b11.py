@@ -1,0 +1,2 @@
+# optimum/pipelines/pipelines_base.py:48: the same import, this name alone
+from transformers.pipelines import infer_framework_load_model

@@ -1,0 +1,2 @@
+# optimum/configuration_utils.py:28: the same import, this name alone
+from transformers.utils import is_remote_url
