@@ -1,2 +1,3 @@
 import importlib
-importlib.import_module('auto_round.modelling.llama4')
+
+importlib.import_module("auto_round.modelling.llama4")

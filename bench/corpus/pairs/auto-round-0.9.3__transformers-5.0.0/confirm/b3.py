@@ -1,4 +1,5 @@
-# auto_round/export/export_to_itrex/config.py:249 QuantConfig.save_pretrained calls self._set_token_in_kwargs
+# auto_round/export/export_to_itrex/config.py:249 QuantConfig.save_pretrained calls
+# self._set_token_in_kwargs
 import tempfile
 
 from auto_round.export.export_to_itrex.config import QuantConfig

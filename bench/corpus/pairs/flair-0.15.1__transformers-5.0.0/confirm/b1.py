@@ -1,3 +1,3 @@
 import importlib
 
-importlib.import_module('flair.embeddings.transformer')
+importlib.import_module("flair.embeddings.transformer")

@@ -1,5 +1,6 @@
 """Load <pkg>.<mod> without running the package's __init__.py chain (it imports optional
 dependencies this venv does not carry; the module used below needs none of them)."""
+
 import importlib
 import importlib.machinery
 import sys
@@ -9,7 +10,7 @@ import types
 def load(pkg, mod):
     parts = pkg.split(".")
     spec = importlib.machinery.PathFinder.find_spec(parts[0])
-    path = list(spec.submodule_search_locations)[0]
+    path = next(iter(spec.submodule_search_locations))
     for i in range(len(parts)):
         name = ".".join(parts[: i + 1])
         if name in sys.modules:

@@ -1,6 +1,6 @@
-# lm_eval/models/huggingface.py:961-963 HFLM._model_call (causal) asserts AUTO_MODEL_CLASS in (..., transformers.AutoModelForVision2Seq)
+# lm_eval/models/huggingface.py:961-963 HFLM._model_call (causal) asserts AUTO_MODEL_CLASS in
+# (..., transformers.AutoModelForVision2Seq)
 import torch
-
 from _pkg import load
 from _tiny import tiny_gpt2
 

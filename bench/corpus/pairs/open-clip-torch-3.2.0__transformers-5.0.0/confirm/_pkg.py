@@ -1,5 +1,6 @@
 """Load open_clip.<mod> without running open_clip/__init__.py: that file imports torchvision, whose
 wheel here does not load on CPU torch 2.13 (the modules used below do not need it)."""
+
 import importlib
 import importlib.util
 import sys

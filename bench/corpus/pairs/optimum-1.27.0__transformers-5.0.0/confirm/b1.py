@@ -1,2 +1,3 @@
 import importlib
-importlib.import_module('optimum.commands.env')
+
+importlib.import_module("optimum.commands.env")

@@ -1,2 +1,3 @@
 import importlib
-importlib.import_module('optimum.onnx.configuration')
+
+importlib.import_module("optimum.onnx.configuration")

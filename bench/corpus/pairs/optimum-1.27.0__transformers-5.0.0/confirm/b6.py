@@ -1,2 +1,3 @@
 import importlib
-importlib.import_module('optimum.fx.optimization.transformations')
+
+importlib.import_module("optimum.fx.optimization.transformations")

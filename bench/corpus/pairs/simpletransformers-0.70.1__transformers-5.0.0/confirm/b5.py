@@ -1,4 +1,5 @@
-# simpletransformers/question_answering/question_answering_utils.py:37: the same import statement, this name alone
+# simpletransformers/question_answering/question_answering_utils.py:37: the same import
+# statement, this name alone
 from transformers.models.bert.tokenization_bert import whitespace_tokenize
 
 print(whitespace_tokenize)

@@ -1,2 +1,3 @@
 import importlib
-importlib.import_module('spacy_transformers.data_classes')
+
+importlib.import_module("spacy_transformers.data_classes")
