@@ -19,7 +19,9 @@ from harness.analysis.rules import (
     collision,
     construction,
     drift,
+    environ,
     imports,
+    inherited,
     names,
     overrides,
     serve,
@@ -39,6 +41,8 @@ RULES: tuple[Rule, ...] = (
     construction.RULE,
     collision.RULE,
     drift.RULE,
+    inherited.RULE,
+    environ.RULE,
     serve.RULE,
 )
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.analysis.environ import Environ, MethodHead
 from harness.analysis.facts import Constructor, Fits, Forwards, Opaque, Resolution, ReturnPath
 from harness.analysis.hierarchy import Construction, SelfCall
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, Subclass
@@ -37,6 +38,7 @@ class Callee:
     resolutions: tuple[Resolution, ...] = ()
     construction: Construction | None = None  # asked for the bases of mixed caller classes
     self_calls: tuple[SelfCall, ...] = ()  # an overridden method: how the callee calls it
+    heads: Mapping[str, MethodHead] = field(default_factory=dict)  # a subclassed class's MRO
 
     @property
     def qualname(self) -> str:
@@ -86,6 +88,7 @@ class Callee:
             return_paths=None if paths is None else tuple(ReturnPath.from_dict(p) for p in paths),
             resolutions=tuple(Resolution.from_dict(r) for r in d.get("resolutions") or ()),
             self_calls=tuple(SelfCall.from_dict(c) for c in d.get("self_calls") or ()),
+            heads={k: MethodHead.from_dict(v) for k, v in (d.get("heads") or {}).items()},
             construction=Construction.from_dict(d["construction"])
             if d.get("construction")
             else None,
@@ -153,6 +156,7 @@ class Scan:
     subclasses: tuple[Subclass, ...] = ()
     installs: tuple[Install, ...] = ()
     fits: Mapping[str, Fits] = field(default_factory=dict)
+    environ: Environ = field(default_factory=Environ)
 
     def versions(self) -> dict[str, str | None]:
         """Import name -> installed version, for each callee."""
@@ -178,4 +182,5 @@ class Scan:
             subclasses=tuple(Subclass.from_dict(u) for u in d.get("subclasses") or ()),
             installs=tuple(Install.from_dict(u) for u in d.get("installs") or ()),
             fits=fits_from(fits),
+            environ=Environ.from_dict(d.get("environ")),
         )

@@ -33,6 +33,8 @@ class Lookup(Probe):
     hierarchy_for: frozenset[str] = frozenset()
     #: callee methods a caller class overrides: how the callee itself calls them
     overrides_for: frozenset[str] = frozenset()
+    #: callee classes a caller class derives from: each MRO method's first body line
+    subclassed_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -97,6 +99,10 @@ class Lookup(Probe):
             sym["mro_members"] = sorted(names)
             sym["mro_complete"] = not opaque
             sym["mro_opaque"] = opaque
+            if key in self.subclassed_for:
+                from probes.signatures._inherited import method_heads
+
+                sym["heads"] = method_heads(self, owner_mod, node)
         return {"found": True, "symbol": sym, "chain": chain}
 
     def _self_calls(self, mod: ModuleSummary, qualname: str) -> list[dict[str, Any]]:
