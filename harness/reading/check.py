@@ -140,6 +140,9 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
     )
     if overridden:  # how the baseline's base called the methods the caller overrides
         args["overrides_for"] = overridden
+    based = sorted({b.key for s in scan.subclasses for b in s.bases})
+    if based:  # the methods the caller's classes inherited then, and whose default they ran
+        args["subclassed_for"] = based
     mixed = sorted({b.key for s in scan.subclasses if s.others for b in s.bases})
     if mixed:  # what the base did to subclasses in the version the caller was written for
         args["hierarchy_for"] = mixed
@@ -245,7 +248,10 @@ def check(
     no_baseline: bool = False,
     with_patches: Path | Overlay | None = None,
     baseline_from: Path | None = None,
+    fallback: Sequence[str] = (),
 ) -> CheckReport:
+    """``fallback``: ``NAME==VER`` baselines for callees the caller pins no version of
+    (``matrix``: the previous version listed)."""
     start = time.perf_counter()
     overrides: dict[str, str] = {}
     patch_notes: list[str] = []
@@ -259,7 +265,7 @@ def check(
     early = _EarlyBaseline(baseline or [], baseline_from)
     try:
         return _check(target, caller, args, early, start, baseline, no_baseline, baseline_from,
-                      patch_notes)  # fmt: skip
+                      patch_notes, fallback)  # fmt: skip
     finally:
         early.close()
 
@@ -274,6 +280,7 @@ def _check(
     no_baseline: bool,
     baseline_from: Path | None,
     patch_notes: list[str],
+    fallback: Sequence[str] = (),
 ) -> CheckReport:
     env = run_probe(target, "callsites", args, cache=True, meanwhile=_import_meanwhile,
                     early=None if no_baseline else early.start)  # fmt: skip
@@ -295,6 +302,9 @@ def _check(
         if no_baseline
         else baseline_pins(scan.caller.requires, scan.callees, baseline or [])
     )
+    if not no_baseline and fallback:
+        extra, _ = baseline_pins([], scan.callees, fallback)
+        pins = {**extra, **pins}
     base_symbols: dict[str, Lookup] | None = None
     base_fits: dict[str, Fits] | None = None
     unread = _unread(pins, scan.callees)

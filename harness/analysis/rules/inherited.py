@@ -35,7 +35,8 @@ def check(ctx: Context, _: Earlier) -> Produced:
                 continue
             was, now = set(old.mro_members), set(got.mro_members)
             site = Site(sub.file, sub.line, sub.source, sub.scope)
-            since = f"since {old.dist} {old.version}" if old.version else "since the baseline"
+            ver = f"{old.dist} {old.version}" if old.version else "the baseline"
+            since = f"since {ver}"
             for name in sorted(now - was - set(own) - seen):
                 head = got.heads.get(name)
                 if head is None or not _public(name):
@@ -54,6 +55,24 @@ def check(ctx: Context, _: Earlier) -> Produced:
                         got,
                     )
                 )
+            for name in sorted(set(got.heads) & set(old.heads) - set(own) - seen):
+                head, was_head = got.heads[name], old.heads[name]
+                if head.owner == was_head.owner or not _public(name):
+                    continue
+                seen.add(name)
+                out.append(
+                    ctx.finding(
+                        Severity.WARNING,
+                        Category.BASE_METHOD_ADDED,
+                        site,
+                        f"{base.key}.{name}",
+                        f"{head.owner.rpartition('.')[2]} defines {name}() {since} "
+                        f"({head.at}); {sub.name} does not, so it runs {head.head!r}, "
+                        f"not {was_head.owner.rpartition('.')[2]}'s {was_head.head!r}",
+                        f"Check that the new default fits {sub.name}, or define {sub.name}.{name}.",
+                        got,
+                    )
+                )
             if got.mro_complete is False:
                 continue  # a base we cannot read may still define it
             for name in sorted((set(own) & was) - now - seen):
@@ -68,8 +87,7 @@ def check(ctx: Context, _: Earlier) -> Produced:
                         Site(sub.file, meth.line, sub.source, sub.scope),
                         f"{base.key}.{name}",
                         f"{sub.name}.{name} overrides a method {base.qualname} no longer has "
-                        f"(gone {since}): {got.dist or 'the callee'} {got.version or ''} "
-                        "never calls it".replace("  ", " "),
+                        f"(it had it in {ver}): {got.dist} {got.version} never calls it",
                         f"Find what replaced {base.qualname}.{name} and move the override "
                         "there, or drop it.",
                         got,
