@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
+from harness.analysis.findings import Category
 from harness.errors import HarnessError, UsageError
 
 if TYPE_CHECKING:
@@ -170,9 +171,9 @@ def row_from(version: str, report: Any, dists: Sequence[Any]) -> Row:
 
 #: The kinds of change no signature shows: one line each in a row's note.
 _KINDS = {
-    "base-method-added": "base gained (not overridden)",
-    "override-orphaned": "overrides the base no longer has",
-    "env-refused": "refuses",
+    Category.BASE_METHOD_ADDED: "base gained (not overridden)",
+    Category.OVERRIDE_ORPHANED: "overrides the base no longer has",
+    Category.ENV_REFUSED: "refuses",
 }
 
 
@@ -183,7 +184,9 @@ def kind_notes(findings: Sequence[Any]) -> tuple[str, ...]:
         names: list[str] = []
         for f in findings:
             if f.category == cat:
-                name = f.source.strip() if cat == "env-refused" else f.symbol.rpartition(":")[2]
+                name = (
+                    f.source.strip() if cat == Category.ENV_REFUSED else f.symbol.rpartition(":")[2]
+                )
                 if name.rpartition(".")[2] not in [n.rpartition(".")[2] for n in names]:
                     names.append(name)
         if names:
