@@ -16,6 +16,8 @@ class EnvSet:
     file: str
     line: int
     source: str = ""
+    patch: str = ""  # set by a series' patch: its id ("" for the caller's own code)
+    gate: str = ""  # that patch's gate, where it leaves the release checked out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> EnvSet:
@@ -60,10 +62,11 @@ class Environ:
         )
 
 
-def refused(environ: Environ) -> list[tuple[EnvSet, EnvRefusal]]:
-    """Pure: each value the caller sets that a callee guard raises for (one refusal each)."""
+def refused(environ: Environ, more: tuple[EnvSet, ...] = ()) -> list[tuple[EnvSet, EnvRefusal]]:
+    """Pure: each value the caller (or ``more``: its series) sets that a callee guard raises
+    for (one refusal each)."""
     out = []
-    for s in environ.sets:
+    for s in environ.sets + more:
         hit = next((r for r in environ.refusals if r.name == s.name and r.refuses(s.value)), None)
         if hit is not None:
             out.append((s, hit))

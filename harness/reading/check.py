@@ -20,11 +20,17 @@ from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
+    from harness.analysis.environ import EnvSet
     from harness.analysis.facts import Fits
     from harness.analysis.findings import CheckReport
     from harness.analysis.scan import Lookup, Scan
+    from harness.patching.library import SeriesLibrary
+    from harness.patching.ops import DistReport
     from harness.patching.overlay import Overlay
     from harness.targets.started import Started
+
+    #: a patches/ folder's series and their state on the target (``harness patches``)
+    SeriesState = tuple[SeriesLibrary, list[DistReport]]
 
 #: What the check needs once the caller's probe answers: imported while it runs (~50 ms of
 #: harness's start-up, on the other core, instead of before the probe starts).
@@ -249,23 +255,38 @@ def check(
     with_patches: Path | Overlay | None = None,
     baseline_from: Path | None = None,
     fallback: Sequence[str] = (),
+    series: SeriesState | None = None,
 ) -> CheckReport:
     """``fallback``: ``NAME==VER`` baselines for callees the caller pins no version of
-    (``matrix``: the previous version listed)."""
+    (``matrix``: the previous version listed); ``series``: the library and its state here
+    when ``with_patches`` is an overlay already made from them (``matrix``)."""
     start = time.perf_counter()
     overrides: dict[str, str] = {}
     patch_notes: list[str] = []
     if with_patches is not None:  # a patches/ folder, or the texts its series leave here
         if isinstance(with_patches, Path):
-            with_patches = series_overlay(target, with_patches)
+            from harness.patching.library import SeriesLibrary
+            from harness.patching.ops import status
+            from harness.patching.overlay import overlay
+
+            library = SeriesLibrary(with_patches)
+            series = (library, status(target, library))
+            with_patches = overlay(series[1])
         overrides, patch_notes = with_patches.texts(), list(with_patches.notes)
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides
+    sets: list[EnvSet] = []
+    if series is not None:  # what the series' gated-off patches set: does the callee refuse it?
+        from harness.reading.carried import series_sets
+
+        sets = series_sets(*series, caller)
+        if sets:
+            args["environ_names"] = sorted({s.name for s in sets})
     early = _EarlyBaseline(baseline or [], baseline_from)
     try:
         return _check(target, caller, args, early, start, baseline, no_baseline, baseline_from,
-                      patch_notes, fallback)  # fmt: skip
+                      patch_notes, fallback, (series, sets))  # fmt: skip
     finally:
         early.close()
 
@@ -281,6 +302,7 @@ def _check(
     baseline_from: Path | None,
     patch_notes: list[str],
     fallback: Sequence[str] = (),
+    carried: tuple[SeriesState | None, list[EnvSet]] = (None, []),
 ) -> CheckReport:
     env = run_probe(target, "callsites", args, cache=True, meanwhile=_import_meanwhile,
                     early=None if no_baseline else early.start)  # fmt: skip
@@ -338,7 +360,14 @@ def _check(
                 "give its wheel with --baseline-from DIR, or run where pip reaches an index"
             )
             pins = {}
-    findings = Checker(scan, versions, base_symbols, base_fits).run()
+    facts = None
+    if carried[0] is not None:
+        from harness.reading.carried import series_facts
+
+        library, reports = carried[0]
+        caller_at = (caller, scan.caller.version)
+        facts = series_facts(target, library, reports, caller_at, carried[1], versions)
+    findings = Checker(scan, versions, base_symbols, base_fits, series=facts).run()
     return CheckReport(
         target=target.label,
         caller=scan.caller.dist,

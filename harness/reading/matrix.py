@@ -293,7 +293,12 @@ def _one(
                 leaves = overlay(dists) if dists else None
             fallback = [f"{callee}=={before}"] if before else []
             report = check(
-                target, pin.name, against=[callee], with_patches=leaves, fallback=fallback
+                target,
+                pin.name,
+                against=[callee],
+                with_patches=leaves,
+                fallback=fallback,
+                series=None if library is None else (library, dists),
             )
         return row_from(version, report, dists)
     except HarnessError as exc:

@@ -91,7 +91,9 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             out["fits"] = _fits_in(finder, args["fits"])
         return out
     early = (lambda obj: _early(args["early"], obj)) if args.get("early") else None
-    return Scanner(index, lookup, warn, early).scan(args["caller"], args.get("callees"))
+    scanner = Scanner(index, lookup, warn, early)
+    scanner.environ_names = set(args.get("environ_names") or ())  # its series' sets
+    return scanner.scan(args["caller"], args.get("callees"))
 
 
 def _callee_imports(parsed: list, tops: set[str]) -> list[list[str]]:
@@ -154,6 +156,7 @@ class Scanner:
         self.lookup = lookup
         self.dists = Dists(index.finder)
         self.warn = warn
+        self.environ_names: set[str] = set()
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -339,7 +342,7 @@ class Scanner:
         from probes.signatures._environ import caller_sets, refusals
 
         sets = [s for _, rel, tree, lines in parsed for s in caller_sets(tree, rel, lines)]
-        names = {s["name"] for s in sets}
+        names = {s["name"] for s in sets} | self.environ_names
         return {"sets": sets, "refusals": refusals(self._folders(tops), names, self.index.rel)}
 
     def _folders(self, tops: list[str]) -> list[str]:

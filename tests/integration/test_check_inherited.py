@@ -52,3 +52,39 @@ def test_gained_method_orphaned_override_and_refused_variable(
 def test_the_version_written_for_says_none_of_it(fixpairs_env: dict[str, str]) -> None:
     data = check(fixpairs_env, "1.0.0")
     assert data["findings"] == []
+
+
+SERIES = "tests/fixtures/inheritseries/patches"
+
+
+def test_with_the_series_the_ceiling_is_said_before_a_launch(
+    fixpairs_env: dict[str, str],
+) -> None:
+    """(c) and (d) through a series (tests/fixtures/inheritseries): inheritlib's 1.0.0 series
+    patches legacy_runner.py, which 2.0.0 deleted; inheritapp's series sets INHERITLIB_MODE to
+    "legacy" in a patch gated to inheritlib <2, a value 2.0.0 refuses -- the series cannot be
+    carried there, and the project's 0.2.0 series (named by its pipeline) is where to go."""
+    r = run_cli("check", "inheritapp", "-t", "pypi:inheritapp==0.1.0,inheritlib==2.0.0",
+                "--with-patches", "--patches", SERIES, "--json", env=fixpairs_env)  # fmt: skip
+    assert r.code == 1, r.err
+    found = json.loads(r.out)["findings"]
+    got = {(f["file"], f["line"], f["severity"], f["category"]) for f in found}
+    assert ("patches/inheritlib/1.0.0/0001-runner-keeps-order.patch", 3, "error",
+            "patched-file-deleted") in got  # fmt: skip
+    assert ("patches/inheritapp/0.1.0/0001-legacy-mode.patch", 9, "error", "env-refused") in got
+    (mode,) = [f for f in found if f["symbol"] == "INHERITLIB_MODE"]
+    assert "0001-legacy-mode (gated off here: inheritlib >=1,<2) sets" in mode["message"]
+    assert "INHERITLIB_MODE in 'legacy', 'v0'" in mode["message"]
+    assert "inheritapp 0.2.0's series" in mode["fix"]
+    assert "run by pipelines/inheritapp-0.2.toml" in mode["fix"]
+    (gone,) = [f for f in found if f["category"] == "patched-file-deleted"]
+    assert "patches inheritlib/legacy_runner.py, which inheritlib 2.0.0 deleted" in gone["message"]
+
+
+def test_with_the_series_on_its_own_release_nothing_is_said(
+    fixpairs_env: dict[str, str],
+) -> None:
+    r = run_cli("check", "inheritapp", "-t", "pypi:inheritapp==0.1.0,inheritlib==1.0.0",
+                "--with-patches", "--patches", SERIES, "--json", env=fixpairs_env)  # fmt: skip
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["findings"] == []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.carried import DeletedFile, SeriesFacts
 from harness.analysis.checker import RULES, merged, ordered, run_rules
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Context, Earlier, FailedImports, Produced, Rule
@@ -81,7 +82,12 @@ def _inherit_context(tmp: Path) -> Context:
         callsites.run({"caller": "inheritapp", "callees": None, "paths": paths}, print)
     )
     base = callsites.run({**baseline_args(scan), "paths": [roots["inheritlib-1.0.0"]]}, print)
-    return Context(scan, {"inheritlib": "2.0.0"}, lookups_from(base["symbols"]))
+    gone = DeletedFile("inheritlib", "2.0.0", "patches/inheritlib/1.0.0", "0001-runner",
+                       "patches/inheritlib/1.0.0/0001-runner.patch", 3,
+                       "inheritlib/legacy_runner.py")  # fmt: skip
+    return Context(
+        scan, {"inheritlib": "2.0.0"}, lookups_from(base["symbols"]), series=SeriesFacts((gone,))
+    )
 
 
 @pytest.fixture(scope="module")

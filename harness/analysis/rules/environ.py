@@ -2,8 +2,9 @@
 
 Read from the callee's source: a ``raise`` guarded by a test of the variable (vLLM 0.34's
 ``Platform.validate_environ`` raises for ``VLLM_USE_V2_MODEL_RUNNER`` != "1"); the caller's
-``os.environ[...] = ...`` (its series' patches included, with ``--with-patches``) sets it. An
-error: the callee raises at start-up, whatever the signatures say.
+``os.environ[...] = ...`` sets it, or a patch of its series does (applied here, or gated off
+here: then the release refuses what the series needs -- its ceiling, said before a launch, with
+the project's other series of the caller to go to). An error: the callee raises at start-up.
 """
 
 from __future__ import annotations
@@ -21,17 +22,30 @@ if TYPE_CHECKING:
 
 def check(ctx: Context, _: Earlier) -> Produced:
     out: list[Finding] = []
-    for s, r in refused(ctx.scan.environ):
+    series = ctx.series
+    for s, r in refused(ctx.scan.environ, series.sets if series else ()):
         where = ctx.version_of(r.file.replace("/", ".").removesuffix(".py"))
         test = f"{s.name} {r.op} {', '.join(repr(v) for v in r.values)}"
+        who = f"{s.patch} (gated off here: {s.gate}) sets" if s.gate else f"{s.patch} sets"
+        said = (
+            f"{who} {s.name}={s.value!r}, which {where} refuses"
+            if s.patch
+            else f"{s.name}={s.value!r} is refused by {where}"
+        )
+        fix = f"Stop setting {s.name}={s.value} for {where}, or pin a release that takes it."
+        if s.gate:
+            said += f": the series needs what {where} no longer runs"
+            others = series.elsewhere if series else ()
+            fix = f"Stay below {where} with this series" + (
+                f", or go to {'; '.join(others)}." if others else "."
+            )
         f = ctx.finding(
             Severity.ERROR,
             Category.ENV_REFUSED,
             Site(s.file, s.line, s.source),
             s.name,
-            f"{s.name}={s.value!r} is refused by {where}: {r.file}:{r.line} raises when "
-            f"{test}: {r.source}",
-            f"Stop setting {s.name}={s.value} for {where}, or pin a release that takes it.",
+            f"{said}: {r.file}:{r.line} raises when {test}: {r.source}",
+            fix,
         )
         out.append(f)
     return Produced(tuple(out))
