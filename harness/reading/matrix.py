@@ -174,21 +174,30 @@ _KINDS = {
     Category.BASE_METHOD_ADDED: "base gained (not overridden)",
     Category.OVERRIDE_ORPHANED: "overrides the base no longer has",
     Category.ENV_REFUSED: "refuses",
+    Category.PATCHED_FILE_DELETED: "patches a file the release deleted",
 }
 
 
 def kind_notes(findings: Sequence[Any]) -> tuple[str, ...]:
-    """Pure: a line per kind of change no signature shows, naming what changed."""
+    """Pure: a line per kind of change no signature shows, naming what changed (a method
+    once, whichever subclass inherits it)."""
     out = []
     for cat, words in _KINDS.items():
         names: list[str] = []
+        seen: set[str] = set()
         for f in findings:
-            if f.category == cat:
-                name = (
-                    f.source.strip() if cat == Category.ENV_REFUSED else f.symbol.rpartition(":")[2]
-                )
-                if name.rpartition(".")[2] not in [n.rpartition(".")[2] for n in names]:
-                    names.append(name)
+            if f.category != cat:
+                continue
+            if cat == Category.ENV_REFUSED:
+                name, key = f.source.strip(), f.source.strip()
+            elif cat == Category.PATCHED_FILE_DELETED:
+                name = key = f.symbol
+            else:
+                name = f.symbol.rpartition(":")[2]
+                key = name.rpartition(".")[2]
+            if key not in seen:
+                seen.add(key)
+                names.append(name)
         if names:
             out.append(f"{words}: {', '.join(names)}")
     return tuple(out)
