@@ -15,6 +15,7 @@ from typing import Any
 from harness.analysis.environ import Environ, MethodHead
 from harness.analysis.facts import Constructor, Fits, Forwards, Opaque, Resolution, ReturnPath
 from harness.analysis.hierarchy import Construction, SelfCall
+from harness.analysis.literals import ClassLiterals
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, Subclass
 from harness.models import Parameter, Symbol, SymbolKind
 
@@ -39,6 +40,7 @@ class Callee:
     construction: Construction | None = None  # asked for the bases of mixed caller classes
     self_calls: tuple[SelfCall, ...] = ()  # an overridden method: how the callee calls it
     heads: Mapping[str, MethodHead] = field(default_factory=dict)  # a subclassed class's MRO
+    literals: ClassLiterals | None = None  # a subclassed class: what its code depends on
 
     @property
     def qualname(self) -> str:
@@ -89,6 +91,7 @@ class Callee:
             resolutions=tuple(Resolution.from_dict(r) for r in d.get("resolutions") or ()),
             self_calls=tuple(SelfCall.from_dict(c) for c in d.get("self_calls") or ()),
             heads={k: MethodHead.from_dict(v) for k, v in (d.get("heads") or {}).items()},
+            literals=ClassLiterals.from_dict(d["literals"]) if d.get("literals") else None,
             construction=Construction.from_dict(d["construction"])
             if d.get("construction")
             else None,

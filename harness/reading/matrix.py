@@ -173,6 +173,7 @@ def row_from(version: str, report: Any, dists: Sequence[Any]) -> Row:
 _KINDS = {
     Category.BASE_METHOD_ADDED: "base gained (not overridden)",
     Category.OVERRIDE_ORPHANED: "overrides the base no longer has",
+    Category.LITERAL_CHANGED: "literals changed in",
     Category.ENV_REFUSED: "refuses",
     Category.PATCHED_FILE_DELETED: "patches a file the release deleted",
 }

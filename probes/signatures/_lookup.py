@@ -103,6 +103,10 @@ class Lookup(Probe):
                 from probes.signatures._inherited import method_heads
 
                 sym["heads"] = method_heads(self, owner_mod, node)
+                from probes.signatures._literals import class_literals
+
+                rel = self.index.rel(owner_mod.loc.file)
+                sym["literals"] = class_literals(owner_mod.tree, node, rel)
         return {"found": True, "symbol": sym, "chain": chain}
 
     def _self_calls(self, mod: ModuleSummary, qualname: str) -> list[dict[str, Any]]:

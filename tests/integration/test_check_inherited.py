@@ -1,11 +1,13 @@
-"""Issue 43 item 2 (a) and (d): what changed where no signature did, on a handwritten pair.
+"""Issue 43 item 2 (a), (b) and (d): what changed where no signature did, on a handwritten pair.
 
 ``inheritapp`` 0.1.0 was written for inheritlib 1.0.0 (its ``Requires-Dist``: the baseline). Its
 ``FP8Connector`` subclasses ``inheritlib.Connector`` and overrides only a private staticmethod
 and ``prefer_blocks`` -- the shape of hs-connectors 0.9.0's FP8 connector on vLLM's example
 connector. inheritlib 2.0.0 (a) gained ``Base.finished_count`` (default ``return 1``) and
-dropped ``prefer_blocks``; (d) raises when ``INHERITLIB_NEW_RUNNER`` != "1", which the caller
-sets to "0" (vLLM 0.34's ``VLLM_USE_V2_MODEL_RUNNER``). Every signature the caller uses binds:
+dropped ``prefer_blocks``; (b) changed its ``LAYOUT`` constant "NHD" -> "LBNHC" and the
+index its ``block_size`` (called by ``Connector.load``) reads, ``shape[1]`` -> ``shape[2]``;
+(d) raises when ``INHERITLIB_NEW_RUNNER`` != "1", which the caller sets to "0" (vLLM 0.34's
+``VLLM_USE_V2_MODEL_RUNNER``). Every signature the caller uses binds:
 before this, check said nothing.
 """
 
@@ -35,8 +37,16 @@ def test_gained_method_orphaned_override_and_refused_variable(
         (7, "error", "env-refused", "INHERITLIB_NEW_RUNNER"),
         (11, "warning", "base-method-added", "inheritlib:Connector.finished_count"),
         (16, "warning", "override-orphaned", "inheritlib:Connector.prefer_blocks"),
+        (11, "warning", "literal-changed", "inheritlib:LAYOUT"),
+        (11, "warning", "literal-changed", "inheritlib:block_size"),
     }
     by = {f["category"]: f for f in data["findings"]}
+    lit = {
+        f["symbol"]: f["message"] for f in data["findings"] if f["category"] == "literal-changed"
+    }
+    assert lit["inheritlib:LAYOUT"].endswith("since inheritlib 1.0.0: 'NHD' -> 'LBNHC'")
+    assert "block_size (inheritlib/__init__.py:" in lit["inheritlib:block_size"]
+    assert lit["inheritlib:block_size"].endswith("cache.shape[1] -> cache.shape[2]")
     assert all(f["file"] == FILE for f in data["findings"])
     added = by["base-method-added"]["message"]
     assert "gained finished_count() since inheritlib 1.0.0" in added
