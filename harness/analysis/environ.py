@@ -34,12 +34,13 @@ class EnvRefusal:
     file: str
     line: int
     source: str = ""
+    conditional: bool = False  # the guard tests something else too: it raises only then
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> EnvRefusal:
         return cls(
             d["name"], d["op"], tuple(str(v) for v in d.get("values") or ()), d["file"],
-            int(d["line"]), d.get("source") or "",
+            int(d["line"]), d.get("source") or "", bool(d.get("conditional")),
         )  # fmt: skip
 
     def refuses(self, value: str) -> bool:
@@ -67,7 +68,8 @@ def refused(environ: Environ, more: tuple[EnvSet, ...] = ()) -> list[tuple[EnvSe
     for (one refusal each)."""
     out = []
     for s in environ.sets + more:
-        hit = next((r for r in environ.refusals if r.name == s.name and r.refuses(s.value)), None)
+        hits = [r for r in environ.refusals if r.name == s.name and r.refuses(s.value)]
+        hit = min(hits, key=lambda r: r.conditional, default=None)  # an unconditional first
         if hit is not None:
             out.append((s, hit))
     return out

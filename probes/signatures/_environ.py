@@ -150,11 +150,17 @@ class _Refusals(ast.NodeVisitor):
         return None
 
     def visit_Raise(self, node: ast.Raise) -> None:
+        found: list[tuple[str, str, list[str]]] = []
+        other = False  # a guard that tests something else: the raise is conditional
         for test, positive in self.guards:
             for part in test.values if isinstance(test, ast.BoolOp) and positive else [test]:
                 got = self._value_test(part, positive)
                 if got is not None and got[0] in self.names:
-                    self.out.append(self._refusal(node, *got))
+                    found.append(got)
+                elif got is None and self._key_test(part) is None:
+                    other = True
+        for got in found:
+            self.out.append({**self._refusal(node, *got), "conditional": other})
 
     def _value_test(self, test: ast.expr, positive: bool) -> tuple[str, str, list[str]] | None:
         if not isinstance(test, ast.Compare) or len(test.ops) != 1:

@@ -45,7 +45,11 @@ _GUARDS = {
         "if os.getenv('X') == '1':\n    pass\nelse:\n    raise RuntimeError\n",
         [("X", "!=", ["1"], 4)],
     ),
-    "envs": ("if envs.X == '0' and other:\n    raise ValueError\n", [("X", "==", ["0"], 2)]),
+    "envs": ("if envs.X == '0':\n    raise ValueError\n", [("X", "==", ["0"], 2)]),
+    "and_other": (
+        "if envs.X == '0' and other:\n    raise ValueError\n",
+        [("X", "==", ["0"], 2, True)],
+    ),
     "subscript": ("if os.environ['X'] != 'on':\n    raise SystemExit\n", [("X", "!=", ["on"], 2)]),
     "other_name": ("if os.environ.get('Y') == '0':\n    raise ValueError\n", []),
     "no_raise": ("if os.environ.get('X') == '0':\n    print('x')\n", []),
@@ -59,4 +63,7 @@ def test_which_raises_refuse_a_value(case: str, tmp_path: Path) -> None:
     pkg.mkdir()
     (pkg / "m.py").write_text("import os\nfrom lib import envs\n" + src)
     got = refusals([str(pkg)], {"X"}, lambda p: Path(p).name)
-    assert [(r["name"], r["op"], r["values"], r["line"] - 2) for r in got] == want
+    assert [
+        (r["name"], r["op"], r["values"], r["line"] - 2, *((True,) if r["conditional"] else ()))
+        for r in got
+    ] == want

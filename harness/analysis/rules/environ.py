@@ -4,7 +4,8 @@ Read from the callee's source: a ``raise`` guarded by a test of the variable (vL
 ``Platform.validate_environ`` raises for ``VLLM_USE_V2_MODEL_RUNNER`` != "1"); the caller's
 ``os.environ[...] = ...`` sets it, or a patch of its series does (applied here, or gated off
 here: then the release refuses what the series needs -- its ceiling, said before a launch, with
-the project's other series of the caller to go to). An error: the callee raises at start-up.
+the project's other series of the caller to go to). An error: the callee raises at start-up;
+a warning where the guard tests something else too.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def check(ctx: Context, _: Earlier) -> Produced:
             fix = f"Stay below {where} with this series" + (
                 f", or go to {'; '.join(others)}." if others else "."
             )
+        if r.conditional:
+            said += " (when the other conditions of its guard hold)"
         f = ctx.finding(
-            Severity.ERROR,
+            Severity.WARNING if r.conditional else Severity.ERROR,
             Category.ENV_REFUSED,
             Site(s.file, s.line, s.source),
             s.name,
