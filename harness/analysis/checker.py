@@ -11,17 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from harness.analysis.carried import SeriesFacts
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding
 from harness.analysis.gates import dead_lines
 from harness.analysis.rules import (
     api_drift,
     calls,
+    carried,
     collision,
     construction,
     drift,
+    environ,
     imports,
+    inherited,
     keys,
+    literals,
     names,
     overrides,
     serve,
@@ -42,6 +47,10 @@ RULES: tuple[Rule, ...] = (
     construction.RULE,
     collision.RULE,
     drift.RULE,
+    inherited.RULE,
+    literals.RULE,
+    environ.RULE,
+    carried.RULE,
     serve.RULE,
 )
 
@@ -88,8 +97,9 @@ class Checker:
         baseline: Mapping[str, Lookup] | None = None,
         baseline_fits: Mapping[str, Fits] | None = None,
         serve: ServeFacts | None = None,
+        series: SeriesFacts | None = None,
     ) -> None:
-        self.context = Context(scan, callee_versions, baseline, baseline_fits, serve)
+        self.context = Context(scan, callee_versions, baseline, baseline_fits, serve, series)
 
     def run(self) -> list[Finding]:
         produced = run_rules(self.context)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.analysis.environ import Environ, MethodHead
 from harness.analysis.facts import (
     Constructor,
     DictView,
@@ -23,6 +24,7 @@ from harness.analysis.facts import (
 )
 from harness.analysis.gates import GatedBlock
 from harness.analysis.hierarchy import Construction, SelfCall
+from harness.analysis.literals import ClassLiterals
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, KeyUse, Subclass
 from harness.models import Parameter, Symbol, SymbolKind
 
@@ -47,6 +49,8 @@ class Callee:
     construction: Construction | None = None  # asked for the bases of mixed caller classes
     self_calls: tuple[SelfCall, ...] = ()  # an overridden method: how the callee calls it
     views: Mapping[str, DictView] | None = None  # a class whose dict views the caller reads
+    heads: Mapping[str, MethodHead] = field(default_factory=dict)  # a subclassed class's MRO
+    literals: ClassLiterals | None = None  # a subclassed class: what its code depends on
 
     @property
     def qualname(self) -> str:
@@ -99,6 +103,8 @@ class Callee:
             views={k: DictView.from_dict(v) for k, v in d["views"].items()}
             if d.get("views")
             else None,
+            heads={k: MethodHead.from_dict(v) for k, v in (d.get("heads") or {}).items()},
+            literals=ClassLiterals.from_dict(d["literals"]) if d.get("literals") else None,
             construction=Construction.from_dict(d["construction"])
             if d.get("construction")
             else None,
@@ -168,6 +174,7 @@ class Scan:
     keys: tuple[KeyUse, ...] = ()
     gated: tuple[GatedBlock, ...] = ()  # branches a version test decides (not uses)
     fits: Mapping[str, Fits] = field(default_factory=dict)
+    environ: Environ = field(default_factory=Environ)
 
     def versions(self) -> dict[str, str | None]:
         """Import name -> installed version, for each callee."""
@@ -195,4 +202,5 @@ class Scan:
             keys=tuple(KeyUse.from_dict(u) for u in d.get("keys") or ()),
             gated=tuple(GatedBlock.from_dict(b) for b in d.get("gated") or ()),
             fits=fits_from(fits),
+            environ=Environ.from_dict(d.get("environ")),
         )

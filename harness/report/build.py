@@ -266,9 +266,17 @@ def build_review(
         from harness.reading.check import check  # (the checker: only for a review that checks)
 
         callees = list((declared or {}).get(caller) or []) or None
-        live = check(target, caller, against=callees)
+        # the series' facts here (what its gated-off patches need, files a release deleted)
+        carried = (library, dist_reports) if dist_reports else None
+        live = check(target, caller, against=callees, series=carried)
         after = (
-            check(target, caller, against=callees, with_patches=overlay(dist_reports))
+            check(
+                target,
+                caller,
+                against=callees,
+                with_patches=overlay(dist_reports),
+                series=carried,
+            )
             if pending
             else live
         )

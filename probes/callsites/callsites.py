@@ -84,6 +84,7 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup.hierarchy_for = frozenset(args.get("hierarchy_for") or ())
     lookup.overrides_for = frozenset(args.get("overrides_for") or ())
     lookup.views_for = frozenset(args.get("views_for") or ())
+    lookup.subclassed_for = frozenset(args.get("subclassed_for") or ())
     if not args.get("caller"):
         out: dict[str, Any] = {
             "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
@@ -92,7 +93,9 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             out["fits"] = _fits_in(finder, args["fits"])
         return out
     early = (lambda obj: _early(args["early"], obj)) if args.get("early") else None
-    return Scanner(index, lookup, warn, early).scan(args["caller"], args.get("callees"))
+    scanner = Scanner(index, lookup, warn, early)
+    scanner.environ_names = set(args.get("environ_names") or ())  # its series' sets
+    return scanner.scan(args["caller"], args.get("callees"))
 
 
 def _callee_imports(parsed: list, tops: set[str]) -> list[list[str]]:
@@ -157,6 +160,7 @@ class Scanner:
         self.lookup = lookup
         self.dists = Dists(index.finder)
         self.warn = warn
+        self.environ_names: set[str] = set()
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -306,6 +310,9 @@ class Scanner:
             for b in s["bases"]
             for m in s["methods"]
         )
+        self.lookup.subclassed_for = frozenset(
+            f"{b[1]}:{b[2]}" for s in self.uses["subclasses"] for b in s["bases"]
+        )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         for key in [k for k, got in symbols.items() if not got.get("found")]:
             module, _, qual = key.partition(":")
@@ -334,7 +341,16 @@ class Scanner:
             **self.uses,
             "symbols": symbols,
             "fits": fits,
+            "environ": self._environ(parsed, tops),
         }
+
+    def _environ(self, parsed: list, tops: list[str]) -> dict[str, Any]:
+        """The variables the caller sets, and the callee raises under a test of them."""
+        from probes.signatures._environ import caller_sets, refusals
+
+        sets = [s for _, rel, tree, lines in parsed for s in caller_sets(tree, rel, lines)]
+        names = {s["name"] for s in sets} | self.environ_names
+        return {"sets": sets, "refusals": refusals(self._folders(tops), names, self.index.rel)}
 
     def _folders(self, tops: list[str]) -> list[str]:
         out = []

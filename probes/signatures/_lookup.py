@@ -35,6 +35,8 @@ class Lookup(Probe):
     overrides_for: frozenset[str] = frozenset()
     #: callee classes whose dict views (``to_dict()``, ``asdict``) a caller reads keys of
     views_for: frozenset[str] = frozenset()
+    #: callee classes a caller class derives from: each MRO method's first body line
+    subclassed_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -104,6 +106,14 @@ class Lookup(Probe):
             sym["mro_members"] = sorted(names)
             sym["mro_complete"] = not opaque
             sym["mro_opaque"] = opaque
+            if key in self.subclassed_for:
+                from probes.signatures._inherited import method_heads
+
+                sym["heads"] = method_heads(self, owner_mod, node)
+                from probes.signatures._literals import class_literals
+
+                rel = self.index.rel(owner_mod.loc.file)
+                sym["literals"] = class_literals(owner_mod.tree, node, rel)
         return {"found": True, "symbol": sym, "chain": chain}
 
     def _self_calls(self, mod: ModuleSummary, qualname: str) -> list[dict[str, Any]]:
