@@ -21,23 +21,19 @@ Usage: python bench/check_classes_bench.py [--detail]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tool_errors import Errors, count, harness_errors, mypy_errors, pyright_errors, roots  # noqa: E402
+
 from harness.cache import cache_root  # noqa: E402
 from tests.support.fixpairs import FIXPAIRS, build_wheel  # noqa: E402
-
-Where = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -119,81 +115,6 @@ BREAKS = (
           "llamafactory/chat/vllm_engine.py", {80, 97}, ("disable_log_requests",)),
 )  # fmt: skip
 
-Errors = dict[Where, list[str]]  # (file relative to the caller's root, line) -> messages
-
-
-def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
-    start = time.perf_counter()
-    cp = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False)
-    return time.perf_counter() - start, cp.stdout
-
-
-def roots(spec: str) -> list[str]:
-    from harness.targets.pypi import PypiTarget
-
-    return PypiTarget(spec).probe_paths()
-
-
-def harness_errors(pair: Pair, spec: str, env: dict[str, str], tmp: Path) -> tuple[float, Errors]:
-    argv = [sys.executable, "-m", "harness", "check", pair.caller, "-t", f"pypi:{spec}"]
-    t, out = timed([*argv, *pair.args, "--json"], env, tmp)
-    errs: Errors = {}
-    for f in json.loads(out)["findings"]:
-        if f["severity"] == "error":
-            errs.setdefault((f["file"], f["line"]), []).append(f"{f['category']}: {f['message']}")
-    return t, errs
-
-
-def mypy_errors(pair: Pair, paths: list[str], tmp: Path) -> tuple[float, Errors] | None:
-    exe = shutil.which("mypy") or str(Path(sys.executable).parent / "mypy")
-    if not Path(exe).exists():
-        return None
-    root = paths[0]
-    env = {**os.environ, "MYPYPATH": os.pathsep.join(paths)}
-    argv = [exe, "--ignore-missing-imports", "--follow-imports=silent", "--no-incremental"]
-    argv += ["--cache-dir", str(tmp / "mypy-cache"), "--python-version", "3.11"]
-    t, out = timed(
-        [*argv, "-p", pair.package, "--no-error-summary", "--show-absolute-path"], env, tmp
-    )
-    errs: Errors = {}
-    for line in out.splitlines():
-        parts = line.split(":", 3)
-        if len(parts) == 4 and parts[2].strip() == "error" and parts[0].startswith(root):
-            where = (os.path.relpath(parts[0], root), int(parts[1]))
-            errs.setdefault(where, []).append(parts[3].strip())
-    return t, errs
-
-
-def pyright_errors(pair: Pair, paths: list[str], tmp: Path) -> tuple[float, Errors] | None:
-    exe = shutil.which("pyright") or str(Path(sys.executable).parent / "pyright")
-    if not Path(exe).exists():
-        return None
-    root = paths[0]
-    cfg = tmp / "pyrightconfig.json"
-    config = {
-        # pyright ignores an absolute include, and auto-excludes **/.* (~/.cache) unless told
-        "include": [os.path.relpath(Path(root, pair.package), tmp)],
-        "exclude": ["**/__pycache__"],
-        "extraPaths": paths,
-        "typeCheckingMode": "basic",
-        "pythonVersion": "3.11",
-        # as mypy's --ignore-missing-imports: what the pair does not install is not an error
-        "reportMissingImports": "none",
-        "reportMissingModuleSource": "none",
-    }
-    cfg.write_text(json.dumps(config))
-    t, out = timed([exe, "--outputjson", "-p", str(cfg)], dict(os.environ), tmp)
-    try:
-        diags = json.loads(out).get("generalDiagnostics", [])
-    except ValueError:
-        return None
-    errs: Errors = {}
-    for d in diags:
-        if d.get("severity") == "error" and d["file"].startswith(root):
-            where = (os.path.relpath(d["file"], root), d["range"]["start"]["line"] + 1)
-            errs.setdefault(where, []).append(d["message"].splitlines()[0])
-    return t, errs
-
 
 def said(b: Break, new: Errors, control: Errors) -> list[str]:
     """What a tool reported at the break's lines on the breaking pair, naming its subject, and
@@ -202,10 +123,6 @@ def said(b: Break, new: Errors, control: Errors) -> list[str]:
         m for ln in sorted(b.lines) for m in new.get((b.file, ln), [])
         if m not in control.get((b.file, ln), []) and any(w in m for w in b.subject)
     ]  # fmt: skip
-
-
-def count(errs: Errors) -> int:
-    return sum(len(v) for v in errs.values())
 
 
 def prepared_cache(tmp: Path) -> Path:
@@ -246,9 +163,11 @@ def main() -> None:
             got: dict[str, list[tuple[float, Errors]]] = {t: [] for t in tools}
             for spec in (p.new, p.control):
                 paths = roots(spec)
-                got["harness check"].append(harness_errors(p, spec, env, tmp))
+                got["harness check"].append(
+                    harness_errors(p.caller, f"pypi:{spec}", p.args, env, tmp)
+                )
                 for name, fn in (("mypy", mypy_errors), ("pyright", pyright_errors)):
-                    r = fn(p, paths, tmp)
+                    r = fn(p.package, paths, tmp)
                     if r is None:
                         missing.add(name)
                     else:

@@ -34,6 +34,10 @@ class TargetError(HarnessError):
     """A target could not be reached or used (host, interpreter, cache)."""
 
 
+class TimedOut(TargetError):
+    """A command on the target ran past its time limit and was killed."""
+
+
 class IndexUnreachable(TargetError):
     """pip could not reach any package index (no network, a proxy down): said once, quickly."""
 

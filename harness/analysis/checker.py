@@ -11,15 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from harness.analysis.carried import SeriesFacts
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding
+from harness.analysis.gates import dead_lines
 from harness.analysis.rules import (
     api_drift,
     calls,
+    carried,
     collision,
     construction,
     drift,
+    environ,
     imports,
+    inherited,
+    keys,
+    literals,
     names,
     overrides,
     serve,
@@ -35,10 +42,15 @@ RULES: tuple[Rule, ...] = (
     calls.RULE,
     shifts.RULE,
     names.RULE,
+    keys.RULE,
     overrides.RULE,
     construction.RULE,
     collision.RULE,
     drift.RULE,
+    inherited.RULE,
+    literals.RULE,
+    environ.RULE,
+    carried.RULE,
     serve.RULE,
 )
 
@@ -85,12 +97,21 @@ class Checker:
         baseline: Mapping[str, Lookup] | None = None,
         baseline_fits: Mapping[str, Fits] | None = None,
         serve: ServeFacts | None = None,
+        series: SeriesFacts | None = None,
     ) -> None:
-        self.context = Context(scan, callee_versions, baseline, baseline_fits, serve)
+        self.context = Context(scan, callee_versions, baseline, baseline_fits, serve, series)
 
     def run(self) -> list[Finding]:
         produced = run_rules(self.context)
-        return merged([f for out in produced.values() for f in out.findings])
+        dead = dead_lines(self.context.scan.gated, self.context.versions)
+        return merged(
+            [
+                f
+                for out in produced.values()
+                for f in out.findings
+                if not any(a <= f.line <= b for a, b in dead.get(f.file, ()))
+            ]  # a branch the release checked never runs (its version test says so)
+        )
 
 
 # kept importable from here (tests, other callers)

@@ -63,6 +63,20 @@ class Opaque:
 
 
 @dataclass(frozen=True)
+class DictView:
+    """The keys of one dict view of a class (``asdict``, ``to_dict``, ``__dict__``...), each
+    with where it is set ("file:line"); ``closed``: they are all it can hold."""
+
+    keys: Mapping[str, str]
+    closed: bool
+    how: str  # what makes the keys: "the dataclass's fields", "what to_dict() at f:9 builds"
+
+    @classmethod
+    def from_dict(cls, d: Json) -> DictView:
+        return cls(dict(d.get("keys") or {}), bool(d.get("closed")), d.get("how") or "")
+
+
+@dataclass(frozen=True)
 class ForwardSite:
     """One call inside the callee that receives its ``**kwargs``."""
 

@@ -62,6 +62,7 @@ class Category(Word):
     BASE_CONSTRUCTION = ("base-construction",)  # a base remakes a subclass that has machinery
     BASE_METHOD_COLLISION = ("base-method-collision",)  # the base's self.m() finds another m
     MISSING_ATTRIBUTE = ("missing-attribute",)
+    MISSING_KEY = ("missing-key",)  # a key read from a dict view of an object: a field gone
     OVERRIDE_INCOMPATIBLE = ("override-incompatible",)
     DRIFT = ("drift",)
     IMPORT_GUARDED = ("import-guarded",)
@@ -69,6 +70,11 @@ class Category(Word):
     UNVERIFIABLE = ("unverifiable",)
     DEPRECATED = ("deprecated",)
     SERVE_ARGUMENT = ("serve-argument",)  # a flag or JSON key vllm serve does not take
+    BASE_METHOD_ADDED = ("base-method-added",)  # the base gained a method the subclass inherits
+    OVERRIDE_ORPHANED = ("override-orphaned",)  # the base no longer has the method overridden
+    ENV_REFUSED = ("env-refused",)  # the callee raises for a value the caller sets
+    LITERAL_CHANGED = ("literal-changed",)  # a literal the subclassed code depends on changed
+    PATCHED_FILE_DELETED = ("patched-file-deleted",)  # a series patches a file the release lacks
 
     def fix_for(self, names: tuple[str, ...], func: str) -> str:
         """The fix sentence for a call that does not bind to ``func``."""

@@ -12,9 +12,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.facts import Constructor, Fits, Forwards, Opaque, Resolution, ReturnPath
+from harness.analysis.environ import Environ, MethodHead
+from harness.analysis.facts import (
+    Constructor,
+    DictView,
+    Fits,
+    Forwards,
+    Opaque,
+    Resolution,
+    ReturnPath,
+)
+from harness.analysis.gates import GatedBlock
 from harness.analysis.hierarchy import Construction, SelfCall
-from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, Subclass
+from harness.analysis.literals import ClassLiterals
+from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, KeyUse, Subclass
 from harness.models import Parameter, Symbol, SymbolKind
 
 Json = dict[str, Any]
@@ -37,6 +48,9 @@ class Callee:
     resolutions: tuple[Resolution, ...] = ()
     construction: Construction | None = None  # asked for the bases of mixed caller classes
     self_calls: tuple[SelfCall, ...] = ()  # an overridden method: how the callee calls it
+    views: Mapping[str, DictView] | None = None  # a class whose dict views the caller reads
+    heads: Mapping[str, MethodHead] = field(default_factory=dict)  # a subclassed class's MRO
+    literals: ClassLiterals | None = None  # a subclassed class: what its code depends on
 
     @property
     def qualname(self) -> str:
@@ -86,6 +100,11 @@ class Callee:
             return_paths=None if paths is None else tuple(ReturnPath.from_dict(p) for p in paths),
             resolutions=tuple(Resolution.from_dict(r) for r in d.get("resolutions") or ()),
             self_calls=tuple(SelfCall.from_dict(c) for c in d.get("self_calls") or ()),
+            views={k: DictView.from_dict(v) for k, v in d["views"].items()}
+            if d.get("views")
+            else None,
+            heads={k: MethodHead.from_dict(v) for k, v in (d.get("heads") or {}).items()},
+            literals=ClassLiterals.from_dict(d["literals"]) if d.get("literals") else None,
             construction=Construction.from_dict(d["construction"])
             if d.get("construction")
             else None,
@@ -152,7 +171,10 @@ class Scan:
     attributes: tuple[AttributeUse, ...] = ()
     subclasses: tuple[Subclass, ...] = ()
     installs: tuple[Install, ...] = ()
+    keys: tuple[KeyUse, ...] = ()
+    gated: tuple[GatedBlock, ...] = ()  # branches a version test decides (not uses)
     fits: Mapping[str, Fits] = field(default_factory=dict)
+    environ: Environ = field(default_factory=Environ)
 
     def versions(self) -> dict[str, str | None]:
         """Import name -> installed version, for each callee."""
@@ -177,5 +199,8 @@ class Scan:
             attributes=tuple(AttributeUse.from_dict(u) for u in d.get("attributes") or ()),
             subclasses=tuple(Subclass.from_dict(u) for u in d.get("subclasses") or ()),
             installs=tuple(Install.from_dict(u) for u in d.get("installs") or ()),
+            keys=tuple(KeyUse.from_dict(u) for u in d.get("keys") or ()),
+            gated=tuple(GatedBlock.from_dict(b) for b in d.get("gated") or ()),
             fits=fits_from(fits),
+            environ=Environ.from_dict(d.get("environ")),
         )

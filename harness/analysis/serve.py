@@ -348,3 +348,6 @@ class ServeFacts:
 
     call: ServeCall
     vocab: ServeVocab
+    #: the range the step declares its environment known to work in for the server's dist
+    #: (``vllm>=0.22,<=0.26 (pipeline.toml:107)``; ``known_good``), "" when it declares none
+    known_good: str = ""

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.analysis.bind import CallShape
 from harness.analysis.facts import parameters_of
+from harness.analysis.gates import VersionGate
 from harness.analysis.hierarchy import Machinery
 from harness.models import Parameter, SymbolKind
 
@@ -109,6 +110,8 @@ class ImportUse(Site):
     ref: Ref | None = None
     deprecated: str = ""  # "file:line" of the warning a module __getattr__ serves it with
     now: str = ""  # what the shim returns, "module:name"
+    gates: tuple[VersionGate, ...] = ()  # the version tests its branch runs under (a failed one)
+    passed_over: str = ""  # module __getattr__s that cannot serve it, in the probe's words
 
     @classmethod
     def from_dict(cls, d: Json) -> ImportUse:
@@ -132,6 +135,8 @@ class ImportUse(Site):
             ref=Ref.from_wire(d["ref"]) if d.get("ref") else None,
             deprecated=f"{warns[0][0]['file']}:{warns[0][0]['line']}" if warns else "",
             now=f"{warns[0][-1]['module']}:{warns[0][-1]['name']}" if warns else "",
+            gates=tuple(VersionGate.from_dict(g) for g in d.get("gates") or ()),
+            passed_over=d.get("passed_over") or "",
         )
 
 
@@ -139,13 +144,14 @@ class ImportUse(Site):
 class ResultUse:
     """What the caller does with a call's result: ``x[0]``, ``for _ in x``, ``len(x)``..."""
 
-    how: str  # subscript | iterate | len | attribute | unpack | truth
+    how: str  # subscript | iterate | len | attribute | unpack | truth | compare
     line: int
     text: str
+    source: str = ""  # the caller's line the use is on
 
     @classmethod
     def from_dict(cls, d: Json) -> ResultUse:
-        return cls(d["how"], int(d["line"]), d.get("text", ""))
+        return cls(d["how"], int(d["line"]), d.get("text", ""), d.get("source", ""))
 
 
 @dataclass(frozen=True)
@@ -328,4 +334,31 @@ class Install(Site):
             replaces=d.get("replaces", ""),
             obj=d.get("object", ""),
             target=ref_key(d["target"]) if d.get("target") else None,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyUse(Site):
+    """A key read from a dict view of a callee object that raises when the key is not there:
+    ``cfg.to_dict()["field"]``, ``d.pop("field")``, ``del d["field"]`` (``d`` bound to it)."""
+
+    ref: Ref  # the object's class
+    view: str  # to_dict | model_dump | dict | asdict | vars | __dict__
+    key: str
+    how: str  # subscript | pop | del
+    view_line: int = 0  # where the view is taken
+
+    @property
+    def symbol(self) -> str:
+        return self.ref.key
+
+    @classmethod
+    def from_dict(cls, d: Json) -> KeyUse:
+        return cls(
+            **Site.fields_of(d),
+            ref=Ref.from_wire(d["ref"]),
+            view=d["view"],
+            key=d["key"],
+            how=d.get("how", "subscript"),
+            view_line=int(d.get("view_line") or 0),
         )

@@ -63,7 +63,7 @@ def main() -> NoReturn:
         from harness.errors import HarnessError
 
         try:
-            build()()
+            code = _call(build())
         except HarnessError as exc:
             from harness.cli.common import report_error
 
@@ -72,4 +72,26 @@ def main() -> NoReturn:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
-    sys.exit(0)
+    sys.exit(code)
+
+
+def _call(app: typer.Typer) -> int:
+    """Run the app; a command line Typer refuses (an unknown option, a value out of range) is
+    a UsageError too: one line and a hint, as harness's own refusals -- not a framed box."""
+    import typer
+
+    from harness.errors import UsageError
+
+    # click's ClickException, whichever click Typer carries (its own copy since 0.2x)
+    click_error: type[Exception] = next(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+    )
+    try:
+        code = app(standalone_mode=False)
+    except click_error as exc:
+        where = getattr(getattr(exc, "ctx", None), "command_path", None) or "harness"
+        raise UsageError(getattr(exc, "format_message", exc.__str__)(), f"{where} --help") from None
+    except typer.Abort:
+        sys.stderr.write("aborted\n")
+        return 1
+    return code if isinstance(code, int) else 0

@@ -206,8 +206,13 @@ def _serve_report(t: Target, step: str, pipeline: Path | None, sets: list[str]) 
     from harness.runs.resolve import parse_sets
     from harness.runs.serve import check_serve, pipeline_text
 
-    plan = describe(t, step, pipeline, parse_sets(sets))
-    report = check_serve(t, plan, pipeline_text(plan))
+    overrides = parse_sets(sets)
+    plan = describe(t, step, pipeline, overrides)
+    report = check_serve(t, plan, pipeline_text(plan), overrides)
+    if report is not None:
+        from harness.runs.serve import outside
+
+        report = outside(plan, report)  # the step's known_good, said here too
     if report is None:
         raise UsageError(
             f"step {step} does not start a vLLM server: its command is {' '.join(plan.command)}",

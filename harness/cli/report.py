@@ -113,13 +113,19 @@ def report_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
 def _flags_apply(
     step: str | None, pipeline: Path | None, require_smoke: bool, require_verified: bool
 ) -> None:
-    """--require-smoke / --require-verified refused for a step that could never meet them."""
-    if not (require_smoke or require_verified):
+    """A step the pipeline does not have (or a pipeline that does not load), and
+    --require-smoke / --require-verified for a step that could never meet them: refused
+    before any connection, not after a whole review."""
+    if step is None and not (require_smoke or require_verified):
         return
     from harness.launch.gates import refuse_flags_that_cannot_apply
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
 
     loaded = load_pipeline(find_pipeline_file(pipeline))
+    if step is not None and step not in loaded.steps:
+        from harness.runs.resolve import resolve_step
+
+        resolve_step(loaded, step, {}, {})  # the usual "no step" line, with a guess
     refuse_flags_that_cannot_apply(loaded, step, require_smoke, require_verified)
 
 

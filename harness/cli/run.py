@@ -241,7 +241,7 @@ def run_step(
             outcome = start_run(
                 pipeline, hosts, req, spread, on_event=lambda e: emit(err, view.lines(e)),
                 wait_ready=lambda h, info: until_ready(h.ctx, h.target, h.workdir, info,
-                                                       SCREEN, step),
+                                                       SCREEN, step, keep_service),
                 launching=launching,
             )  # fmt: skip
         except BaseException:

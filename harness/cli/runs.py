@@ -105,6 +105,10 @@ def stop_cmd(
             help="seconds between SIGTERM and SIGKILL (default 10; $HARNESS_RUN_GRACE_S)",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="stop a service even while runs still use it (they fail)"),
+    ] = False,
     target: TargetOpt = None,
     workdir: WorkdirOpt = None,
     as_json: JsonOpt = False,
@@ -114,7 +118,7 @@ def stop_cmd(
     from harness.runs.commands import stop_run
     from harness.views import runs as view
 
-    rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace)
+    rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace, force=force)
     if as_json:
         print_json(rep.to_dict())
     else:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from harness.group.sameness import Sameness
     from harness.report.model import Review
+    from harness.runs.disk import Budget
     from harness.runs.models import RunInfo, Verdict
     from harness.runs.smoke import SmokePlan
 
@@ -93,7 +94,15 @@ class ServiceUp:
     seconds: float | None = None
 
 
+@dataclass(frozen=True)
+class DiskChecked:
+    """The step's disk budget, read on the target before it launched (``disk = {...}``)."""
+
+    budget: Budget
+    forced: bool = False  # it does not fit, and --force launches it anyway
+
+
 RunEvent = (
     Resolved | Reviewed | Compared | Forced | Preflighted | ClusterUp | ClusterStopped
-    | Launched | Started | ServiceUp
+    | Launched | Started | ServiceUp | DiskChecked
 )  # fmt: skip

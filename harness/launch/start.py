@@ -172,6 +172,10 @@ def start_run(
         raise not_ready
     if not_ready is not None:
         on_event(Forced())
+    from harness.launch.disk import disk_gate
+
+    for h in hosts:  # what the step will write, before any server loads for it
+        disk_gate(h, req.force, on_event)
     services = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
     if needs:

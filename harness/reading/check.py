@@ -20,11 +20,17 @@ from harness.probe_runner import run_probe
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
+    from harness.analysis.environ import EnvSet
     from harness.analysis.facts import Fits
     from harness.analysis.findings import CheckReport
     from harness.analysis.scan import Lookup, Scan
+    from harness.patching.library import SeriesLibrary
+    from harness.patching.ops import DistReport
     from harness.patching.overlay import Overlay
     from harness.targets.started import Started
+
+    #: a patches/ folder's series and their state on the target (``harness patches``)
+    SeriesState = tuple[SeriesLibrary, list[DistReport]]
 
 #: What the check needs once the caller's probe answers: imported while it runs (~50 ms of
 #: harness's start-up, on the other core, instead of before the probe starts).
@@ -135,11 +141,19 @@ def baseline_args(scan: Scan) -> dict[str, Any]:
         "refs": used_refs(scan),
         "returns_for": behaviour_refs(scan),
     }
+    viewed = sorted(
+        k for k, got in scan.symbols.items() if got.callee is not None and got.callee.views
+    )
+    if viewed:  # the keys the baseline's dict views held
+        args["views_for"] = viewed
     overridden = sorted(
         {f"{b.key}.{m.name}" for s in scan.subclasses for b in s.bases for m in s.methods}
     )
     if overridden:  # how the baseline's base called the methods the caller overrides
         args["overrides_for"] = overridden
+    based = sorted({b.key for s in scan.subclasses for b in s.bases})
+    if based:  # the methods the caller's classes inherited then, and whose default they ran
+        args["subclassed_for"] = based
     mixed = sorted({b.key for s in scan.subclasses if s.others for b in s.bases})
     if mixed:  # what the base did to subclasses in the version the caller was written for
         args["hierarchy_for"] = mixed
@@ -245,21 +259,39 @@ def check(
     no_baseline: bool = False,
     with_patches: Path | Overlay | None = None,
     baseline_from: Path | None = None,
+    fallback: Sequence[str] = (),
+    series: SeriesState | None = None,
 ) -> CheckReport:
+    """``fallback``: ``NAME==VER`` baselines for callees the caller pins no version of
+    (``matrix``: the previous version listed); ``series``: the library and its state here
+    when ``with_patches`` is an overlay already made from them (``matrix``)."""
     start = time.perf_counter()
     overrides: dict[str, str] = {}
     patch_notes: list[str] = []
     if with_patches is not None:  # a patches/ folder, or the texts its series leave here
         if isinstance(with_patches, Path):
-            with_patches = series_overlay(target, with_patches)
+            from harness.patching.library import SeriesLibrary
+            from harness.patching.ops import status
+            from harness.patching.overlay import overlay
+
+            library = SeriesLibrary(with_patches)
+            series = (library, status(target, library))
+            with_patches = overlay(series[1])
         overrides, patch_notes = with_patches.texts(), list(with_patches.notes)
     args: dict[str, Any] = {"caller": caller, "callees": against or None}
     if overrides:
         args["overrides"] = overrides
+    sets: list[EnvSet] = []
+    if series is not None:  # what the series' gated-off patches set: does the callee refuse it?
+        from harness.reading.carried import series_sets
+
+        sets = series_sets(*series, caller)
+        if sets:
+            args["environ_names"] = sorted({s.name for s in sets})
     early = _EarlyBaseline(baseline or [], baseline_from)
     try:
         return _check(target, caller, args, early, start, baseline, no_baseline, baseline_from,
-                      patch_notes)  # fmt: skip
+                      patch_notes, fallback, (series, sets))  # fmt: skip
     finally:
         early.close()
 
@@ -274,6 +306,8 @@ def _check(
     no_baseline: bool,
     baseline_from: Path | None,
     patch_notes: list[str],
+    fallback: Sequence[str] = (),
+    carried: tuple[SeriesState | None, list[EnvSet]] = (None, []),
 ) -> CheckReport:
     env = run_probe(target, "callsites", args, cache=True, meanwhile=_import_meanwhile,
                     early=None if no_baseline else early.start)  # fmt: skip
@@ -295,6 +329,9 @@ def _check(
         if no_baseline
         else baseline_pins(scan.caller.requires, scan.callees, baseline or [])
     )
+    if not no_baseline and fallback:
+        extra, _ = baseline_pins([], scan.callees, fallback)
+        pins = {**extra, **pins}
     base_symbols: dict[str, Lookup] | None = None
     base_fits: dict[str, Fits] | None = None
     unread = _unread(pins, scan.callees)
@@ -328,7 +365,14 @@ def _check(
                 "give its wheel with --baseline-from DIR, or run where pip reaches an index"
             )
             pins = {}
-    findings = Checker(scan, versions, base_symbols, base_fits).run()
+    facts = None
+    if carried[0] is not None:
+        from harness.reading.carried import series_facts
+
+        library, reports = carried[0]
+        caller_at = (caller, scan.caller.version)
+        facts = series_facts(target, library, reports, caller_at, carried[1], versions)
+    findings = Checker(scan, versions, base_symbols, base_fits, series=facts).run()
     return CheckReport(
         target=target.label,
         caller=scan.caller.dist,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
+from harness.analysis.findings import Category
 from harness.errors import HarnessError, UsageError
 
 if TYPE_CHECKING:
@@ -113,6 +114,8 @@ class Row:
     notes: tuple[str, ...] = ()
     #: with a series: whether its ``[verified]`` records a GPU run on this version; else None
     gpu_verified: bool | None = None
+    #: a line per kind of change no signature shows (:func:`kind_notes`)
+    kinds: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,6 +127,7 @@ class Row:
             "failed": self.failed,
             "notes": list(self.notes),
             "gpu_verified": self.gpu_verified,
+            "kinds": list(self.kinds),
         }
 
 
@@ -161,7 +165,43 @@ def row_from(version: str, report: Any, dists: Sequence[Any]) -> Row:
         warnings=sum(1 for f in findings if f.severity == Severity.WARNING),
         patches={k: v for k, v in patches.items() if v},
         notes=tuple(report.notes),
+        kinds=kind_notes(findings),
     )
+
+
+#: The kinds of change no signature shows: one line each in a row's note.
+_KINDS = {
+    Category.BASE_METHOD_ADDED: "base gained (not overridden)",
+    Category.OVERRIDE_ORPHANED: "overrides the base no longer has",
+    Category.LITERAL_CHANGED: "literals changed in",
+    Category.ENV_REFUSED: "refuses",
+    Category.PATCHED_FILE_DELETED: "patches a file the release deleted",
+}
+
+
+def kind_notes(findings: Sequence[Any]) -> tuple[str, ...]:
+    """Pure: a line per kind of change no signature shows, naming what changed (a method
+    once, whichever subclass inherits it)."""
+    out = []
+    for cat, words in _KINDS.items():
+        names: list[str] = []
+        seen: set[str] = set()
+        for f in findings:
+            if f.category != cat:
+                continue
+            if cat == Category.ENV_REFUSED:
+                name, key = f.source.strip(), f.source.strip()
+            elif cat == Category.PATCHED_FILE_DELETED:
+                name = key = f.symbol
+            else:
+                name = f.symbol.rpartition(":")[2]
+                key = name.rpartition(".")[2]
+            if key not in seen:
+                seen.add(key)
+                names.append(name)
+        if names:
+            out.append(f"{words}: {', '.join(names)}")
+    return tuple(out)
 
 
 def jobs_for(count: int, asked: int | None = None) -> int:
@@ -218,7 +258,12 @@ def matrix(
     progress(0, len(chosen))
     PypiTarget(caller).probe_paths()  # fetched once, before the versions share it
     with ThreadPoolExecutor(jobs_for(len(chosen), jobs)) as pool:
-        futures = [pool.submit(_one, pin, callee, v, library) for v in chosen]
+        # a caller that pins no version of the callee: each row against the one before it
+        before = [None, *chosen[:-1]]
+        futures = [
+            pool.submit(_one, pin, callee, v, library, b)
+            for v, b in zip(chosen, before, strict=True)
+        ]
         for done, _ in enumerate(as_completed(futures), 1):
             progress(done, len(chosen))
         rows = [f.result() for f in futures]
@@ -240,7 +285,9 @@ def _series(library: SeriesLibrary, dist: str, version: str | None) -> Any:
     return None
 
 
-def _one(pin: Any, callee: str, version: str, library: SeriesLibrary | None) -> Row:
+def _one(
+    pin: Any, callee: str, version: str, library: SeriesLibrary | None, before: str | None = None
+) -> Row:
     from harness.reading.check import check
     from harness.targets.pypi import PypiTarget
 
@@ -254,7 +301,15 @@ def _one(pin: Any, callee: str, version: str, library: SeriesLibrary | None) -> 
 
                 dists = status(target, library)
                 leaves = overlay(dists) if dists else None
-            report = check(target, pin.name, against=[callee], with_patches=leaves)
+            fallback = [f"{callee}=={before}"] if before else []
+            report = check(
+                target,
+                pin.name,
+                against=[callee],
+                with_patches=leaves,
+                fallback=fallback,
+                series=None if library is None else (library, dists),
+            )
         return row_from(version, report, dists)
     except HarnessError as exc:
         return Row(version, failed=exc.message)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,9 @@ def _step(
         return StepPlan(step, error=exc.message)
 
 
-def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
+def _serve(
+    target: Target, plan: StepPlan | None, sets: Mapping[str, str] | None = None
+) -> CheckReport | None:
     """The step's ``vllm serve`` arguments against the target's vLLM (None: the step starts no
     server); one the check could not read says why in a note (a warning of the review)."""
     if plan is None or plan.error is not None:
@@ -60,7 +63,7 @@ def _serve(target: Target, plan: StepPlan | None) -> CheckReport | None:
     from harness.runs.serve import check_serve, pipeline_text
 
     try:
-        return check_serve(target, plan, pipeline_text(plan))
+        return check_serve(target, plan, pipeline_text(plan), sets or {})
     except HarnessError as exc:
         why = f"step {plan.name}'s vllm serve arguments were not checked: {exc.message}"
         return CheckReport(target.label, f"step {plan.name}", None, {}, {}, (), notes=(why,))
@@ -95,6 +98,38 @@ def _vouching(
     then = then_of(last)
     changed = tuple(smoke_mode.changes(then, now)) or (() if then else ("an older harness",))
     return SmokeTested(required, {"id": last.id, "created_at": last.record.created_at}, changed)
+
+
+def _unless_newest_failed(
+    runs: tuple[RunInfo, ...], now: dict[str, object], tested: SmokeTested
+) -> SmokeTested:
+    """A verified run vouches while no newer real run of the same environment (nothing
+    changed since) failed its check: the newest run there is what counts, not the last pass."""
+    from harness.runs import smoke as smoke_mode
+    from harness.runs.lifecycle import state_label
+
+    if tested.last is None or tested.changes:
+        return tested
+    same = [
+        r for r in runs
+        if not r.record.smoke and r.verification is not None and r.state != RunState.RUNNING
+        and r.record.fingerprint and not tuple(smoke_mode.changes(_run_fingerprint(r), now))
+    ]  # fmt: skip
+    newest = max(same, key=lambda r: r.record.created_at or 0.0) if same else None
+    if newest is None or newest.verification is None or newest.verification.passed:
+        return tested
+    return replace(tested, changes=(f"its newest run {newest.id} {state_label(newest)}",))
+
+
+def _own_python(pipeline: Path | None, step: str) -> bool:
+    """Whether ``step`` runs in an interpreter of its own (``python =``), not the host's."""
+    from harness.runs.describe import python_origin
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+
+    try:
+        return python_origin(load_pipeline(find_pipeline_file(pipeline)), step) is not None
+    except HarnessError:
+        return False
 
 
 def _smoke_green(r: RunInfo) -> bool:
@@ -178,7 +213,6 @@ def build_review(
     ``known_facts``: the target's facts, already read in the launch's preflight round trip
     (:func:`review_dists`: the dists it asked); used when they answer this review's very
     question (the same interpreter, the same dists), else the facts probe is asked."""
-    from dataclasses import replace
 
     from packaging.utils import canonicalize_name
 
@@ -189,13 +223,20 @@ def build_review(
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
     given = known_facts
     if plan is not None and plan.python:  # a step in its own environment: its packages
+        from harness.runs.describe import python_origin
+        from harness.runs.pipeline import find_pipeline_file, load_pipeline
         from harness.targets.interp import with_python
 
-        target = with_python(target, plan.python)
+        origin = python_origin(load_pipeline(find_pipeline_file(pipeline)), plan.name)
+        target = with_python(target, plan.python, origin)
         given = None  # read with the host's interpreter, not the step's
     declared = None if plan is None else plan.checks
     library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it
     series_dists, wanted = _dists(library, declared)
+    if plan is not None and plan.error is not None and _own_python(pipeline, plan.name):
+        # the step's own interpreter could not be read: the host's is not the step's, and
+        # its series and calls would be the wrong ones, listed before the one real blocker
+        series_dists, wanted = [], []
     facts: TargetFacts = (
         given.facts
         if given is not None and given.dists == tuple(wanted)
@@ -225,9 +266,17 @@ def build_review(
         from harness.reading.check import check  # (the checker: only for a review that checks)
 
         callees = list((declared or {}).get(caller) or []) or None
-        live = check(target, caller, against=callees)
+        # the series' facts here (what its gated-off patches need, files a release deleted)
+        carried = (library, dist_reports) if dist_reports else None
+        live = check(target, caller, against=callees, series=carried)
         after = (
-            check(target, caller, against=callees, with_patches=overlay(dist_reports))
+            check(
+                target,
+                caller,
+                against=callees,
+                with_patches=overlay(dist_reports),
+                series=carried,
+            )
             if pending
             else live
         )
@@ -242,8 +291,9 @@ def build_review(
         if wants_verified:
             now = {**now, "entry": plan.entry}
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
+            verified = _unless_newest_failed(runs, now, verified)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
-    serve = _serve(target, plan)
+    serve = _serve(target, plan, overrides)
     reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(
         target.label,

@@ -163,6 +163,8 @@ def follow_run(
                 end = follower.run()
         except (_Detached, KeyboardInterrupt):
             shown.close()
+            if until_ready:  # a service's start: what happens to it is the caller's to say
+                return 130
             notes.print(f"\n[bold]detached[/]: {info.id} keeps running on {esc(target.label)}")
             print_next(notes, ctx, info, shown.resume_offset)
             return 130

@@ -20,6 +20,7 @@ from harness.runs.attach import Screen, follow_run, show_copy
 from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
 from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, RunInfo
+from harness.runs.services import users_of
 from harness.runs.state import classify_holders, match_run
 from harness.runs.stopped import StopReport
 from harness.runs.stream import COMPLETE, complete_copy, copy_path
@@ -97,8 +98,11 @@ def _kept_copy(target: Target, run: str) -> RunInfo | None:
     return None if marker is None else RunInfo.from_dict(marker["run"])
 
 
-def stop_run(ctx: Context, run: str, *, grace: float | None = None) -> StopReport:
-    """Stop a run's whole tree; the report says what still holds a GPU."""
+def stop_run(
+    ctx: Context, run: str, *, grace: float | None = None, force: bool = False
+) -> StopReport:
+    """Stop a run's whole tree; the report says what still holds a GPU. A service that live
+    runs still use is stopped only with ``force`` (they would fail)."""
     if grace is not None and not (math.isfinite(grace) and grace >= 0):
         # before anything is signalled: "nan" would never SIGKILL, "inf" never return
         raise UsageError(
@@ -112,6 +116,14 @@ def stop_run(ctx: Context, run: str, *, grace: float | None = None) -> StopRepor
             run_id = match_run(listing.runs, run).id
         except UsageError as miss:
             run_id = _gone(listing.gone, run, miss)  # its directory was deleted while it ran
+        users = [] if force else users_of(listing.runs, run_id)
+        if users:
+            raise UsageError(
+                f"{run_id} is a service that {', '.join(users)} still use(s); stopping it "
+                "fails them",
+                f"stop them first (harness stop {users[0]}{ctx.flag}), or stop the service "
+                f"anyway: harness stop {run_id}{ctx.flag} --force",
+            )
         rep = remote.stop(
             target,
             workdir,

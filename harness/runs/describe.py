@@ -209,7 +209,8 @@ def describe(
     rows: list[Need] = []
     good: list[Need] = []
     pip = None
-    target = with_python(target, resolved.python)  # the step's own packages
+    origin = python_origin(pipeline, step)
+    target = with_python(target, resolved.python, origin)  # the step's own packages
     if declared.requires or declared.known_good:  # one probe for both
         paths = step_paths(resolved.env, resolved.cwd)
         dists = sorted({*declared.requires, *declared.known_good})
@@ -291,3 +292,21 @@ def describe_step(
 ) -> dict[str, Any]:
     """:func:`describe` as JSON (``harness report --format json`` writes this)."""
     return describe(target, step, pipeline_file, overrides).to_dict()
+
+
+def python_origin(pipeline: Pipeline, step: str) -> tuple[str, str] | None:
+    """Where a step's own interpreter is named, and how to change it: a parameter it names
+    (``python = "{vllm_python}"``: ``--set`` or ``[params]``), else the step's line -- never
+    hosts.toml, which names the host's interpreter, not this step's."""
+    from harness.runs.steps import PLACEHOLDER
+
+    declared = pipeline.steps.get(step)
+    if declared is None or declared.python is None:
+        return None
+    where = pipeline.where("steps", step, "python")
+    names = [m.group(1) for m in PLACEHOLDER.finditer(declared.python) if m.group(1)]
+    if names:
+        return (f"{where}: python = {declared.python!r}",
+                f"give {names[0]} the interpreter's path: --set {names[0]}=/path/to/bin/python, "
+                f"or in [params] of {pipeline.path}")  # fmt: skip
+    return where, f"name an interpreter the target has in the step's python = ({where})"

@@ -168,6 +168,8 @@ class RunInfo:
     observed_at: float | None = None
     verification: Verification | None = None
     ready: dict[str, Any] | None = None  # a service's ready.json
+    #: a step with a disk budget: its progress.json (probes/runs/_fill.py)
+    progress: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -199,6 +201,7 @@ class RunInfo:
             "observed_at": self.observed_at,
             "verification": None if self.verification is None else self.verification.to_dict(),
             "ready": self.ready,
+            **({"progress": self.progress} if self.progress else {}),
             # Derived, for readers of --json; from_dict ignores them.
             "state": self.state.value,
             "label": state_label(self),
@@ -219,6 +222,7 @@ class RunInfo:
             observed_at=_opt_float(d.get("observed_at")),
             verification=Verification.from_dict(check) if isinstance(check, dict) else None,
             ready=d["ready"] if isinstance(d.get("ready"), dict) else None,
+            progress=d["progress"] if isinstance(d.get("progress"), dict) else None,
         )
 
     @classmethod
@@ -237,6 +241,7 @@ class RunInfo:
                 "observed_at": now,
                 "verification": (v := Verification.from_facts(facts.get("verify"))) and v.to_dict(),
                 "ready": facts.get("ready"),
+                "progress": facts.get("progress"),
             }
         )
 

@@ -52,7 +52,7 @@ else:  # pragma: no cover - exercised only on 3.10
 _TOP_KEYS = ("params", "steps")
 _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
-    "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python",
+    "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python", "disk",
 )  # fmt: skip
 _SMOKE_KEYS = ("samples", "layers", "params")
 _VERIFY_KEYS = ("command", "smoke", "timeout")
@@ -280,7 +280,7 @@ class _Checker:
         """``service``, ``needs``, ``python`` (:mod:`.pipeline_env`), those declared."""
         out: dict[str, Any] = {}
         for key, parse in (("service", env_keys.service), ("needs", env_keys.needs),
-                           ("python", env_keys.python)):  # fmt: skip
+                           ("python", env_keys.python), ("disk", env_keys.disk)):  # fmt: skip
             if key in table:
                 out[key] = parse(self, table[key], (*here, key))
         return out
@@ -302,18 +302,10 @@ class _Checker:
             for a in argv:
                 self.placeholders(a, (*key, name))
             argvs.append(argv)
-        timeout = table.get("timeout", VERIFY_TIMEOUT)
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float))
-            or not 0 < timeout < float("inf")  # nan and inf too
-        ):
-            raise self.fail(
-                (*key, "timeout"),
-                f"expected a number of seconds, more than 0 (a finite one), got {timeout!r}",
-                f"e.g. timeout = {VERIFY_TIMEOUT:g} (the default; a day is 86400)",
-            )
-        return VerifySpec(argvs[0], argvs[1], float(timeout))
+        timeout = env_keys.seconds(self, table.get("timeout", VERIFY_TIMEOUT), (*key, "timeout"),
+                                   f"e.g. timeout = {VERIFY_TIMEOUT:g} (the default; a day is "
+                                   "86400)")  # fmt: skip
+        return VerifySpec(argvs[0], argvs[1], timeout)
 
     def spread(
         self, table: Mapping[str, Any], here: tuple[str, ...], use_shell: bool

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from harness.errors import ConfigError
-from harness.runs.steps import READY_TIMEOUT, ServiceSpec, Step
+from harness.runs.steps import READY_TIMEOUT, UNCLAIMED_MINUTES, ServiceSpec, Step
 
-SERVICE_KEYS = ("port", "health", "ready_timeout")
+SERVICE_KEYS = ("port", "health", "ready_timeout", "unclaimed_minutes")
 _SERVICE_HINT = 'service = { port = "{port}", health = "/health", ready_timeout = 1800 }'
 
 
@@ -39,6 +39,10 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
         raise check.fail((*key, "port"), "required key missing", _SERVICE_HINT)
     port = check.scalar(table["port"], (*key, "port"))
     check.placeholders(port, (*key, "port"))
+    if "{" not in port and not (port.isdigit() and 1 <= int(port) <= 65535):  # known at load
+        raise check.fail(
+            (*key, "port"), f"the port is {port!r}, not a port number (1..65535)", _SERVICE_HINT
+        )
     health = table.get("health", "/health")
     if not isinstance(health, str) or not (
         health.startswith("/") or health.startswith(("http://", "https://"))
@@ -49,10 +53,59 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
             'health = "/health"',
         )
     check.placeholders(health, (*key, "health"))
-    limit = table.get("ready_timeout", READY_TIMEOUT)
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
-        raise check.fail((*key, "ready_timeout"), "expected a number of seconds, more than 0")
-    return ServiceSpec(port, health, float(limit))
+    limit = seconds(check, table.get("ready_timeout", READY_TIMEOUT), (*key, "ready_timeout"),
+                    f"ready_timeout = {READY_TIMEOUT:g} (the default; a day is 86400)")  # fmt: skip
+    idle = table.get("unclaimed_minutes", UNCLAIMED_MINUTES)
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 < idle < float("inf"):
+        raise check.fail((*key, "unclaimed_minutes"),
+                         "expected a finite number of minutes, more than 0",
+                         "unclaimed_minutes = 10")  # fmt: skip
+    return ServiceSpec(port, health, limit, float(idle))
+
+
+def seconds(check: Checker, value: Any, key: tuple[str, ...], hint: str) -> float:
+    """A time limit: a finite number of seconds, at least 1 (TOML reads ``nan``, ``inf`` and
+    ``1e-300`` as numbers; none is a limit a step can keep)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not 1 <= value < float("inf")  # nan too
+    ):
+        raise check.fail(
+            key, f"expected a finite number of seconds, at least 1, got {value!r}", hint
+        )
+    return float(value)
+
+
+#: ``disk = {...}``: what the step will write, counted before it starts (harness/runs/disk.py)
+DISK_KEYS = ("out", "prepared", "layers", "hidden", "model", "format", "staging", "max_samples")
+DISK_FORMATS = ("bf16", "fp16", "fp32", "fp8")
+_DISK_HINT = (
+    'disk = { out = "{hidden_states}", prepared = "{prepared}", layers = "{layer_ids}", '
+    'model = "{model}" }'
+)
+
+
+def disk(check: Checker, table: Any, key: tuple[str, ...]) -> dict[str, str]:
+    """The disk budget's inputs, each a template (resolved with the step's parameters)."""
+    check.table(table, key)
+    check.keys(table, key, DISK_KEYS)
+    for need in ("out", "prepared", "layers"):
+        if need not in table:
+            raise check.fail((*key, need), "required key missing", _DISK_HINT)
+    if "hidden" not in table and "model" not in table:
+        raise check.fail((*key, "model"), "give the hidden size (hidden) or the model whose "
+                         "config.json holds it (model)", _DISK_HINT)  # fmt: skip
+    out = {}
+    for name, value in table.items():
+        text = check.scalar(value, (*key, name))
+        check.placeholders(text, (*key, name))
+        out[name] = text
+    fmt = out.get("format", "bf16")
+    if "{" not in fmt and fmt not in DISK_FORMATS:
+        raise check.fail((*key, "format"), f"expected one of {', '.join(DISK_FORMATS)}",
+                         'format = "bf16"')  # fmt: skip
+    return out
 
 
 def needs(check: Checker, value: Any, key: tuple[str, ...]) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ PROBE = "runs"
 #: into every run directory (it runs from there, by its path, for as long as the run exists).
 PROGRAM = (
     "supervisor.py", "_rundir.py", "_follow.py", "_verify.py", "_proctree.py", "_stop.py",
-    "_service.py",
+    "_service.py", "_pin.py", "_ports.py", "_fill.py",
 )  # fmt: skip
 
 
@@ -331,6 +331,7 @@ def launch(
         "verifiers": verifier_sources() if uses_verifiers(step, workdir) else None,
         "service": None if step.service is None else dict(step.service),
         "services": extras.services or [],
+        "watch": dict(step.disk) if step.disk else None,  # fill at 90 %, progress (_fill.py)
         "status_timeout": timings.status_wait,
         "device_glob": extras.device_glob,
     }

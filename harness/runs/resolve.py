@@ -17,6 +17,7 @@ from harness.runs.steps import (
     BUILTINS,
     NAME,
     PLACEHOLDER,
+    UNCLAIMED_MINUTES,
     VERIFY_TIMEOUT,
     Pipeline,
     ResolvedStep,
@@ -118,9 +119,12 @@ def resolve_step(
         check = tuple(sub(a, ("steps", name, "verify", which)) for a in getattr(step.verify, which))
         timeout = step.verify.timeout
     service = None if step.service is None else _service(pipeline, name, step, sub)
+    disk = None
+    if step.disk is not None:
+        disk = {k: sub(v, ("steps", name, "disk", k)) for k, v in step.disk.items()}
     return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell,
                         verify=check, verify_timeout=timeout, service=service,
-                        python=python)  # fmt: skip
+                        python=python, disk=disk)  # fmt: skip
 
 
 def _service(
@@ -137,7 +141,11 @@ def _service(
         )
     health = sub(step.service.health, ("steps", name, "service", "health"))
     url = health if "://" in health else f"http://127.0.0.1:{port}{health}"
-    return {"port": int(port), "url": url, "ready_timeout": step.service.ready_timeout}
+    out: dict[str, Any] = {"port": int(port), "url": url,
+                           "ready_timeout": step.service.ready_timeout}  # fmt: skip
+    if step.service.unclaimed_minutes != UNCLAIMED_MINUTES:  # else the run program's default
+        out["unclaimed_minutes"] = step.service.unclaimed_minutes
+    return out
 
 
 def _resolve_values(

@@ -10,8 +10,9 @@ model loads. Findings point at the line of ``pipeline.toml`` that writes the fla
 from __future__ import annotations
 
 import posixpath
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.analysis.checker import Checker
@@ -46,23 +47,37 @@ class Locator:
     """Pure over the pipeline's text: the line a flag or key of a step's command is written
     on -- from the step's ``command`` on, then anywhere (a parameter), else the command."""
 
-    def __init__(self, path: str, text: str, step: str) -> None:
-        self.path, self.lines = path, text.splitlines()
+    def __init__(self, path: str, text: str, step: str, sets: Mapping[str, str] = {}) -> None:
+        self.path, self.lines, self.sets = path, text.splitlines(), dict(sets)
         self.start = locate_line(text, ("steps", step, "command")) if text else 1
 
     def __call__(self, index: int, needle: str) -> Site:
         order = [*range(self.start - 1, len(self.lines)), *range(0, self.start - 1)]
+        for name, value in self.sets.items():  # written by --set, not by the file
+            words = [w.split("=", 1)[0] for w in value.split()]
+            if needle in value if needle.startswith('"') else needle in words:
+                return self._set(name, value, self.start)
         for i in order:
             if needle in self.lines[i]:
-                return Site(self.path, i + 1, self.lines[i].strip())
+                row = self.lines[i].strip()
+                for name, value in self.sets.items():  # the line's value is --set's
+                    if "{" + name + "}" in row or re.match(rf"{re.escape(name)}\s*=", row):
+                        return self._set(name, value, i + 1)
+                return Site(self.path, i + 1, row)
         row = self.lines[self.start - 1].strip() if self.start <= len(self.lines) else ""
         return Site(self.path, self.start, row)
 
+    def _set(self, name: str, value: str, line: int) -> Site:
+        """The --set that wrote what the finding is about, quoted in place of the file's line
+        (which holds the value it overrode)."""
+        return Site(self.path, line, f"--set {name}={value}")
 
-def serve_call(plan: StepPlan, text: str) -> ServeCall | None:
-    """Pure: the ``vllm serve`` call ``plan`` runs, its arguments located in ``text``."""
+
+def serve_call(plan: StepPlan, text: str, sets: Mapping[str, str] = {}) -> ServeCall | None:
+    """Pure: the ``vllm serve`` call ``plan`` runs, its arguments located in ``text`` (or in
+    the ``--set`` that wrote them)."""
     words, _shell = words_of(plan.command)
-    return find_serve(words, Locator(plan.pipeline or "pipeline.toml", text, plan.name))
+    return find_serve(words, Locator(plan.pipeline or "pipeline.toml", text, plan.name, sets))
 
 
 def _venv(program: str) -> str | None:
@@ -102,16 +117,21 @@ def _notes(call: ServeCall, vocab: ServeVocab) -> tuple[str, ...]:
     )
 
 
-def check_serve(target: Target, plan: StepPlan, text: str) -> CheckReport | None:
+def check_serve(
+    target: Target, plan: StepPlan, text: str, sets: Mapping[str, str] = {}
+) -> CheckReport | None:
     """The step's ``vllm serve`` arguments checked on ``target``; None when the step does not
-    start a vLLM server. ``text``: the pipeline file's, to point at lines."""
+    start a vLLM server. ``text``: the pipeline file's, to point at lines; ``sets``: the
+    ``--set`` values, quoted where they wrote the argument."""
     start = time.perf_counter()
-    call = serve_call(plan, text)
+    call = serve_call(plan, text, sets)
     if call is None:
         return None
     vocab, cached = read_vocab(target, call, plan)
     scan = Scan(CallerInfo(f"step {plan.name}", None), {})
-    findings = Checker(scan, {"vllm": vocab.version}, serve=ServeFacts(call, vocab)).run()
+    good = known_good(plan, vocab.dist or "vllm")
+    facts = ServeFacts(call, vocab, good)
+    findings = Checker(scan, {"vllm": vocab.version}, serve=facts).run()
     return CheckReport(
         target=target.label,
         caller=f"step {plan.name} ({call.form})",
@@ -127,6 +147,38 @@ def check_serve(target: Target, plan: StepPlan, text: str) -> CheckReport | None
         },
         notes=_notes(call, vocab),
     )
+
+
+def known_good(plan: StepPlan, dist: str) -> str:
+    """The step's ``known_good`` range for ``dist``, with where it is declared ("" none)."""
+    for need in plan.known_good:
+        if need.dist.lower().replace("_", "-") == dist.lower().replace("_", "-"):
+            return f"{need.dist}{need.spec}" + (
+                f" ({plan.known_good_at})" if plan.known_good_at else ""
+            )
+    return ""
+
+
+def outside(plan: StepPlan, report: CheckReport) -> CheckReport:
+    """``report`` with a note when the server's version is outside the step's ``known_good``
+    range (``check --step``'s; the review says it among its own reasons)."""
+    from dataclasses import replace
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    for dist, version in report.callees.items():
+        for need in plan.known_good:
+            if need.dist.lower() != dist.lower() or not version:
+                continue
+            try:
+                inside = SpecifierSet(need.spec).contains(version, prereleases=True)
+            except InvalidSpecifier:
+                continue
+            if not inside:
+                note = (f"{dist} {version} is outside the range step {plan.name}'s environment "
+                        f"is known to work in: {known_good(plan, dist)}")  # fmt: skip
+                return replace(report, notes=(*report.notes, note))
+    return report
 
 
 def pipeline_text(plan: StepPlan) -> str:

@@ -54,9 +54,25 @@ def _fewer_states(line: str, flag: str) -> tuple[str, tuple[str, ...]] | None:
     )
 
 
+def _ended_under(line: str, flag: str) -> tuple[str, tuple[str, ...]] | None:
+    """The supervisor's own word: the service ended while the step used it."""
+    if "while this step used it" not in line:
+        return None
+    if "stopped (harness stop)" in line:
+        return (
+            "the server this step talked to was stopped under it by harness stop (with "
+            "--force: it refuses a service that live runs use); run the step again -- it "
+            "starts the service anew:",
+            (f"harness runs{flag}",),
+        )
+    return ("the server this step talked to ended on its own while the step ran; read its log:",
+            (f"harness runs{flag}",))  # fmt: skip
+
+
 #: (name, rule): a rule takes one server line and the ``-t`` flag, returns (hint, commands)
 RULES: tuple[tuple[str, Callable[[str, str], tuple[str, tuple[str, ...]] | None]], ...] = (
     ("fewer hidden states than layer ids (the final layer dropped)", _fewer_states),
+    ("the service ended while the step used it", _ended_under),
 )
 
 

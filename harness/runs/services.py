@@ -22,7 +22,7 @@ from harness.runs.context import Context
 from harness.runs.decode import last_lines
 from harness.runs.lifecycle import RunState, state_label
 from harness.runs.models import RunInfo
-from harness.runs.steps import ResolvedStep
+from harness.runs.steps import UNCLAIMED_MINUTES, ResolvedStep
 from harness.runs.stream import LocalCopy, copy_path
 from harness.targets import shell
 from harness.targets.base import Target
@@ -40,7 +40,12 @@ def service_digest(step: ResolvedStep, run_id: str, run_dir: str) -> str:
         "argv": [norm(a) for a in step.argv],
         "cwd": norm(step.cwd),
         "env": {k: norm(v) for k, v in sorted(env.items())},
-        "service": {k: v for k, v in (step.service or {}).items() if k != "digest"},
+        # how long it waits for a first user is not what it serves
+        "service": {
+            k: v
+            for k, v in (step.service or {}).items()
+            if k not in ("digest", "unclaimed_minutes")
+        },
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -59,25 +64,57 @@ def live_service(runs: Sequence[RunInfo], step: str, digest: str) -> RunInfo | N
     return same[-1] if same else None
 
 
+def users_of(runs: Sequence[RunInfo], service_id: str) -> list[str]:
+    """The live runs that use the service ``service_id`` (their ``services`` name it). Pure."""
+    return [
+        r.id
+        for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id))
+        if r.state == RunState.RUNNING
+        and any(str(s.get("run_id")) == service_id for s in r.record.services or ())
+    ]
+
+
 def until_ready(
-    ctx: Context, target: Target, workdir: str, info: RunInfo, screen: Screen, needed_by: str
+    ctx: Context,
+    target: Target,
+    workdir: str,
+    info: RunInfo,
+    screen: Screen,
+    needed_by: str,
+    keep: bool = False,
 ) -> RunInfo:
     """Show the service's log as it starts, until it is ready; the run as it is then.
+
+    ``keep`` (``--keep-service``): a start interrupted here goes on (the launch stops it
+    otherwise), and the words say which.
 
     Raises:
         RunError: it ended (exited, timed out, was stopped) before it was ready, with the
             server's last lines; or following was detached before it was ready.
     """
+    code = 0
     if info.ready is None:
-        follow_run(ctx, target, info, start=0, follow=True, screen=screen, until_ready=True)
+        code = follow_run(ctx, target, info, start=0, follow=True, screen=screen,
+                          until_ready=True)  # fmt: skip
     (now,) = remote.list_runs(target, workdir, ids=[info.id]).runs
-    if now.state == RunState.RUNNING and now.ready is not None:
+    if now.state == RunState.RUNNING and now.ready is not None and code != 130:
         return now
     if now.state == RunState.RUNNING:
+        minutes = (now.record.service or {}).get("unclaimed_minutes") or UNCLAIMED_MINUTES
+        why = " (Ctrl-C)" if code == 130 else ""
+        if not keep:
+            raise RunError(
+                f"{needed_by} was not launched{why}: the service {now.id}, started for it, "
+                "is stopped now",
+                f"harness run {needed_by} --keep-service keeps a service it started when "
+                "interrupted, for the next run to reuse",
+            )
         raise RunError(
-            f"{needed_by} was not launched: {now.id} is still starting",
-            f"see it with: harness logs {now.id}{ctx.flag} --follow; run {needed_by} again "
-            "once it is ready (it will be reused)",
+            f"{needed_by} was not launched{why}: the service {now.id} keeps starting "
+            f"(--keep-service); it stops by itself if no run uses it within {minutes:g} min "
+            "of being ready",
+            f"see it with: harness logs {now.id}{ctx.flag} --follow; harness run {needed_by} "
+            f"reuses it; harness stop {now.id}{ctx.flag} ends it now",
         )
     copy = LocalCopy(copy_path(cache_root(), target.name, now.id))
     try:

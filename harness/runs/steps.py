@@ -86,6 +86,8 @@ class VerifySpec:
 
 #: How long a service may take to answer its health URL unless ``ready_timeout`` says.
 READY_TIMEOUT = 1800.0
+#: a ready service no run used within this many minutes stops itself (``unclaimed_minutes``)
+UNCLAIMED_MINUTES = 10.0
 
 
 @dataclass(frozen=True)
@@ -98,14 +100,19 @@ class ServiceSpec:
     port: str
     health: str = "/health"
     ready_timeout: float = READY_TIMEOUT
+    unclaimed_minutes: float = UNCLAIMED_MINUTES
 
     def to_dict(self) -> dict[str, Any]:
-        return {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout}
+        out = {"port": self.port, "health": self.health, "ready_timeout": self.ready_timeout}
+        if self.unclaimed_minutes != UNCLAIMED_MINUTES:  # the entry's digest as before if unset
+            out["unclaimed_minutes"] = self.unclaimed_minutes
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServiceSpec:
         return cls(str(d["port"]), str(d.get("health") or "/health"),
-                   float(d.get("ready_timeout") or READY_TIMEOUT))  # fmt: skip
+                   float(d.get("ready_timeout") or READY_TIMEOUT),
+                   float(d.get("unclaimed_minutes") or UNCLAIMED_MINUTES))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,8 @@ class Step:
     needs: tuple[str, ...] = ()
     #: the interpreter this step runs in, when not the target's (``{python}`` means it)
     python: str | None = None
+    #: what the step will write, counted before it starts (``disk = {...}``: templates)
+    disk: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # service, needs and python only when declared: an entry that declares none digests
@@ -148,6 +157,8 @@ class Step:
             extra["needs"] = list(self.needs)
         if self.python is not None:
             extra["python"] = self.python
+        if self.disk is not None:
+            extra["disk"] = dict(self.disk)
         return {
             **extra,
             "name": self.name,
@@ -191,6 +202,7 @@ class Step:
             service=ServiceSpec.from_dict(d["service"]) if d.get("service") else None,
             needs=tuple(d.get("needs") or ()),
             python=d.get("python"),
+            disk=dict(d["disk"]) if d.get("disk") else None,
         )
 
 
@@ -253,11 +265,14 @@ class ResolvedStep:
     service: Mapping[str, Any] | None = None
     #: the step's own interpreter (``python = ...``), when it declares one
     python: str | None = None
+    #: the disk budget's inputs, resolved (``disk = {...}``), when it declares one
+    disk: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "service": None if self.service is None else dict(self.service),
             "python": self.python,
+            **({"disk": dict(self.disk)} if self.disk else {}),
             "step": self.step,
             "argv": list(self.argv),
             "cwd": self.cwd,
@@ -281,6 +296,7 @@ class ResolvedStep:
             verify_timeout=float(d.get("verify_timeout") or VERIFY_TIMEOUT),
             service=d.get("service"),
             python=d.get("python"),
+            disk=dict(d["disk"]) if d.get("disk") else None,
         )
 
     def secrets(self) -> list[str]:

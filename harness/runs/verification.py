@@ -67,6 +67,10 @@ class Count:
     chosen_by: str = ""
     #: samples whose values were read dequantized from float8 (hs-connectors' FP8 connector)
     fp8: int = 0
+    #: samples compared at every layer of ``layers`` (0: all compared ones), the others at
+    #: the lowest; and the pass rule in the check's words (the floors measured, the bounds)
+    every_layer_on: int = 0
+    rule: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"passed": self.passed, "compared": self.compared, "of": self.of}
@@ -77,18 +81,23 @@ class Count:
                        chosen_by=self.chosen_by)  # fmt: skip
         if self.fp8:
             out["fp8"] = self.fp8
+        if self.every_layer_on:
+            out["every_layer_on"] = self.every_layer_on
+        if self.rule:
+            out["rule"] = self.rule
         return out
 
     @classmethod
     def from_dict(cls, name: str, d: Any) -> Count:
         d = d if isinstance(d, dict) else {}
-        n = {k: _int(d.get(k)) or 0 for k in ("passed", "compared", "of")}
+        n = {k: max(_int(d.get(k)) or 0, 0) for k in ("passed", "compared", "of")}  # no -1/0
         err = d.get("max_rel_err")
         return cls(name, **n, skipped=str(d.get("skipped") or ""),
                    layers=tuple(x for x in map(_int, d.get("layers") or ()) if x is not None),
                    max_rel_err=float(err) if isinstance(err, (int, float)) else None,
                    chosen_by=str(d.get("chosen_by") or ""),
-                   fp8=_int(d.get("fp8")) or 0)  # fmt: skip
+                   fp8=_int(d.get("fp8")) or 0, every_layer_on=_int(d.get("every_layer_on")) or 0,
+                   rule=str(d.get("rule") or ""))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,8 @@ class Verification:
             kw["outcome"] = Outcome.CRASHED  # an unknown word is no pass
         for k in ("exit_code", "signal", "checked", "total", "failed_count"):
             kw[k] = _int(kw.get(k))
+            if k not in ("exit_code", "signal") and (kw[k] or 0) < 0:
+                kw[k] = None  # a negative count is no count
         kw["failures"] = tuple(Failure.from_any(x) for x in d.get("failed") or ())
         raw = d.get("checks")
         found = (
@@ -279,12 +290,15 @@ def summary(checks: tuple[Count, ...]) -> str:
                     f"(first and last included): {n}")  # fmt: skip
         else:
             head = f"{c.name} {n}" + (f" of {c.of:,}" if c.of != c.compared else "")
-        if c.layers:
+        if c.layers and c.every_layer_on:
+            head += (f" at layer {c.layers[0]}, at layers {', '.join(map(str, c.layers))} on "
+                     f"{c.every_layer_on:,} of them spread evenly")  # fmt: skip
+        elif c.layers:
             head += f" at layer{'s' if len(c.layers) > 1 else ''} " + ", ".join(map(str, c.layers))
         if c.max_rel_err is not None and c.layers and c.compared:
             fp8 = f"; {c.fp8:,} stored as FP8, dequantized with their scales" if c.fp8 else ""
             head += f" (max rel. err. {c.max_rel_err:.4f}{fp8})"
-        parts.append(head)
+        parts.append(head + (f"; rule: {c.rule}" if c.rule else ""))
     return "; ".join(parts)
 
 
@@ -294,6 +308,10 @@ def drift_words(drift: dict[str, Any] | None) -> str:
     if not drift:
         return ""
     n = _int(drift.get("samples")) or 0
+    if "floor" in drift:  # the population rule: what every sample shares
+        return (f"drift shared by every sample: median row error {drift['floor']} at layer "
+                f"{drift.get('layer')} over {_int(drift.get('rows')) or 0:,} rows of {n:,} "
+                f"samples (above {drift.get('above')}), no row or sample outside it")  # fmt: skip
     return (f"drift above {drift.get('above')} on {n:,} sample{'s' if n != 1 else ''}, "
             f"max {drift.get('max')} at layer {drift.get('layer')}, "
             f"{drift.get('identified') or 'every row'} identified")  # fmt: skip

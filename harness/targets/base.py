@@ -168,6 +168,16 @@ class Target(ABC):
         """``FILE:LINE`` where the inventory sets ``key`` for this target (messages)."""
         return None
 
+    def prefix(self) -> list[str]:
+        """The command every command of this target runs behind (``kind = "exec"``'s ``exec``;
+        none here): what an error names when it, not the interpreter, failed."""
+        return []
+
+    def python_origin(self) -> tuple[str, str] | None:
+        """Where this target's interpreter was named when not by the inventory (a pipeline
+        step's ``python =``, ``-t HOST@PYTHON``), and how to change it: (where, hint)."""
+        return None
+
     def identity(self) -> dict[str, Any]:
         """Everything that decides what this target's commands touch (JSON values)."""
         return {"kind": self.kind, "label": self.label}

@@ -21,8 +21,8 @@ SEPARATOR = "@"
 class WithPython(Target):
     """``inner`` with ``python`` as its interpreter; closing it leaves ``inner`` open."""
 
-    def __init__(self, inner: Target, python: str) -> None:
-        self.inner, self.python = inner, python
+    def __init__(self, inner: Target, python: str, origin: tuple[str, str] | None = None) -> None:
+        self.inner, self.python, self.origin = inner, python, origin
         self.kind, self.on_this_machine = inner.kind, inner.on_this_machine
         self.writable, self.immutable = inner.writable, False
 
@@ -75,13 +75,22 @@ class WithPython(Target):
     def setting_line(self, key: str) -> str | None:
         return None if key == "python" else self.inner.setting_line(key)
 
+    def python_origin(self) -> tuple[str, str] | None:
+        return self.origin
+
+    def prefix(self) -> list[str]:
+        return self.inner.prefix()
+
     def identity(self) -> dict[str, Any]:
         return {**self.inner.identity(), "python": self.python}
 
 
-def with_python(target: Target, python: str | None) -> Target:
+def with_python(
+    target: Target, python: str | None, origin: tuple[str, str] | None = None
+) -> Target:
     """``target`` with ``python`` as its interpreter (itself when that is already its own,
-    or when nothing runs there: ``pypi:`` wheels have no interpreter to swap)."""
+    or when nothing runs there: ``pypi:`` wheels have no interpreter to swap). ``origin``:
+    where it was named and how to change it, for the error when it is not there."""
     if not python or not target.writable or target.python_argv() == [python]:
         return target
-    return WithPython(target, python)
+    return WithPython(target, python, origin)

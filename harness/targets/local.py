@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import RunError, TargetError
+from harness.errors import RunError, TargetError, TimedOut
 from harness.targets.base import MAX_STDERR, ByteStream, CommandResult, Target
 
 #: Bytes taken from a pipe per read.
@@ -72,7 +72,7 @@ class LocalTarget(Target):
         except subprocess.TimeoutExpired:
             from harness.targets.timeouts import TIMEOUT_ENV
 
-            raise TargetError(
+            raise TimedOut(
                 f"{self.label}: {Path(argv[0]).name} did not finish in {timeout:g}s "
                 "(it was killed)",
                 f"allow more time if it is just slow: {TIMEOUT_ENV}=SECONDS for one command",

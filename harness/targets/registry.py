@@ -166,7 +166,8 @@ def open_target(
 
         inner = open_target(host, hosts, accept_new_host_key=accept_new_host_key,
                             connect_timeout=connect_timeout)  # fmt: skip
-        return with_python(inner, python)
+        return with_python(inner, python, (f"-t {spec}", "name an interpreter the host has: "
+                                           f"-t {host}@/path/to/bin/python"))  # fmt: skip
     prefix, sep, rest = spec.partition(":")
     for k in KINDS:
         if k.spec is not None and prefix == k.name and (sep or k.bare):

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import TargetError
+from harness.errors import TimedOut
 from harness.targets.base import CommandResult, Target
 
 
@@ -68,7 +68,7 @@ class Started:
                 raise
             from harness.targets.timeouts import TIMEOUT_ENV
 
-            raise TargetError(
+            raise TimedOut(
                 f"{Path(self.argv[0]).name} did not finish in {timeout:g}s (it was killed)",
                 f"allow more time if it is just slow: {TIMEOUT_ENV}=SECONDS for one command",
             ) from None

@@ -164,7 +164,18 @@ class ExecTarget(Target):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> CommandResult:
-        got = self.inner.run(self.wrap(argv, env, cwd), stdin=stdin, timeout=timeout)
+        from harness.errors import TimedOut
+
+        try:
+            got = self.inner.run(self.wrap(argv, env, cwd), stdin=stdin, timeout=timeout)
+        except TimedOut as exc:  # the prefix's hang, as likely as the command's: name both
+            shown = shell.join(self.entry.exec)
+            raise TimedOut(
+                f"{self.label}: {argv[0]} through the exec prefix `{shown}`: "
+                f"{exc.message.split(': ', 1)[-1]}",
+                f"if the prefix hangs, try it by hand: {shown} {self.entry.python} -c "
+                f"'print(1)'; {exc.hint}",
+            ) from None
         return replace(got, argv=tuple(argv))
 
     def python_argv(self) -> list[str]:
@@ -197,6 +208,9 @@ class ExecTarget(Target):
 
     def setting_line(self, key: str) -> str | None:
         return self.entry.where.get(key) or self.entry.source
+
+    def prefix(self) -> list[str]:
+        return [*self.inner.prefix(), *self.entry.exec]
 
     def close(self) -> None:
         self.inner.close()

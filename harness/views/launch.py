@@ -9,6 +9,7 @@ from harness.launch.events import (
     ClusterStopped,
     ClusterUp,
     Compared,
+    DiskChecked,
     Forced,
     Launched,
     Preflighted,
@@ -62,6 +63,12 @@ def lines(event: RunEvent) -> list[RenderableType]:
     if isinstance(event, ClusterStopped):
         left = f"; could not stop it on {', '.join(event.left)}" if event.left else ""
         return [f"Ray cluster stopped in {event.seconds:.1f} s{left}"]
+    if isinstance(event, DiskChecked):
+        b = event.budget
+        mark = "[green]✓[/]" if b.fits else "[yellow]![/]"
+        tail = " -- launching anyway (--force)" if event.forced else ""
+        said: list[RenderableType] = [f"{mark} disk: {esc(b.words())}{tail}"]
+        return said + [f"[yellow]! {esc(w)}[/]" for w in b.warnings()]
     if isinstance(event, ServiceUp):
         if event.reused:
             return [f"[green]✓[/] service {esc(event.step)}: reusing {event.run_id}, ready on "

@@ -82,7 +82,7 @@ def matrix_table(m: Matrix, console_width: int) -> Lines:
                 compact_ids(r.patches.get(k, [])) or "-" for k in ("apply", "skip", "conflict")
             ] + [gpu_cell(r)]
         else:
-            extra = [""]
+            extra = [escape("\n".join(r.kinds))]
         t.add_row(r.version, err, drift, *extra)
     lines.add(t, width=width)
     lines.add(escape(summary(m)), soft_wrap=True)

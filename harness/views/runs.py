@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.runs.lifecycle import state_label
+from harness.runs.disk import progress_words
+from harness.runs.lifecycle import RunState, state_label
 from harness.runs.models import FailureSummary, RunInfo, Verdict
 from harness.runs.state import describe_holder, duration_of, format_duration
 from harness.runs.stopped import StopReport
@@ -24,9 +25,13 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False) -> Console:
+    """As ``cli/common.console``: into a pipe or a file no line is wrapped (the README's word;
+    the verdict line was cut at 80 columns into a log file)."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
+    out = Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
+    out.soft_wrap = not out.is_terminal
+    return out
 
 
 def esc(text: str) -> str:
@@ -69,6 +74,12 @@ def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = (
     rows = []
     for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id)):
         from harness.runs.lifecycle import exit_code_of
+        from harness.runs.services import users_of
+
+        users = users_of(runs, r.id) if r.record.service else []
+        used = f" · used by {', '.join(users)}" if users else ""
+        if r.progress and r.state == RunState.RUNNING:  # a budgeted step: how far it has got
+            used += progress_words(r.progress)
 
         code = exit_code_of(r)
         style = r.state.style
@@ -76,7 +87,7 @@ def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = (
             (
                 r.id,
                 r.record.step + (" (smoke)" if r.record.smoke else ""),
-                f"[{style}]{esc(state_label(r))}[/]",
+                f"[{style}]{esc(state_label(r) + used)}[/]",
                 r.started_at,
                 format_duration(duration_of(r)),
                 "-" if code is None else str(code),

@@ -36,6 +36,8 @@ class TypeEnv:
         #: the functions being walked, outermost first; the names each binds (when asked)
         self.scopes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._binds: dict[int, set[str]] = {}
+        #: the file's own module-level classes (a receiver bound to one is not the callee's)
+        self.classes: frozenset[str] = frozenset()
 
     def shadowed(self, name: str) -> bool:
         """Does a function being walked bind ``name`` (a local hiding the module's)?"""
@@ -110,6 +112,8 @@ class TypeEnv:
             typ = self.annotation_type(st.annotation)
         if typ is None and st.value is not None:
             typ = self.value_type(st.value, local, cls)
+        if typ is None and st.value is not None:
+            typ = self.own_instance(st.value, local)
         targets = st.targets if isinstance(st, ast.Assign) else [st.target]
         if typ is None:  # it holds something unknown now (a callee instance is kept: the
             # value is most often the same object, ``m = m.to(device)``)
@@ -136,11 +140,18 @@ class TypeEnv:
                 and isinstance(t.value, ast.Name)
                 and t.value.id == "self"
                 and cls is not None
-            ):
+                and not self._own(cls["attrs"].get(t.attr))
+            ):  # learnt from every method, in no order: the caller's own class, once, wins
                 cls["attrs"][t.attr] = typ
 
     def _kept(self, r: Ref | None) -> bool:
         return r is not None and r[0] == "instance" and self.callees.is_callee(r[1])
+
+    def _own(self, r: Ref | None) -> bool:
+        """An instance of the caller's own class (``own_instance``'s or ``_receivers``')."""
+        return r is not None and (
+            r[0] == "own" or (r[0] == "instance" and not self.callees.is_callee(r[1]))
+        )
 
     def learn_methods(self, node: ast.ClassDef, cls: dict) -> None:
         """``self.x`` types from every method of a class, so use order does not matter."""
@@ -150,6 +161,22 @@ class TypeEnv:
                 for sub in walk(st):
                     if isinstance(sub, (ast.Assign, ast.AnnAssign)):
                         self.learn(sub, local, cls)
+
+    def own_instance(self, value: ast.expr, local: dict[str, Ref]) -> Ref | None:
+        """``("own", module, Class)`` when ``value`` constructs a class of the caller's own
+        (defined in this file, or imported from a module that is not a callee): a receiver
+        bound to it is not the callee's object, whatever else it was bound to."""
+        if not isinstance(value, ast.Call):
+            return None
+        func = value.func
+        if isinstance(func, ast.Name) and func.id not in local and func.id in self.classes:
+            return ("own", "", func.id)
+        r = self.ref(func, local, None)
+        if not (r and r[0] == "symbol" and len(r) == 3) or self.callees.is_callee(r[1]):
+            return None
+        mod = self.callees.index.module(r[1])
+        node = mod.defs.get(r[2]) if mod is not None else None
+        return ("own", "", f"{r[1]}.{r[2]}") if isinstance(node, ast.ClassDef) else None
 
     def value_type(self, value: ast.expr, local: dict[str, Ref], cls: dict | None) -> Ref | None:
         """What a value is: an instance (of a callee class constructed, of the class a callee

@@ -37,6 +37,7 @@ class ImportRecorder:
         self.is_pkg = is_pkg
         self.tree = tree
         self._scopes: dict[int, str] | None = None  # line -> scope, made once, when needed
+        self._gates: dict[int, list[dict[str, Any]]] | None = None  # made on the first miss
         self.site = site
 
     def record(self, node: ast.Import | ast.ImportFrom, guard: ast.Try | None) -> None:
@@ -59,6 +60,7 @@ class ImportRecorder:
                             "ok": ok,
                             "reason": None if ok else f"no module named {a.name!r}",
                             "ref": ("module", a.name),
+                            "gates": [] if ok else self.gates(node),
                         }
                     )
             return
@@ -101,8 +103,18 @@ class ImportRecorder:
                         **extra,
                         **narrow,
                         "ref": self.env.bindings[local],
+                        "gates": [] if res.get("ok") else self.gates(node),
                     }
                 )
+
+    def gates(self, node: ast.Import | ast.ImportFrom) -> list[dict[str, Any]]:
+        """The version tests the import sits under (``_version_gates``): the checker decides
+        whether its branch runs on the release checked."""
+        if self._gates is None:
+            from probes.callsites._version_gates import import_gates
+
+            self._gates = import_gates(self.tree, self.callees.index.python)
+        return self._gates.get(id(node), [])
 
     def renamed(self, mod: str, real: str, name: str, local: str) -> dict[str, Any] | None:
         """``name`` served by an alias module's ``__getattr__`` under another name (transformers

@@ -20,6 +20,8 @@ from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv, literal_getattr
 from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
+from probes.callsites._keys import FUNCTION_VIEWS, VIEW_ATTRS
+from probes.callsites._keys import MARKS as VIEW_MARKS
 from probes.callsites._uses import (
     attributes_set_on,
     literal_text,
@@ -77,6 +79,10 @@ class FileVisitor:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self.env.functions = self.functions  # helpers returning what they narrowed (_narrowing)
+        self.env.classes = frozenset(st.name for st in tree.body if isinstance(st, ast.ClassDef))
+        self.tree = tree
+        text = "\n".join(self.lines)
+        self._views = any(m in text for m in VIEW_MARKS)  # a dict view of an object: _keys
         # ``X.attr = one_of_our_functions``: the text test that spares most functions a walk
         names = "|".join(map(re.escape, self.functions))
         self._stores_fn = re.compile(rf"\.\w+\s*=\s*(?:{names})\b(?!\s*\()") if names else None
@@ -87,6 +93,11 @@ class FileVisitor:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.env.own[st.name] = ("symbol", self.module, st.name)
         self._block(tree.body, "<module>", self.env.globals, None)  # its binds: functions read
+        if "version" in text:  # branches a version test decides: _version_gates
+            from probes.callsites._version_gates import gated_blocks
+
+            for block in gated_blocks(tree, self.callees.index.python):
+                self.uses["gated"].append({"file": self.rel, **block})
 
     # -- statements -----------------------------------------------------------------------
     def _stmt(self, st: ast.stmt, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
@@ -99,15 +110,22 @@ class FileVisitor:
         # record uses in this statement's expressions, then learn from assignments
         nodes = _walk_no_defs(st)
         self._held = guards.expr_guarded(nodes)
+        view = False  # a dict view of an object (``x.to_dict()``, ``asdict(x)``): _keys
         for node in nodes:
             if isinstance(node, ast.Call):
                 self._call(node, scope, local, cls)
+                view = view or getattr(node.func, "id", "") in FUNCTION_VIEWS
                 name = literal_getattr(node) if len(node.args) == 2 else None
                 if name is not None:  # getattr(x, "name") reads x.name
                     read = ast.Attribute(value=node.args[0], attr=name, ctx=ast.Load())
                     self._attr(ast.copy_location(read, node), scope, local, cls)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 self._attr(node, scope, local, cls)
+                view = view or node.attr in VIEW_ATTRS
+        if view and self._views:
+            from probes.callsites._keys import record
+
+            self.uses["keys"] += record(self, st, scope, local, cls)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             self.env.learn(st, local, cls)
         narrowed = self.env.narrowed(st, local, cls)
@@ -281,7 +299,9 @@ class FileVisitor:
                 "args": [literal_text(a) for a in node.args if not isinstance(a, ast.Starred)],
                 "kwargs": {k.arg: literal_text(k.value) for k in node.keywords if k.arg},
             },
-            "result": [u for u in result if u["how"] != "passed"],
+            "result": [
+                {**u, "source": self.src(u["line"])} for u in result if u["how"] != "passed"
+            ],
             "passed_to": passed_to,
         }
         if r[0] == "instance":  # calling the object itself: its class's __call__

@@ -13,6 +13,9 @@ from typing import Any
 from probes._walk import children, walk
 from probes.signatures._syntax import dotted
 
+#: uses of a call's result that depend on the kind of object returned (``kind_sensitive``)
+KIND_SENSITIVE = frozenset({"truth", "unpack", "compare"})
+
 
 def literal_text(node: ast.expr) -> str | None:
     """Source text of a literal argument (``0``, ``None``, ``"x"``, ``(1, 2)``), else None."""
@@ -51,6 +54,9 @@ def result_uses(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, list[di
         up = parent.get(id(node))
         if isinstance(up, ast.Subscript) and up.value is node:
             out.setdefault(id(call), []).append(_use("subscript", up))
+        kind_use = kind_sensitive(node, parent)  # ``if f():``, ``a, b = f()``, ``f() is True``
+        if kind_use is not None:
+            out.setdefault(id(call), []).append(kind_use)
         if isinstance(up, ast.keyword) and up.arg and isinstance(parent.get(id(up)), ast.Call):
             out.setdefault(id(call), []).append(_passed(up, parent[id(up)]))
         if (
@@ -89,12 +95,28 @@ def _classify(name: ast.Name, parent: dict[int, ast.AST]) -> dict[str, Any] | No
         return _use("iterate", up.iter if isinstance(up, ast.comprehension) else name)
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "len":
         return _use("len", up)
-    if isinstance(up, (ast.If, ast.While, ast.IfExp)) and up.test is name:
-        return _use("truth", name)
+    return kind_sensitive(name, parent)
+
+
+def kind_sensitive(node: ast.AST, parent: dict[int, ast.AST]) -> dict[str, Any] | None:
+    """A use that depends on what kind of object ``node`` is, not on its members: tested for
+    truth (``if``, ``while``, ``not``, ``and``/``or``, ``assert``, ``bool()``), unpacked, or
+    compared (``== True``, ``is None``) -- where a ``bool`` that became a tuple changes meaning."""
+    up = parent.get(id(node))
+    if isinstance(up, (ast.If, ast.While, ast.IfExp, ast.Assert)) and up.test is node:
+        return _use("truth", node)
     if isinstance(up, ast.UnaryOp) and isinstance(up.op, ast.Not):
         return _use("truth", up)
+    if isinstance(up, ast.BoolOp) or (
+        isinstance(up, ast.Call) and dotted(up.func) == "bool" and up.args == [node]
+    ):
+        return _use("truth", up)
+    if isinstance(up, ast.comprehension) and node in up.ifs:
+        return _use("truth", node)
     if isinstance(up, ast.Assign) and isinstance(up.targets[0], (ast.Tuple, ast.List)):
         return _use("unpack", up)
+    if isinstance(up, ast.Compare) and len(up.ops) == 1:
+        return _use("compare", up)
     return None
 
 

@@ -28,6 +28,7 @@ from probes.callsites._calls_imports import imported_tops, is_stdlib, walk_impor
 from probes.callsites._calls_record import FileVisitor
 from probes.callsites._receivers import OwnClasses
 from probes.callsites._uses import (
+    KIND_SENSITIVE,
     early_install_queries,
 )
 from probes.signatures._astindex import Index, read_source
@@ -83,6 +84,8 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     lookup.resolve_for = frozenset(args.get("resolve_for") or ())
     lookup.hierarchy_for = frozenset(args.get("hierarchy_for") or ())
     lookup.overrides_for = frozenset(args.get("overrides_for") or ())
+    lookup.views_for = frozenset(args.get("views_for") or ())
+    lookup.subclassed_for = frozenset(args.get("subclassed_for") or ())
     if not args.get("caller"):
         out: dict[str, Any] = {
             "symbols": {f"{m}:{q}": lookup.ref(m, q) for m, q in args.get("refs") or []}
@@ -91,7 +94,9 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
             out["fits"] = _fits_in(finder, args["fits"])
         return out
     early = (lambda obj: _early(args["early"], obj)) if args.get("early") else None
-    return Scanner(index, lookup, warn, early).scan(args["caller"], args.get("callees"))
+    scanner = Scanner(index, lookup, warn, early)
+    scanner.environ_names = set(args.get("environ_names") or ())  # its series' sets
+    return scanner.scan(args["caller"], args.get("callees"))
 
 
 def _callee_imports(parsed: list, tops: set[str]) -> list[list[str]]:
@@ -134,6 +139,8 @@ def behaviour_keys(calls: list[dict[str, Any]]) -> tuple[frozenset[str], frozens
         shape = c["shape"]
         if c.get("result") and (shape["positional"] or shape["keywords"]):
             returns.add(key)
+        elif any(u["how"] in KIND_SENSITIVE for u in c.get("result") or ()):
+            returns.add(key)  # the kind of object it returns decides what the use does
         if not c.get("on_instance"):
             resolve.add(key)
         if c.get("passed_to"):
@@ -172,6 +179,7 @@ class Scanner:
         self.lookup = lookup
         self.dists = Dists(index.finder)
         self.warn = warn
+        self.environ_names: set[str] = set()
 
     # -- caller files ---------------------------------------------------------------------
     def caller_files(self, dist: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
@@ -261,6 +269,8 @@ class Scanner:
             "attributes": [],
             "subclasses": [],
             "installs": [],
+            "keys": [],
+            "gated": [],  # not uses: the version-tested branches they may sit in
         }
         callee_info = {}
         for top in tops:
@@ -306,6 +316,7 @@ class Scanner:
             | {(i["target"][1], i["target"][2]) for i in self.uses["installs"] if i["target"]}
         )
         self.lookup.returns_for, self.lookup.resolve_for = behaviour_keys(self.uses["calls"])
+        self.lookup.views_for = frozenset(f"{k['ref'][1]}:{k['ref'][2]}" for k in self.uses["keys"])
         self.lookup.forwards_for = frozenset(
             f"{c['ref'][1]}:{c['ref'][2]}"
             for c in self.uses["calls"]
@@ -319,6 +330,9 @@ class Scanner:
             for s in self.uses["subclasses"]
             for b in s["bases"]
             for m in s["methods"]
+        )
+        self.lookup.subclassed_for = frozenset(
+            f"{b[1]}:{b[2]}" for s in self.uses["subclasses"] for b in s["bases"]
         )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         symbols.update(_reached_members(self.uses["attributes"], symbols, self.lookup))
@@ -349,7 +363,16 @@ class Scanner:
             **self.uses,
             "symbols": symbols,
             "fits": fits,
+            "environ": self._environ(parsed, tops),
         }
+
+    def _environ(self, parsed: list, tops: list[str]) -> dict[str, Any]:
+        """The variables the caller sets, and the callee raises under a test of them."""
+        from probes.signatures._environ import caller_sets, refusals
+
+        sets = [s for _, rel, tree, lines in parsed for s in caller_sets(tree, rel, lines)]
+        names = {s["name"] for s in sets} | self.environ_names
+        return {"sets": sets, "refusals": refusals(self._folders(tops), names, self.index.rel)}
 
     def _folders(self, tops: list[str]) -> list[str]:
         out = []

@@ -180,4 +180,5 @@ def run_facts(run_dir: str) -> dict[str, Any]:
         "log_size": size,
         "verify": read_json(os.path.join(run_dir, "verify.json")),
         "ready": read_json(os.path.join(run_dir, "ready.json")),  # a service's
+        "progress": read_json(os.path.join(run_dir, "progress.json")),  # a budgeted step's
     }

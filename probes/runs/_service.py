@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from probes.runs._ports import first_bytes, held_by, owned
 from probes.runs._proctree import gpu_holders, run_tree, self_and_ancestors, terminate
-from probes.runs._rundir import write_record
+from probes.runs._rundir import is_alive, read_json, write_record
 from probes.runs._stop import stop_run_dir
 
 #: Written by a service's supervisor once its health URL answered 200.
@@ -30,17 +31,55 @@ POLL = 0.25
 ASK_TIMEOUT = 2.0
 
 
-def answers(url: str, timeout: float = ASK_TIMEOUT) -> bool:
-    """``url`` answers 200 (no proxy: the server is on the target itself)."""
-    import urllib.error  # here: ~45 ms of imports every runs probe and run program skips
+def answers(url: str, timeout: float = ASK_TIMEOUT) -> bool | None:
+    """``url`` answers 200 (no proxy: the server is on the target itself); ``None`` when
+    something answers that does not speak HTTP (never an exception: the supervisor lives)."""
+    import http.client  # here: ~45 ms of imports every runs probe and run program skips
+    import urllib.error
     import urllib.request
 
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(url, timeout=timeout) as got:
             return int(got.status) == 200
+    except http.client.RemoteDisconnected:  # closed without a word: not up yet
+        return False
+    except http.client.HTTPException:  # BadStatusLine and the like: another protocol
+        return None
     except (OSError, ValueError, urllib.error.URLError):
         return False
+
+
+def service_port(service: dict[str, Any]) -> int | None:
+    """The port the service's own server is to listen on, when it is a number."""
+    try:
+        port = int(service.get("port"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None
+
+
+def port_taken(run_dir: str, service: dict[str, Any]) -> str | None:
+    """Why the service must not start: its port is already listened on (by whom), or None."""
+    port = service_port(service)
+    if port is None:
+        return None
+    who = held_by(port, os.path.dirname(run_dir.rstrip("/")))
+    if who is None:
+        return None
+    return f"port {port} is already in use by {who}; the service was not started"
+
+
+def _own_port(run_dir: str, pid: int, port: int | None) -> str | None:
+    """``None`` when the service's own tree holds ``port`` (or there is no port to hold);
+    else who does, in words."""
+    if port is None:
+        return None
+    run_id = os.path.basename(run_dir.rstrip("/"))
+    members = {p["pid"] for p in run_tree(run_id, {pid}, pid, self_and_ancestors())}
+    if owned(port, members):
+        return None
+    return held_by(port, os.path.dirname(run_dir.rstrip("/"))) or "nobody"
 
 
 def wait_ready(
@@ -57,16 +96,30 @@ def wait_ready(
     ``{"timeout": seconds}`` (the tree is ended by then; reap it as usual).
     """
     url, limit = service["url"], float(service.get("ready_timeout") or 1800.0)
+    port = service_port(service)
     started = time.time()
     deadline = time.monotonic() + limit
+    said: set[str] = set()  # each word about the port once
+
+    def once(text: str) -> None:
+        if text not in said:
+            said.add(text)
+            say(f"harness: {text}")
+
     say(f"harness: waiting for the service to answer {url} (ready_timeout {limit:g}s)")
     while True:
         wstatus = reap(pid)
         if wstatus is not None:
-            return {"exited": wstatus}
+            return {"exited": wstatus, "why": sorted(said)}
         if os.path.exists(os.path.join(run_dir, "stop.json")):
             return {"stopped": True}
-        if answers(url):
+        got = answers(url)
+        if got is None and port is not None:
+            once(f"port {port} answers, but not HTTP: {first_bytes(port)}")
+        other = _own_port(run_dir, pid, port) if got else None
+        if other is not None:  # a kept server of other settings must not pass for this one
+            once(f"port {port} answers, but it is held by {other}, not by this service")
+        elif got:
             took = time.time() - started
             ready = {"url": url, "ready_at": time.time(), "seconds": took}
             write_record(run_dir, READY, ready)
@@ -75,7 +128,7 @@ def wait_ready(
         if time.monotonic() > deadline:
             say(f"harness: the service was not ready within {limit:g}s; ending its processes")
             end_tree(os.path.basename(run_dir.rstrip("/")), pid, float(service.get("grace", 10)))
-            return {"timeout": limit}
+            return {"timeout": limit, "why": sorted(said)}
         time.sleep(POLL)
 
 
@@ -92,6 +145,102 @@ def own_services(record: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(used, list):
         return []
     return [s for s in used if isinstance(s, dict) and s.get("run_id") and not s.get("keep")]
+
+
+#: Minutes a ready service waits for a run to use it before it stops itself (a controller
+#: killed or interrupted before its step was launched); ``unclaimed_minutes`` in its settings.
+UNCLAIMED_MINUTES = 10.0
+CLAIM_POLL = 0.5
+
+
+def users_of(root: str, service_id: str) -> list[str]:
+    """The runs under ``root`` that recorded ``service_id`` among their ``services``."""
+    out = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    for name in names:
+        record = read_json(os.path.join(root, name, "run.json"))
+        used = record.get("services") if isinstance(record, dict) else None
+        if isinstance(used, list) and any(
+            isinstance(u, dict) and os.path.basename(str(u.get("run_id"))) == service_id
+            for u in used
+        ):
+            out.append(name)
+    return out
+
+
+def live(run_dir: str) -> bool:
+    """The run has not ended: no status yet, and its supervisor (or its launch) is alive."""
+    if os.path.exists(os.path.join(run_dir, "status.json")):
+        return False
+    sup = read_json(os.path.join(run_dir, "supervisor.json"))
+    if sup is None:  # being launched
+        return True
+    return is_alive(sup.get("pid"), sup.get("starttime"), sup.get("boot_id"))
+
+
+def other_users(root: str, service_id: str, me: str) -> list[str]:
+    """The live runs other than ``me`` that use the service and have not released it."""
+    there = os.path.join(root, service_id)
+    return [
+        u
+        for u in users_of(root, service_id)
+        if u != me
+        and not os.path.exists(os.path.join(there, f"released-{u}"))
+        and live(os.path.join(root, u))
+    ]
+
+
+def release(root: str, service_id: str, me: str) -> list[str]:
+    """``me`` is done with the service: marked so, under the service's lock (two users ending
+    at once must not each leave it to the other); the live users left."""
+    import fcntl
+
+    there = os.path.join(root, service_id)
+    try:
+        lock = open(os.path.join(there, "users.lock"), "a")  # noqa: SIM115 - held below
+    except OSError:
+        return other_users(root, service_id, me)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(os.path.join(there, f"released-{me}"), "w"):
+                pass
+        except OSError:
+            pass
+        return other_users(root, service_id, me)
+
+
+def until_claimed(
+    run_dir: str,
+    spec: dict[str, Any],
+    pid: int,
+    reap: Callable[[int], int | None],
+    say: Callable[[str], None],
+) -> int | None:
+    """A ready service that no run uses within ``unclaimed_minutes`` stops itself (its step was
+    never launched: the controller was killed, or interrupted). The server's wait status if
+    it exited meanwhile; ``None`` once a run uses it, or it was told to stop."""
+    minutes = float(spec["service"].get("unclaimed_minutes") or UNCLAIMED_MINUTES)
+    root, run_id = os.path.dirname(run_dir.rstrip("/")), os.path.basename(run_dir.rstrip("/"))
+    deadline = time.monotonic() + minutes * 60.0
+    while True:
+        wstatus = reap(pid)
+        if wstatus is not None:
+            return wstatus
+        if users_of(root, run_id) or os.path.exists(os.path.join(run_dir, "stop.json")):
+            return None
+        if time.monotonic() > deadline:
+            say(f"harness: no run used this service within {minutes:g} min of its being ready "
+                "(service.unclaimed_minutes); stopping it")  # fmt: skip
+            grace = float(spec.get("grace") or 10.0)
+            write_record(run_dir, "stop.json", {"requested_at": time.time(), "grace": grace,
+                                                "unclaimed_minutes": minutes})  # fmt: skip
+            end_tree(run_id, pid, grace)
+            return None
+        time.sleep(CLAIM_POLL)
 
 
 #: an exception line (``RuntimeError: ...``), after any logging prefix
@@ -124,12 +273,27 @@ def service_errors(log: str, limit: int = 4, tail: int = 1 << 16) -> list[str]:
 
 
 def say_service_errors(run_dir: str, spec: dict[str, Any], say: Callable[[str], None]) -> None:
-    """The step failed: the error lines of each service it used, into its log."""
+    """The step failed: the error lines of each service it used, into its log -- first, a
+    service that was stopped under it (``harness stop``) or ended while it ran."""
     root = os.path.dirname(run_dir.rstrip("/"))
     for used in spec.get("services") or ():
         if not isinstance(used, dict) or not used.get("run_id"):
             continue
         run_id = os.path.basename(str(used["run_id"]))
+        # stop.json first: it is written before the signal, the status only once reaped
+        stop = read_json(os.path.join(root, run_id, "stop.json"))
+        ended = read_json(os.path.join(root, run_id, "status.json"))
+        if isinstance(stop, dict) or isinstance(ended, dict):
+            by_stop = isinstance(stop, dict) or bool((ended or {}).get("stop_requested"))
+            how = (
+                "was stopped (harness stop) while this step used it"
+                if by_stop
+                else "ended while this step used it"
+            )
+            when = (stop if isinstance(stop, dict) else {}).get("requested_at")
+            when = when or (ended if isinstance(ended, dict) else {}).get("ended_at") or 0
+            at = time.strftime("%H:%M:%S", time.localtime(float(when)))
+            say(f"harness: service {run_id}: the service {how}, at {at}")
         for line in service_errors(os.path.join(root, run_id, "log")):
             say(f"harness: service {run_id}: {line}")
 
@@ -142,10 +306,22 @@ def stop_services(
     grace = float(spec.get("grace") or 10.0)
     wait = float(spec.get("status_timeout") or 10.0)
     out = []
+    me = os.path.basename(run_dir.rstrip("/"))
+    keep = {os.path.basename(str(u.get("run_id"))) for u in spec.get("services") or ()
+            if isinstance(u, dict) and u.get("keep")}  # fmt: skip
+    for used in spec.get("services") or ():  # released first, kept ones too: counted below
+        if isinstance(used, dict) and used.get("run_id"):
+            run_id = os.path.basename(str(used["run_id"]))
+            others = release(root, run_id, me)
+            if others and run_id not in keep:
+                say(f"harness: the step has ended; the service {run_id} stays up: "
+                    f"{', '.join(others)} still use(s) it")  # fmt: skip
+                out.append({"run_id": run_id, "users": others})
+                keep.add(run_id)
     for used in own_services({"services": spec.get("services")}):
         run_id = os.path.basename(str(used["run_id"]))
         there = os.path.join(root, run_id)
-        if not os.path.isfile(os.path.join(there, "run.json")):
+        if run_id in keep or not os.path.isfile(os.path.join(there, "run.json")):
             continue
         say(f"harness: the step has ended; stopping the service {run_id}")
         got: dict[str, Any] = {"run_id": run_id}

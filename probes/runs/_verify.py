@@ -20,7 +20,10 @@ started *with the step* (:func:`start_warm`): it loads torch, transformers and i
 code while the step runs, then waits at its gate -- a pipe only it holds -- for ``go``, sent
 once the step exited 0 and 1. and 2. above are done (or EOF: the step failed, nothing to
 check). Its start-up (~15 s of imports on the H200) then overlaps the step instead of
-following it. It is in a session of its own, so ending the step's leftovers spares it.
+following it. It is in a session of its own, so ending the step's leftovers spares it. The
+gate is reachable through ``/proc/PID/fd`` by any process of the user, the step included:
+``go`` carries a secret the report must carry back, and a check that ended before ``go`` or
+answered another one is refused (:func:`unanswered`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import subprocess
 import time
 from typing import Any
 
+from probes.runs._pin import moved
 from probes.runs._proctree import run_tree, self_and_ancestors, terminate
 from probes.runs._rundir import proc_stat, write_record
 
@@ -50,6 +54,8 @@ REPORT_LIMIT = 16 << 20
 DRAIN = 2.0
 #: The environment variable giving a check the step's start (seconds since the epoch)
 STARTED_ENV = "HARNESS_STEP_STARTED"
+#: ... and a file stamped then, whose mtime is that start in the file clock (its name)
+STARTED_FILE_ENV, STARTED_FILE = "HARNESS_STEP_STARTED_FILE", "started"
 #: The environment variable naming a warm check's gate fd (``go`` on it: check now)
 GATE_ENV = "HARNESS_VERIFY_GATE"
 #: pid -> wait status of children the supervisor reaped while waiting for the step (a warm
@@ -180,8 +186,8 @@ def end_leftovers(
         return {"terminated": [], "killed": [], "remaining": []}
     gone = terminate(procs, GRACE)
     with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
+        while (got := os.waitpid(-1, os.WNOHANG))[0] > 0:
+            REAPED[got[0]] = got[1]  # a warm check that already ended is told apart by it
     return gone
 
 
@@ -206,7 +212,9 @@ def run_check(run_dir: str, spec: dict[str, Any], env: dict[str, str], cwd: str 
                  f"before its check (pids {pids})\n".encode())  # fmt: skip
     if gone["remaining"]:
         say(log, f"harness: could not end {gone['remaining']} (left by the step)\n".encode())
-    refused = changed(run_dir, spec.get("verifiers_sha256") or {})
+    refused = changed(run_dir, spec.get("verifiers_sha256") or {}) or moved(
+        spec.get("verify_pinned") or {}
+    )
     if refused:
         say(log, f"harness: {refused}\n".encode("utf-8", "replace"))
         out.update(refused=refused, ended_at=time.time(), report=None)
@@ -217,10 +225,12 @@ def run_check(run_dir: str, spec: dict[str, Any], env: dict[str, str], cwd: str 
         return
     started = warm if warm is not None else spawn(spec, env, cwd, devnull, gate=False)
     proc = started.proc
-    if started.gate_w is not None:  # the warm check: go
+    secret, early = None, False
+    if started.gate_w is not None:  # the warm check: go, with a secret its report carries
         out["warm"] = True
-        with contextlib.suppress(OSError):
-            os.write(started.gate_w, b"go\n")
+        early, secret = ended_early(proc), os.urandom(16).hex()
+        with contextlib.suppress(OSError):  # a check already gone: EPIPE, nothing said
+            os.write(started.gate_w, b"go " + secret.encode() + b"\n")
         with contextlib.suppress(OSError):
             os.close(started.gate_w)
     if started.error is not None:
@@ -232,10 +242,45 @@ def run_check(run_dir: str, spec: dict[str, Any], env: dict[str, str], cwd: str 
             step.append(proc.pid)  # a SIGTERM to the supervisor reaches the check too
         _wait(proc, got, out, limit)
     got.drain(time.monotonic() + DRAIN)
-    os.close(log)
     out["ended_at"] = time.time()
     out["report"], out["report_from"] = got.report()
+    if secret is not None and (why := unanswered(out, secret, early)):
+        say(log, f"harness: {why}\n".encode())
+        out["refused"] = why
+    os.close(log)
     write_record(run_dir, "verify.json", out)
+
+
+def ended_early(proc: subprocess.Popen | None) -> bool:
+    """Whether a warm check already exited when ``go`` is due."""
+    if proc is None or proc.pid in REAPED:
+        return proc is not None
+    with contextlib.suppress(ChildProcessError):
+        pid, wstatus = os.waitpid(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            REAPED[pid] = wstatus  # _wait reads its status from here
+            return True
+    return False
+
+
+def unanswered(out: dict[str, Any], secret: str, early: bool) -> str | None:
+    """Why a warm check's verdict is not taken: it did not answer the supervisor's own ``go``.
+    The gate pipe is reachable through ``/proc/PID/fd``: the step can say ``go`` first, and the
+    check judges the outputs at a moment the step picks. The secret is taken out of the
+    report; a check that crashed before ``go`` (no report, no exit 0) keeps its own words."""
+    report = out.get("report")
+    got = report.pop("go", None) if isinstance(report, dict) else None
+    if early and (report is not None or out.get("exit_code") == 0):
+        return ("the check ended before the supervisor's go (another process opened its gate "
+                "through /proc and said go); its verdict is not taken")  # fmt: skip
+    if (isinstance(report, dict) and got != secret) or (
+        report is None and out.get("exit_code") == 0  # "go" garbled by another writer: it left
+    ):
+        return (
+            "the check's report does not answer the supervisor's go (another process "
+            "opened its gate through /proc and said go first); its verdict is not taken"
+        )
+    return None
 
 
 def _wait(proc: subprocess.Popen, got: Channels, out: dict[str, Any], limit: float) -> None:

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from probes.runs._pin import pin
 from probes.runs._proctree import (
     gpu_holders,
     orphaned_runs,
@@ -45,7 +46,7 @@ from probes.runs._rundir import (
     space_left,
     write_json_atomic,
 )
-from probes.runs._service import own_services
+from probes.runs._service import other_users, own_services
 from probes.runs._stop import stop_run_dir
 
 
@@ -255,6 +256,12 @@ def op_launch(args: dict[str, Any]) -> dict[str, Any]:
         raise
 
 
+def _pinned(args: dict[str, Any], run_dir: str) -> dict[str, str]:
+    """The files a user's own check runs from, hashed before the step starts (_pin.py)."""
+    path = (args.get("env") or {}).get("PYTHONPATH") or os.environ.get("PYTHONPATH", "")
+    return pin(args.get("verify") or [], args["cwd"] or os.getcwd(), path, run_dir + os.sep)
+
+
 def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
     """:func:`op_launch` once the run directory exists: its files, the supervisor."""
     record = dict(args["record"])
@@ -291,8 +298,9 @@ def _start(args: dict[str, Any], run_dir: str, killed: Any) -> dict[str, Any]:
          "verify_display": (args.get("record") or {}).get("verify"),
          "verify_timeout": args.get("verify_timeout"), "service": args.get("service"),
          "services": args.get("services") or [], "grace": args.get("grace"),
+         "watch": args.get("watch"),
          "status_timeout": args.get("status_timeout"), "device_glob": args.get("device_glob"),
-         "verifiers_sha256": shipped}
+         "verifiers_sha256": shipped, "verify_pinned": _pinned(args, run_dir)}
     ).encode("utf-8")  # fmt: skip
     err = open(os.path.join(run_dir, "supervisor.err"), "wb")  # noqa: SIM115 - the child's
     try:
@@ -344,7 +352,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
     services = []
     for used in own_services(read_json(os.path.join(run_dir, "run.json")) or {}):
         there = os.path.join(root, os.path.basename(used["run_id"]))
-        if os.path.isfile(os.path.join(there, "run.json")):
+        if os.path.isfile(os.path.join(there, "run.json")) and not other_users(
+            root, os.path.basename(used["run_id"]), args["run_id"]
+        ):  # a service another live run still uses stays up
             got = stop_run_dir(there, used["run_id"], grace, wait)
             services.append({"run_id": used["run_id"], **got["report"],
                              "already_finished": got["already_finished"]})  # fmt: skip

@@ -20,8 +20,9 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     run.json         resolved command, cwd, env additions (secrets masked), created_at
     supervisor.py    this file, exactly as it ran
     _rundir.py       the modules it imports, exactly as they ran
-    _follow.py       (and _verify.py: the output check's run; _proctree.py, _stop.py,
-                     _service.py: a service's start and stop)
+    _follow.py       (and _verify.py: the output check's run; _pin.py: the files of a
+                     user's check, pinned at launch; _proctree.py, _stop.py,
+                     _service.py, _ports.py: a service's start and stop)
     supervisor.json  supervisor pid + start time + boot id, step pid/pgid/sid + start time
     log              the step's stdout and stderr, byte for byte
     verify.json      the output check's verdict (``verify`` in pipeline.toml), run after a 0
@@ -32,6 +33,8 @@ Run directory (``<workdir>/.harness/runs/<run-id>/``)::
     status.json      written atomically when the step ends: exit code or signal, end time
                      (a service that never got ready: ``not_ready``; the services a step
                      stopped at its end: ``services``)
+    started          empty; its mtime: the step's start in the file clock (the check's
+                     ``HARNESS_STEP_STARTED_FILE``)
     ready.json       a service step's: its health URL answered 200 (probes/runs/_service.py)
     stop.json        written by ``stop`` before it signals (so the state reads ``killed``)
     supervisor.err   the supervisor's own stderr, for the rare crash
@@ -57,6 +60,7 @@ if __name__ == "__main__":  # run by its path: ``probes.runs`` is the run direct
         sys.modules[_name] = _here
     sys.modules["probes"].runs = sys.modules["probes.runs"]  # type: ignore[attr-defined]
 
+from probes.runs._fill import watch
 from probes.runs._follow import follow_command
 from probes.runs._rundir import (
     FULL_BELOW,
@@ -69,10 +73,18 @@ from probes.runs._rundir import (
     space_left,
     write_record,
 )
-from probes.runs._service import say_service_errors, stop_services, wait_ready
+from probes.runs._service import (
+    port_taken,
+    say_service_errors,
+    stop_services,
+    until_claimed,
+    wait_ready,
+)
 from probes.runs._verify import (  # noqa: F401 - the mark: the contract tests
     REAPED,
     STARTED_ENV,
+    STARTED_FILE,
+    STARTED_FILE_ENV,
     VERIFY_MARK,
     Started,
     abandon,
@@ -132,6 +144,11 @@ def supervise(run_dir: str) -> int:
     cwd = spec.get("cwd") or None
     if cwd is not None and not os.path.isdir(cwd):
         return _not_started(run_dir, log, info, f"the step's cwd {cwd} does not exist", 127)
+    taken = port_taken(run_dir, spec["service"]) if spec.get("service") else None
+    if taken is not None:  # never a second server behind another's answers
+        return _not_started(run_dir, log, info, taken, None, not_ready=taken)
+    mark = _stamp(run_dir)  # the step's start in the file clock (the outputs' own, if theirs)
+    before = time.time()
     try:
         proc = subprocess.Popen(
             spec["argv"],
@@ -167,14 +184,20 @@ def supervise(run_dir: str) -> int:
         raise
     os.close(log)
     # the check (not the step) learns when the step started: outputs older than that were
-    # not written by this run (a step that resumes keeps an earlier run's files)
-    env = {**env, STARTED_ENV: repr(info["started_at"])}
+    # not written by this run (a step that resumes keeps an earlier run's files); in seconds
+    # taken before the step could write, and as a file stamped by the file clock
+    env = {**env, STARTED_ENV: repr(before), **({STARTED_FILE_ENV: mark} if mark else {})}
     warm = None if spec.get("service") else start_warm(run_dir, spec, env, cwd, devnull)
     if warm is not None and warm.proc is not None:
         step.append(warm.proc.pid)  # a SIGTERM to the supervisor reaches it too
+    if spec.get("watch"):  # a step that declared its disk budget: its filesystem at 90 %
+        watch(spec["watch"], _say_in(run_dir), run_dir)
     wstatus = None
     if spec.get("service"):  # a server: ready when its health URL answers
         wstatus = _until_ready(run_dir, spec, proc.pid, status)
+        if wstatus is None and "not_ready" not in status:  # ready: ends unless a run uses it
+            wstatus = until_claimed(run_dir, spec, proc.pid, lambda p: _reap(p, block=False),
+                                    _say_in(run_dir))  # fmt: skip
     if wstatus is None:
         wstatus = _reap(proc.pid, block=True)
     proc.returncode = 0  # reaped here, not by Popen
@@ -195,6 +218,18 @@ def supervise(run_dir: str) -> int:
         status["services"] = stop_services(run_dir, spec, _say_in(run_dir))
     _finish(run_dir, status)
     return 0
+
+
+def _stamp(run_dir: str) -> str | None:
+    """``started``: an empty file whose mtime is the step's start as the filesystem's clock
+    says it -- coarser than ``time.time()``, or a file server's: the clock of the outputs'
+    mtimes when they are on this filesystem (the extraction check compares with it)."""
+    path = os.path.join(run_dir, STARTED_FILE)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+    except OSError:
+        return None
+    return path
 
 
 def _reap(pid: int, block: bool) -> int | None:
@@ -219,13 +254,14 @@ def _until_ready(run_dir: str, spec: dict[str, Any], pid: int, status: dict[str,
     when it exits or times out first. The server's wait status if it was reaped here."""
     service = {**spec["service"], "grace": spec.get("grace") or 10.0}
     got = wait_ready(run_dir, pid, service, lambda p: _reap(p, block=False), _say_in(run_dir))
+    why = "".join(f"; {w}" for w in got.get("why") or ())
     if "exited" in got:
-        status["not_ready"] = "the server exited before it was ready"
+        status["not_ready"] = "the server exited before it was ready" + why
         return got["exited"]
     if "timeout" in got:
         status["not_ready"] = (
             f"the server was not ready within {got['timeout']:g}s (ready_timeout); "
-            "its processes were ended"
+            "its processes were ended" + why
         )
     return None
 
@@ -276,12 +312,21 @@ def _too_long(argv: list[str], env: dict[str, str]) -> str:
     )
 
 
-def _not_started(run_dir: str, log: int, info: dict[str, Any], why: str, code: int) -> int:
-    """The step could not be started: say so in its log and in the status (126/127)."""
+def _not_started(
+    run_dir: str,
+    log: int,
+    info: dict[str, Any],
+    why: str,
+    code: int | None,
+    not_ready: str | None = None,
+) -> int:
+    """The step could not be started: say so in its log and in the status (126/127; a
+    service whose port is taken: ``not_ready``, no code)."""
     msg = f"harness: cannot start the step: {why}"
     _say(log, (msg + "\n").encode("utf-8", "replace"))
     write_record(run_dir, "supervisor.json", info)
-    _finish(run_dir, {"exit_code": code, "signal": None, "error": msg})
+    status = {"exit_code": code, "signal": None, "error": msg}
+    _finish(run_dir, {**status, "not_ready": not_ready} if not_ready else status)
     return 0
 
 

@@ -20,6 +20,7 @@ from probes.signatures._lazy_exports import lazy_table, read_getattr
 from probes.signatures._lazy_package import (
     getattr_rules,
     import_structure_modules,
+    structure_exports,
     sys_modules_class,
 )
 from probes.signatures._platform import Decider, Version, builtin_aliases, target_python
@@ -158,6 +159,11 @@ def summarize(
         s.lazy.update(s.shims.served)
         for table in read.values():
             s.lazy.update(table)
+    if loc.is_package and "sys.modules[" in source:  # transformers 4's _import_structure
+        served, unsure = structure_exports(tree, name)
+        for k, v in served.items():
+            s.lazy.setdefault(k, v)
+        s.has_getattr |= unsure  # with no shims read: any other name may be served
     return s
 
 

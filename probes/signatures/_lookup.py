@@ -33,6 +33,10 @@ class Lookup(Probe):
     hierarchy_for: frozenset[str] = frozenset()
     #: callee methods a caller class overrides: how the callee itself calls them
     overrides_for: frozenset[str] = frozenset()
+    #: callee classes whose dict views (``to_dict()``, ``asdict``) a caller reads keys of
+    views_for: frozenset[str] = frozenset()
+    #: callee classes a caller class derives from: each MRO method's first body line
+    subclassed_for: frozenset[str] = frozenset()
 
     def ref(self, module: str, qualname: str) -> dict[str, Any]:
         """The referenced symbol, or why it is missing; never raises for a miss."""
@@ -63,6 +67,7 @@ class Lookup(Probe):
                     "suggestions": exc.details.get("suggestions") or [],
                     "dynamic": bool(exc.details.get("dynamic")),
                     "opaque": exc.details.get("opaque") or "",
+                    "passed_over": exc.details.get("passed_over") or "",
                 }
         chain = [h.to_dict() for h in self._chain]
         if node is None:
@@ -92,11 +97,23 @@ class Lookup(Probe):
             from probes.callsites._hierarchy import construction  # shipped with the callsites probe
 
             sym["construction"] = construction(self.index, owner_mod, node)
+        if key in self.views_for and isinstance(node, ast.ClassDef):
+            from probes.signatures._views import class_views
+
+            sym["views"] = class_views(self, owner_mod, node)
         if isinstance(node, ast.ClassDef):
             names, opaque = self.mro_names(owner_mod, node)
             sym["mro_members"] = sorted(names)
             sym["mro_complete"] = not opaque
             sym["mro_opaque"] = opaque
+            if key in self.subclassed_for:
+                from probes.signatures._inherited import method_heads
+
+                sym["heads"] = method_heads(self, owner_mod, node)
+                from probes.signatures._literals import class_literals
+
+                rel = self.index.rel(owner_mod.loc.file)
+                sym["literals"] = class_literals(owner_mod.tree, node, rel)
         return {"found": True, "symbol": sym, "chain": chain}
 
     def _self_calls(self, mod: ModuleSummary, qualname: str) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from probes._finder import ProbeFailure, close_names
+from probes._walk import walk
 from probes.signatures._astindex import read_source, summarize
 
 
@@ -36,11 +37,30 @@ def unreadable(finder: Any, module: str) -> ProbeFailure:
     )
 
 
-def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
-    """Why ``mod.name`` may exist though no source defines it ("" if nothing can hide it)."""
+def opaque(
+    index: Any,
+    mod: Any,
+    name: str,
+    depth: int = 0,
+    asked: bool = True,
+    passed: list[str] | None = None,
+) -> str:
+    """Why ``mod.name`` may exist though no source defines it ("" if nothing can hide it).
+
+    ``asked``: whether Python asks ``mod``'s own ``__getattr__`` for the name -- a module
+    ``__getattr__`` serves its own module alone, and a ``from mod import *`` asks it only for
+    the names ``mod.__all__`` lists (without ``__all__`` the star copies the globals).
+    ``passed`` collects the ``__getattr__`` modules passed over that way, in words."""
     shims = mod.shims
-    if mod.has_getattr and (
-        shims is None or not shims.readable or name in shims.unsure or name in mod.lazy
+    if not asked and mod.has_getattr and passed is not None:
+        passed.append(
+            f"{mod.name}'s __getattr__ serves {mod.name} alone: a star import of it copies its "
+            "globals (it has no __all__)"
+        )
+    if (
+        asked
+        and mod.has_getattr
+        and (shims is None or not shims.readable or name in shims.unsure or name in mod.lazy)
     ):  # a readable one that serves no such name raises AttributeError: missing
         return f"{mod.name} has a __getattr__" + (" we cannot read for it" if shims else "")
     if depth > 8:
@@ -48,8 +68,17 @@ def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
     named = mod.imports[name][0] if name in mod.imports else None
     for src in ([named] if named else []) + mod.star_imports:
         target = index.module(src)
+        listed = star_exports(target) if target is not None and src != named else None
+        if listed is not None and listed and name not in listed:
+            if target is not None and target.has_getattr and passed is not None:
+                passed.append(
+                    f"{target.name}'s __getattr__ serves {target.name} alone: a star import of "
+                    f"it asks it only for what its __all__ lists, not {name!r}"
+                )
+            continue  # the star binds only what __all__ lists
         if target is not None:
-            got = opaque(index, target, name, depth + 1)
+            asks = listed is None or bool(listed)
+            got = opaque(index, target, name, depth + 1, asks, passed)
         else:
             top = src.split(".")[0]
             got = compiled(index.finder, src) or (
@@ -60,6 +89,36 @@ def opaque(index: Any, mod: Any, name: str, depth: int = 0) -> str:
         if got:
             return got
     return ""
+
+
+def star_exports(mod: Any) -> frozenset[str] | None:
+    """What ``from mod import *`` takes by name: ``mod.__all__`` when only literal lists of
+    strings make it (empty when there is no ``__all__``: the star copies the globals); None
+    when anything else touches ``__all__`` (``+= sub.__all__``, ``.extend``) -- unsure."""
+    memo = mod.__dict__.setdefault("_star_exports", [])
+    if memo:
+        return memo[0]
+    names: set[str] = set()
+    got: frozenset[str] | None = frozenset()
+    for node in walk(mod.tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = node.value
+                elts = value.elts if isinstance(value, (ast.List, ast.Tuple)) else None
+                if elts is None or not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts
+                ):
+                    got = None
+                    break
+                names.update(e.value for e in elts if isinstance(e, ast.Constant))
+        elif isinstance(node, ast.Name) and node.id == "__all__" and isinstance(node.ctx, ast.Load):
+            got = None  # read back, mutated or extended: not a literal list
+            break
+    if got is not None and names:
+        got = frozenset(names)
+    memo.append(got)
+    return got
 
 
 def stub_of(index: Any, mod: Any) -> Any:
@@ -125,7 +184,8 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
     if mod.loc.is_package:
         names |= set(index.finder.submodules(mod.loc))
     close = close_names(name, sorted(names))
-    why = opaque(index, mod, name)
+    passed: list[str] = []
+    why = opaque(index, mod, name, passed=passed)
     stub = stub_declares(index, mod, name)
     return ProbeFailure(
         "symbol-not-found",
@@ -139,6 +199,7 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
             "dynamic": bool(why),
             "opaque": why,
             "stub": stub,  # declared there: it exists, with no source to read
+            "passed_over": "" if why else "; ".join(dict.fromkeys(passed)),
         },
     )
 
@@ -161,4 +222,5 @@ def from_import(finder: Any, lookup: Any, module: str, name: str) -> dict[str, A
         "dynamic": got.get("dynamic", False),
         "opaque": got.get("opaque", ""),
         "suggestions": got.get("suggestions", []),
+        "passed_over": got.get("passed_over", ""),
     }

@@ -44,6 +44,31 @@ class Sample:
     prepared: Any = None  # the prepared dataset's ids for this index (list), when asked
     fp8: bool = False  # stored as float8 with per-token scales (hs-connectors' FP8 connector)
     error: str | None = None  # "missing", "cannot be read: ..."
+    stats: list = field(default_factory=list)  # _hs_stats.profile of every held layer
+
+
+class Since:
+    """The step's start, to tell a file it wrote from one kept from an earlier run.
+
+    ``mark``: a file the supervisor stamped just before the step started. Its mtime comes
+    from the same clock as the outputs' when it is on their filesystem -- the kernel's coarse
+    file clock, or a file server's -- where ``time.time()`` is finer, or another machine's:
+    files the step had just written read as older than its start. On another filesystem
+    nothing is said; ``time`` (seconds) is for a check run by hand with no mark."""
+
+    def __init__(self, time: float | None, mark: str | None) -> None:
+        self.time, self.mark = time, mark
+
+    def cut(self, data: Path) -> int | None:
+        """The start in the outputs' file clock (ns), or None: not comparable."""
+        if self.mark is None:
+            return None if self.time is None else int(self.time * 1e9)
+        try:
+            stamp = Path(self.mark).stat()
+            same = stamp.st_dev == data.stat().st_dev
+        except OSError:
+            return None
+        return stamp.st_mtime_ns if same else None
 
 
 class Folder:
@@ -64,15 +89,18 @@ class Folder:
         self.total = max(self.paths) + 1 if self.paths else 0
         self.layer_ids = self._layer_ids(layer_ids)
 
-    def kept(self, since: float | None) -> tuple[int, int] | None:
+    def kept(self, since: Since | float | None) -> tuple[int, int] | None:
         """(files last written before ``since``, files): outputs the step did not write --
         a step that resumes (speculators' generate) skips what exists. None: unknown."""
-        if since is None:
+        if isinstance(since, float):
+            since = Since(since, None)
+        cut = since.cut(self.data) if since is not None else None
+        if cut is None:
             return None
         older = 0
         for path in self.paths.values():
             with contextlib.suppress(OSError):  # gone since the listing: its own check says so
-                older += path.stat().st_mtime < since
+                older += path.stat().st_mtime_ns < cut
         return older, len(self.paths)
 
     def _layer_ids(self, given: str | None) -> list[int]:

@@ -14,6 +14,7 @@ text path: transformers' model for ``text_config``, cut there, weights read unde
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -132,6 +133,24 @@ def valid_ids(capture: str, num_layers: int) -> range:
     return range(num_layers) if capture == "output" else range(num_layers + 1)
 
 
+class _Enough(Exception):
+    """Raised by the hook on the last block a batch needs: the forward stops there."""
+
+
+def moe_kind(model: str) -> str:
+    """ "8 routed experts" when the model routes tokens to experts ("" when dense): a token's
+    experts may flip between two bf16 implementations (``_hs_floor.py`` admits that)."""
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(model, trust_remote_code=True)
+    text = getattr(cfg, "text_config", None) or cfg
+    for name in ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts"):
+        n = getattr(text, name, None)
+        if isinstance(n, int) and n > 1:
+            return f"{n} routed experts"
+    return ""
+
+
 class Reference:
     """transformers' forward pass, cut after the highest block needed, hooks on the blocks
     whose outputs are the compared layer ids and their neighbours at hand.
@@ -157,6 +176,8 @@ class Reference:
         self.at_hand = sorted(j for j in near if j in src and src[j] <= loaded - 1)
         self.src = {j: src[j] for j in self.at_hand}
         self.grabbed: dict[int, Any] = {}
+        self.stop: int | None = None
+        self.moe = moe_kind(args.model)
         blocks = decoder_layers(self.model)
         for b in sorted(set(self.src.values())):
             module = self.model.get_input_embeddings() if b < 0 else blocks[b]
@@ -166,13 +187,18 @@ class Reference:
     def _hook(self, b: int) -> Any:
         def fn(_m: Any, _inp: Any, out: Any) -> None:
             self.grabbed[b] = (out[0] if isinstance(out, tuple) else out).detach()
+            if self.stop is not None and b >= self.stop:
+                raise _Enough  # the layers above are not needed for this batch
 
         return fn
 
-    def states(self, samples: list) -> list[dict[int, Any]]:
+    def states(self, samples: list, upto: int | None = None) -> list[dict[int, Any]]:
         """Per sample, layer id -> reference states [n, hidden] (one right-padded batch;
-        causal attention keeps a real row from seeing the pads after it)."""
+        causal attention keeps a real row from seeing the pads after it). ``upto``: only the
+        layer ids at hand up to it (and its neighbour above): the forward stops there."""
         torch = self.torch
+        want = [j for j in self.at_hand if upto is None or j <= upto + 1]
+        self.stop = max(self.src[j] for j in want) if upto is not None else None
         lens = [int(s.ids.shape[0]) for s in samples]
         ids = torch.zeros((len(samples), max(lens)), dtype=torch.long)
         mask = torch.zeros_like(ids)
@@ -180,9 +206,9 @@ class Reference:
             ids[b, : lens[b]] = s.ids
             mask[b, : lens[b]] = 1
         self.grabbed.clear()
-        with torch.no_grad():
+        with torch.no_grad(), contextlib.suppress(_Enough):
             self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
-        return [{j: self.grabbed[self.src[j]][b, : lens[b]] for j in self.at_hand}
+        return [{j: self.grabbed[self.src[j]][b, : lens[b]] for j in want}
                 for b in range(len(samples))]  # fmt: skip
 
 
@@ -202,8 +228,9 @@ class Alone:
         )  # fmt: skip
         self.at_hand = list(configured)
         self.what = "the same samples extracted alone (smoke: random weights)"
+        self.moe = ""
 
-    def states(self, samples: list) -> list[dict[int, Any]]:
+    def states(self, samples: list, upto: int | None = None) -> list[dict[int, Any]]:
         out = []
         for s in samples:
             (alone,) = self.gen.generate([s.ids.tolist()])

@@ -20,6 +20,7 @@ import os
 import sys
 from typing import Any
 
+from _gate import stamp
 from _hs_judge import COUNTED_UNDER, COUNTS, Finding, LayerVerdict
 
 FD_ENV = "HARNESS_VERIFY_FD"
@@ -70,7 +71,8 @@ class Tally:
                **metrics: Any) -> dict[str, Any]:  # fmt: skip
         checks = {}
         for c in COUNTS:
-            checks[c] = {"passed": self.compared[c] - len(self.bad[c]),
+            # a failure of no compared sample ("(none)": the folder is empty) is no -1
+            checks[c] = {"passed": max(self.compared[c] - len(self.bad[c]), 0),
                          "compared": self.compared[c], "of": self.total}  # fmt: skip
             if c in self.skipped:
                 checks[c]["skipped"] = self.skipped[c]
@@ -104,8 +106,9 @@ def _index(name: str) -> int:
 
 
 def emit(report: dict[str, Any], mark: str) -> None:
-    """The report on the check's own channel (``HARNESS_VERIFY_FD``), else on stdout."""
-    line = (mark + json.dumps(report) + "\n").encode("utf-8")
+    """The report on the check's own channel (``HARNESS_VERIFY_FD``), else on stdout; with
+    the secret of the supervisor's ``go`` when the check waited at a gate (``_gate.py``)."""
+    line = (mark + json.dumps(stamp(report)) + "\n").encode("utf-8")
     fd = os.environ.get(FD_ENV)
     if fd and fd.isdigit():
         try:

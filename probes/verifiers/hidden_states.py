@@ -50,6 +50,17 @@ import time
 from pathlib import Path
 
 from _gate import wait_for_go
+from _hs_floor import (
+    FLIP_MAX,
+    FLIP_RATE,
+    ROW_FACTOR,
+    SAMPLE_FACTOR,
+    Rule,
+    drift,
+    row_errors,
+    rule_words,
+)
+from _hs_floor import judge as judge_rows
 from _hs_judge import (
     HARD,
     TOLERANCE,
@@ -63,17 +74,23 @@ from _hs_judge import (
     rows_match,
     spread,
 )
-from _hs_read import Folder, Prepared, Sample, stream
+from _hs_read import Folder, Prepared, Sample, Since, stream
 from _hs_ref import (  # noqa: F401 - text_view.py and the tests read them here
     Alone,
     Reference,
     checkpoint_files,
     decoder_layers,
+    model_depth,
     reference_model,
+    valid_ids,
 )
 from _hs_report import Tally, emit
+from _hs_stats import judge as judge_stats
+from _hs_stats import profile
 
 MARK = "HARNESS_VERIFY "
+#: samples (spread evenly) compared at every captured layer: a forward to the highest layer
+FULL = 16
 
 
 def arguments() -> argparse.Namespace:
@@ -83,6 +100,12 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--samples", type=int, default=0, help="files whose values are compared "
                     "(0 = every one; N: N spread evenly, first and last included)")  # fmt: skip
     ap.add_argument("--layers", default="lowest", help="lowest | all | comma-separated ids")
+    ap.add_argument("--full-samples", type=int, default=FULL, help="samples, spread evenly, "
+                    "whose values are compared at every captured layer (0: none)")  # fmt: skip
+    ap.add_argument("--row-factor", type=float, default=ROW_FACTOR)
+    ap.add_argument("--sample-factor", type=float, default=SAMPLE_FACTOR)
+    ap.add_argument("--flip-max", type=float, default=FLIP_MAX, help="MoE: a routing flip's size")
+    ap.add_argument("--flip-rate", type=float, default=FLIP_RATE, help="MoE: flips per row")
     ap.add_argument("--layer-ids", help="the captured layer ids (needed for hs_*.safetensors)")
     ap.add_argument(
         "--capture",
@@ -134,9 +157,10 @@ def shape(tally: Tally, s: Sample, configured: list[int]) -> bool:
 
 
 def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[int],
-            args: argparse.Namespace) -> None:  # fmt: skip
-    """One batch's values against the reference, sample by sample, layer by layer."""
-    for s, refs in zip(batch, ref.states(batch), strict=True):
+            args: argparse.Namespace, pop: dict, upto: int | None) -> None:  # fmt: skip
+    """One batch's values against the reference, sample by sample, layer by layer: the
+    identity tests now, each layer's row errors kept for the population's rule."""
+    for s, refs in zip(batch, ref.states(batch, upto), strict=True):
         verdicts = {}
         tally.fp8 += s.fp8
         at_hand = {j: r.float() for j, r in refs.items()}
@@ -149,6 +173,7 @@ def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[
             verdicts[k] = judge_layer(x, k, at_hand, args.tolerance, args.hard_tolerance)
             if verdicts[k].finding is not None:
                 break
+            pop.setdefault(k, {})[s.name] = row_errors(x, at_hand[k])
         tally.values(s.name, verdicts)
 
 
@@ -169,11 +194,14 @@ def warm(args: argparse.Namespace) -> None:
             getattr(transformers, name)
 
 
-def step_started() -> float | None:
-    """When the step started (the supervisor's ``HARNESS_STEP_STARTED``), if it said."""
+def step_started() -> Since | None:
+    """When the step started: the supervisor's mark (``HARNESS_STEP_STARTED_FILE``, stamped
+    by the outputs' own file clock) or ``HARNESS_STEP_STARTED`` (seconds), if it said."""
+    mark = os.environ.get("HARNESS_STEP_STARTED_FILE") or None
+    at = None
     with contextlib.suppress(KeyError, ValueError):
-        return float(os.environ["HARNESS_STEP_STARTED"])
-    return None
+        at = float(os.environ["HARNESS_STEP_STARTED"])
+    return Since(at, mark) if at is not None or mark else None
 
 
 def main() -> int:
@@ -199,34 +227,69 @@ def main() -> int:
         return 1
     picks = set(spread(total, args.samples))
     chosen_by = "all" if len(picks) == total else "spread"
-    positions = [configured.index(k) for k in layers]
+    full_ids = list(configured) if args.full_samples > 0 or args.layers == "all" else layers
+    full = set(range(total)) if args.layers == "all" else set(spread(total, args.full_samples))
+    full = full if args.full_samples > 0 or args.layers == "all" else set()
+
+    def layers_of(i: int) -> list[int]:
+        return full_ids if i in full else layers
 
     def load(i: int) -> Sample:
-        s = folder.load(i, positions if i in picks else [], torch)
+        s = folder.load(i, list(range(len(configured))), torch)
+        if s.error is None and s.held == len(configured):
+            s.stats = profile([s.states[p] for p in range(s.held)])
+        keep = {configured.index(k) for k in layers_of(i)} if i in picks else set()
+        s.states = {p: x for p, x in s.states.items() if p in keep}
         s.prepared = prepared.ids(i) if prepared is not None else False
         return s
 
+    if not args.alone:  # ids the model cannot have (a wrong --capture) are the lowest's to say
+        ok = valid_ids(args.capture, model_depth(args.model))
+        full_ids = [k for k in full_ids if k in ok or k in layers]
     if args.alone:
         ref = Alone(args, configured, torch)
     else:
-        ref = Reference(args, layers, args.layers == "all", torch)
-    pending: list[Sample] = []
+        ref = Reference(args, sorted(set(layers) | set(full_ids)), bool(full), torch)
+    pending: dict[bool, list[Sample]] = {True: [], False: []}
+    pop: dict = {}
+    stats: dict[str, list] = {}
 
-    def flush() -> None:
-        plan = plan_batches([len(s.ids) for s in pending], args.batch_tokens)
-        for group in plan:
-            compare(tally, ref, [pending[i] for i in group], layers, configured, args)
-        pending.clear()
+    def flush(whole: bool) -> None:
+        group = pending[whole]
+        for part in plan_batches([len(s.ids) for s in group], args.batch_tokens):
+            compare(tally, ref, [group[i] for i in part], layers_of(group[part[0]].index),
+                    configured, args, pop, None if whole else max(layers))  # fmt: skip
+        group.clear()
 
     for s in stream(load, range(total), args.prefetch):
+        if s.stats:
+            stats[s.name] = s.stats
         if shape(tally, s, configured) and s.index in picks:
-            pending.append(s)
-            if len(pending) >= args.window:
-                flush()
-    flush()
-    report = tally.report(layers, chosen_by, args.tolerance, ref.what,
+            pending[s.index in full].append(s)
+            if len(pending[s.index in full]) >= args.window:
+                flush(s.index in full)
+    flush(True)
+    flush(False)
+    rule = Rule(row_factor=args.row_factor, sample_factor=args.sample_factor,
+                tol=args.tolerance, hard=args.hard_tolerance, moe=ref.moe,
+                flip_max=args.flip_max, flip_rate=args.flip_rate)  # fmt: skip
+    floors, found = judge_rows(pop, rule)
+    failed = {f["sample"] for f in tally.failed}
+    for name, finding in sorted(found.items()):
+        if name not in failed:
+            tally.fail(name, finding)
+    for name, finding in sorted(judge_stats(stats, configured).items()):
+        tally.fail(name, finding)
+    every = sorted(set(layers) | set(full_ids))
+    report = tally.report(every, chosen_by, args.tolerance, ref.what,
                           hard_tolerance=args.hard_tolerance, capture=args.capture,
                           seconds=round(time.monotonic() - start, 1))  # fmt: skip
+    values = report["checks"]["values"]
+    values["rule"] = rule_words(floors, rule)
+    at_every = len(full & picks)
+    if every != layers and at_every < values["compared"]:
+        values["every_layer_on"] = at_every
+    report["drift"] = drift(floors, rule)
     kept = folder.kept(step_started())
     if kept is not None:
         report["kept"] = {"files": kept[0], "of": kept[1]}

@@ -6,7 +6,7 @@ bf16), with faults planted one per sample (``tests/support/extracted.py``):
 * each planted fault fails with its own words -- one row shifted, two files swapped (ids,
   with ``--prepared``), two samples' states swapped (values), a file cut short, a layer
   dropped, a layer duplicated, a layer's states taken from another layer, zeros, NaN -- and
-  drift between the tolerance and the hard bound passes as a warning;
+  one sample off by 0.08-0.10 where the others sit at ~0.004 is a fault, not drift;
 * ``--samples 64`` misses a fault in a sample the spread skips, and says what it compared;
 * speculators 0.9.0's ``hs_{i}.safetensors`` with vLLM's meaning of a layer id
   (``--capture input``), and what the wrong meaning reads like;
@@ -77,9 +77,16 @@ def test_every_sample_is_compared_by_default_and_the_words_say_what(made: tuple)
     assert code == 0 and report["failed"] == [], report
     values = report["checks"]["values"]
     assert (values["compared"], values["of"], values["chosen_by"]) == (70, 70, "all")
-    assert values["layers"] == [1] and values["max_rel_err"] < 0.05
+    assert values["layers"] == [1, 2, 4] and values["max_rel_err"] < 0.05
+    assert values["every_layer_on"] == 16  # the lowest layer on every sample, all on a spread
+    assert values["rule"].startswith("each row within 10x its layer's noise floor")
     label = words(code, report)
-    assert label.startswith("verified: values 70/70 at layer 1 (max rel. err. 0.0"), label
+    assert label.startswith(
+        "verified: values 70/70 at layer 1, at layers 1, 2, 4 on 16 of them "
+        "spread evenly (max rel. err. 0.0"
+    ), label
+    assert "; rule: each row within 10x its layer's noise floor (the median row error " in label
+    assert "layer 1: floor 0.00" in label and "rows of 70 samples, row bound 0.0" in label
     assert label.endswith("; ids: not checked (no --prepared); lengths 70/70; layers 70/70")
 
 
@@ -103,6 +110,8 @@ def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
     assert code == 1
     got = by_sample(report)
     planted = {f"data_{i}": want for i, (want, _) in info["planted"].items()}
+    # one sample off by 0.08 or 0.10 where the others sit at ~0.004 is no drift (issue 41)
+    planted.update({f"data_{i}": "values" for i in info["drifted"]})
     assert set(got) == set(planted), got  # nothing clean named, nothing planted missed
     for name, want in planted.items():
         checks = [c for c, _ in got[name]]
@@ -121,14 +130,14 @@ def test_each_planted_fault_fails_with_its_own_words(made: tuple) -> None:
     assert why["data_13"]["non-finite"] == "NaN/inf at row 2 (layer 1)"
     late = f"data_{info['late']}"
     assert why[late]["position"] == "row 0 is nearest reference row 1 (layer 1)"
-    # drift within the hard bound passes, with its warning
-    assert {w["sample"] for w in report["warnings"]} == {f"data_{i}" for i in info["drifted"]}
-    assert report["drift"]["identified"] == "every row and layer"
+    for i in info["drifted"]:
+        assert why[f"data_{i}"]["values"].startswith("the sample is off as a whole at layer 1: ")
+    assert report["drift"] is None and report["warnings"] == []
     checks = report["checks"]
     assert checks["ids"]["passed"] == checks["ids"]["compared"] - 2
     assert checks["layers"]["passed"] == checks["layers"]["compared"] - 2
     label = words(code, report)
-    assert label.startswith("failed verification: 12 samples wrong (data_3 ids: ids differ")
+    assert label.startswith("failed verification: 14 samples wrong (data_3 ids: ids differ")
     assert "; lengths 69/70; layers 67/69 of 70" in label, label
     assert "wrong: data_5: position: row 0 is nearest reference row 1 (layer 1)" in stdout
 
@@ -178,7 +187,10 @@ def test_fp8_files_are_compared_dequantized_and_the_words_say_so(made: tuple) ->
 
 
 def test_a_deepseek_v3_shape_at_every_layer(made: tuple) -> None:
-    code, report, _ = check(made, "moe/data", "--layers", "all", model="moe/model")
+    # the tiny random router flips a token's experts (bf16 against float32) for ~1 % of rows,
+    # more than the H200's DeepSeek-V3 shape (1 in ~15,000) the defaults admit: given here
+    code, report, _ = check(made, "moe/data", "--layers", "all", "--flip-rate", "0.05",
+                            "--flip-max", "0.4", model="moe/model")  # fmt: skip
     assert code == 1
     assert by_sample(report) == {"data_2": [("position", "row 0 is nearest reference row 1 "
                                                         "(layer 1)")]}  # fmt: skip
@@ -229,7 +241,7 @@ timeout = 900
     h = local_harness(tmp_path, pipeline)
     r = h("run", "extract", "-t", "local", timeout=900)
     assert r.code == 0, r.err
-    assert "succeeded · verified: values 70/70 at layer 1 (max rel. err. 0.00" in r.err, r.err
+    assert "succeeded · verified: values 70/70 at layer 1, at layers 1, 2, 4 on 16 " in r.err
     assert "; ids 70/70; lengths 70/70; layers 70/70" in r.err
     runs = json.loads(h("runs", "-t", "local", "--json").out)
     verify = json.loads((h.run_dir(runs[0]["record"]["id"]) / "verify.json").read_text())

@@ -11,7 +11,9 @@ zeros: the values are another test's business).
 Switches: ``--startup S`` seconds before it answers ``/health``; ``--exit-before-ready`` (an
 error line like vLLM's, exit 1); ``--hang`` (never ready; leaves a worker in a session of its
 own that ignores SIGTERM, as engine cores do); ``--die-after N`` (exits after N completions),
-``--fail-after N`` (from request N+1: vLLM's engine-core fatal error in its log, then 500s).
+``--fail-after N`` (from request N+1: vLLM's engine-core fatal error in its log, then 500s);
+``--bind-after S`` (binds its port only after S seconds of "loading", as ``vllm serve``
+does); ``--not-http`` (speaks SSH's banner on its port instead of HTTP).
 
     python fake_vllm.py --port 8000 --out DIR [--model NAME] [--layers 4] [--hidden 8]
 """
@@ -68,6 +70,8 @@ def main() -> int:
     ap.add_argument("--hang", action="store_true")
     ap.add_argument("--die-after", type=int, default=0)
     ap.add_argument("--fail-after", type=int, default=0)
+    ap.add_argument("--bind-after", type=float, default=0.0)
+    ap.add_argument("--not-http", action="store_true")
     args = ap.parse_args()
     print(
         f"INFO vllm.entrypoints.openai.api_server: vLLM API server version 0.0.0-standin "
@@ -87,6 +91,15 @@ def main() -> int:
             flush=True,
         )
         return 1
+    if args.not_http:  # another protocol on the port: a banner, then it closes
+        import socket
+
+        with socket.create_server(("127.0.0.1", args.port)) as srv:
+            print(f"INFO: speaking SSH on {args.port}", flush=True)
+            while True:
+                conn, _ = srv.accept()
+                with conn:
+                    conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
     if args.hang:
         if os.fork() == 0:  # an engine core in a session of its own, deaf to SIGTERM
             os.setsid()
@@ -156,6 +169,9 @@ def main() -> int:
                 print(f"ERROR: engine core died after {served[0]} request(s)", flush=True)
                 os._exit(3)
 
+    if args.bind_after:
+        print("INFO: loading the model ...", flush=True)
+        time.sleep(args.bind_after)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"INFO: Started server process; listening on http://127.0.0.1:{args.port}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.carried import DeletedFile, SeriesFacts
 from harness.analysis.checker import RULES, merged, ordered, run_rules
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Context, Earlier, FailedImports, Produced, Rule
@@ -64,10 +65,41 @@ def _serve_context() -> Context:
     return Context(Scan(CallerInfo("step serve", None), {}), {}, serve=ServeFacts(call, vocab))
 
 
+def _inherit_context(tmp: Path) -> Context:
+    """The inheritapp pair (tests/fixtures/fixpairs): a base that gained and lost methods,
+    a variable the callee refuses."""
+    import zipfile
+
+    from tests.support.fixpairs import FIXPAIRS, build_wheel
+
+    roots = {}
+    for name in ("inheritapp-0.1.0", "inheritlib-1.0.0", "inheritlib-2.0.0"):
+        with zipfile.ZipFile(build_wheel(FIXPAIRS / name, tmp)) as zf:
+            zf.extractall(tmp / name)
+        roots[name] = str(tmp / name)
+    paths = [roots["inheritapp-0.1.0"], roots["inheritlib-2.0.0"]]
+    scan = Scan.from_dict(
+        callsites.run({"caller": "inheritapp", "callees": None, "paths": paths}, print)
+    )
+    base = callsites.run({**baseline_args(scan), "paths": [roots["inheritlib-1.0.0"]]}, print)
+    gone = DeletedFile("inheritlib", "2.0.0", "patches/inheritlib/1.0.0", "0001-runner",
+                       "patches/inheritlib/1.0.0/0001-runner.patch", 3,
+                       "inheritlib/legacy_runner.py")  # fmt: skip
+    return Context(
+        scan, {"inheritlib": "2.0.0"}, lookups_from(base["symbols"]), series=SeriesFacts((gone,))
+    )
+
+
 @pytest.fixture(scope="module")
-def produced() -> list[dict[str, Produced]]:
+def produced(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Produced]]:
     """Each rule's output on each of the fixtures."""
-    return [run_rules(_site_context()), run_rules(_drift_context()), run_rules(_serve_context())]
+    inherit = _inherit_context(tmp_path_factory.mktemp("inherit"))
+    return [
+        run_rules(_site_context()),
+        run_rules(_drift_context()),
+        run_rules(_serve_context()),
+        run_rules(inherit),
+    ]
 
 
 @pytest.fixture(scope="module")

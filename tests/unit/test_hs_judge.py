@@ -78,3 +78,21 @@ def test_a_files_shape_and_identity(fn, args, check, why) -> None:  # type: igno
 
 def test_every_finding_is_counted_under_one_of_the_four_checks() -> None:
     assert set(judge.COUNTED_UNDER.values()) == set(judge.COUNTS)
+
+
+def test_an_empty_folder_reads_no_negative_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44, item 13: the check's '(none)' failure counted against no compared sample read
+    ``lengths -1/0``; a negative count from any check is no count in the words."""
+    monkeypatch.syspath_prepend(str(PATH.parent))
+    from _hs_report import Tally
+
+    from harness.runs.verification import Verification, describe
+
+    tally = Tally(0)
+    tally.fail("(none)", judge.Finding("lengths", "no data_*.pt or hs_*.safetensors in out"))
+    report = tally.report([], "all", 0.05, "nothing to check")
+    assert report["checks"]["lengths"]["passed"] == 0
+    forged = {"checks": {"lengths": {"passed": -1, "compared": 0, "of": 0}}, "checked": -3}
+    for r in (report, forged):
+        v = Verification.from_facts({"exit_code": 1, "report": r})
+        assert v is not None and "-1" not in describe(v) and "-3" not in describe(v), describe(v)

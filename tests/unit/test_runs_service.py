@@ -7,11 +7,12 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.runs.decode import last_lines
+from harness.runs.failure import summarize
 from harness.runs.lifecycle import derive_state, state_label
 from harness.runs.models import RunInfo, RunRecord, RunStatus, SupervisorInfo
 from harness.runs.pipeline import parse_pipeline
 from harness.runs.resolve import resolve_step
-from harness.runs.services import live_service, service_digest
+from harness.runs.services import live_service, service_digest, users_of
 from harness.runs.steps import ResolvedStep
 from tests.unit.test_runs_pipeline import BUILT
 
@@ -65,7 +66,7 @@ def test_an_entry_without_the_new_keys_digests_as_before() -> None:
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, health = "h" }\n', 3,
          "a path on the service's port"),
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, ready_timeout = 0 }\n', 3,
-         "ready_timeout: expected a number of seconds"),
+         "ready_timeout: expected a finite number of seconds"),
         ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, helth = "/" }\n', 3,
          "did you mean 'health'"),
         ('[steps.g]\ncommand = ["x"]\nneeds = ["serve"]\n', 3, "'serve': no such step"),
@@ -76,6 +77,10 @@ def test_an_entry_without_the_new_keys_digests_as_before() -> None:
         ('[steps.g]\ncommand = ["x"]\npython = "{python}"\n', 3, "cannot use itself"),
         ('[steps.s]\ncommand = ["x"]\nspread = "shard"\nservice = { port = 1 }\n', 3,
          "a service runs on one host"),
+        ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, unclaimed_minutes = 0 }\n', 3,
+         "unclaimed_minutes: expected a finite number of minutes"),
+        ('[steps.s]\ncommand = ["x"]\nservice = { port = 1, unclaimed_minutes = inf }\n', 3,
+         "unclaimed_minutes: expected a finite number of minutes"),
     ],
 )  # fmt: skip
 def test_pipeline_key_errors_name_file_and_line(text: str, line: int, words: str) -> None:
@@ -83,6 +88,26 @@ def test_pipeline_key_errors_name_file_and_line(text: str, line: int, words: str
         parse_pipeline(text, "p.toml")
     assert err.value.message.startswith(f"p.toml:{line}: "), err.value.message
     assert words in err.value.message + (err.value.hint or ""), err.value.message
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e-300", "0.5", "1e400"])
+@pytest.mark.parametrize("where", ["service", "verify"])
+def test_a_time_limit_that_is_no_limit_is_refused_at_load(value: str, where: str) -> None:
+    """README: a timeout is a finite number of seconds; TOML reads nan, inf and 1e-300 as
+    numbers (issue 44, item 9: "ready_timeout nans" was accepted)."""
+    key = "service.ready_timeout" if where == "service" else "verify.timeout"
+    text = (
+        f'[steps.s]\ncommand = ["x"]\nservice = {{ port = 1, ready_timeout = {value} }}\n'
+        if where == "service"
+        else f'[steps.s]\ncommand = ["x"]\nverify = {{ command = ["y"], timeout = {value} }}\n'
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_pipeline(text, "p.toml")
+    assert err.value.message == (
+        f"p.toml:3: steps.s.{key}: expected a finite number of seconds, at least 1, "
+        f"got {float(value)!r}"
+    ), err.value.message
+    assert "86400" in (err.value.hint or "")
 
 
 def test_a_port_that_resolves_to_no_number_is_an_error_naming_its_line() -> None:
@@ -157,3 +182,32 @@ def test_the_digest_ignores_the_run_id_and_nothing_else() -> None:
 def test_last_lines_leave_out_harness_own_and_blank_lines() -> None:
     text = "INFO a\n\nERROR: boom\r\nharness: waiting for the service\nTraceback end\n"
     assert last_lines(text, 2) == ["ERROR: boom", "Traceback end"]
+
+
+def test_who_uses_a_service_is_every_live_run_that_recorded_it() -> None:
+    def user(rid: str, alive: bool, uses: str = "serve-1", started: float = 1.0) -> RunInfo:
+        rec = RunRecord(id=rid, step="generate", argv=("x",), cwd="/w",
+                        services=[{"step": "serve", "run_id": uses, "keep": False}])  # fmt: skip
+        return RunInfo(record=rec, supervisor=SupervisorInfo(pid=1, started_at=started),
+                       supervisor_alive=alive,
+                       status=None if alive else RunStatus(exit_code=0))  # fmt: skip
+
+    runs = [run(ready=True), user("gen-b", True, started=2.0), user("gen-a", True),
+            user("gen-ended", False), user("gen-other", True, uses="serve-2")]  # fmt: skip
+    assert users_of(runs, "serve-1") == ["gen-a", "gen-b"]
+    assert users_of(runs, "serve-3") == []
+
+
+def test_a_service_stopped_under_a_step_is_its_failure_line() -> None:
+    log = (
+        "sample 3: request failed: <urlopen error [Errno 111] Connection refused>\n"
+        "harness: service serve-1: the service was stopped (harness stop) while this step "
+        "used it, at 10:01:02\n"
+    )
+    got = summarize(log, "gpu", "generate")
+    assert got is not None
+    assert got.exc_type == "service" and "stopped (harness stop)" in got.message
+    assert got.hint is not None and "stopped under it by harness stop" in got.hint
+    assert got.commands == ("harness runs -t gpu",)
+    ended = summarize(log.replace("was stopped (harness stop)", "ended"), "gpu")
+    assert ended is not None and ended.hint is not None and "ended on its own" in ended.hint

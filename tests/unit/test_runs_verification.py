@@ -120,6 +120,18 @@ WORDS = [
                                                "layer": 7, "identified": "every row and layer"})},
      "layers 256/256; drift above 0.05 on 3 samples, max 0.061 at layer 7, every row and "
      "layer identified"),
+    # issue 41: every layer on a spread, the rule the check applied, drift all samples share
+    ({"exit_code": 0, "report": counted(checks={"values": {
+        "passed": 64, "compared": 64, "of": 64, "layers": [2, 4, 5, 8], "max_rel_err": 0.0081,
+        "chosen_by": "all", "every_layer_on": 16,
+        "rule": "each row within 10x its layer's noise floor -- layer 2: floor 0.0061"}})},
+     "verified: values 64/64 at layer 2, at layers 2, 4, 5, 8 on 16 of them spread evenly (max "
+     "rel. err. 0.0081); rule: each row within 10x its layer's noise floor -- layer 2: floor "
+     "0.0061; ids 256/256"),
+    ({"exit_code": 0, "report": counted(drift={"above": 0.05, "layer": 24, "floor": 0.061,
+                                               "rows": 15040, "samples": 64, "layers": [24]})},
+     "layers 256/256; drift shared by every sample: median row error 0.061 at layer 24 over "
+     "15,040 rows of 64 samples (above 0.05), no row or sample outside it"),
     ({"exit_code": 1, "report": counted((253, 256, 256), failed=SHIFTED, failed_count=3)},
      "failed verification: 3 samples wrong (data_5 position: row 17 is nearest reference row "
      "18; data_101 position: row 17 is nearest reference row 18; data_202 position: row 17 is "

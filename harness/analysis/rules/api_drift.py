@@ -16,13 +16,14 @@ if TYPE_CHECKING:
     from harness.models import Parameter
 
 
-def api_drift(ctx: Context, erred: Set[str]) -> list[Finding]:
+def api_drift(ctx: Context, erred: Set[str], said: Set[str] = frozenset()) -> list[Finding]:
     """Warn where the caller is hit by a used symbol's API moving since the baseline.
 
     A change counts only if some use could notice it: a parameter the caller passes (by
     name or position), a new required one, a changed return, or -- for classes the caller
     holds instances of -- a method added or removed (a new protocol step). Parameter changes
-    are left out for a symbol in ``erred`` (an error already says how the call breaks).
+    are left out for a symbol in ``erred`` (an error already says how the call breaks), a
+    return change for one in ``said`` (``return_kind`` says it at each use it changes).
     """
     if ctx.baseline is None:
         return []
@@ -47,6 +48,7 @@ def api_drift(ctx: Context, erred: Set[str]) -> list[Finding]:
             c
             for c in relevant_changes(every, sites, positions, methods)
             if not c.kind.about_parameter
+            and not (c.kind == ChangeKind.RETURNS_CHANGED and key in said)
         ]
         first = min(sites, key=lambda u: (u.file, u.line))
         for site in sorted(sites, key=lambda u: (u.file, u.line)):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from harness.analysis.apidiff import Change
+from harness.analysis.carried import SeriesFacts
 from harness.analysis.facts import Fits
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.scan import Callee, Lookup, Scan
@@ -31,6 +32,8 @@ class Context:
     baseline_fits: Mapping[str, Fits] | None = None
     #: a step's ``vllm serve`` command and what the chosen vLLM accepts (``check --step``)
     serve: ServeFacts | None = None
+    #: what the patch series say about this release (``--with-patches``)
+    series: SeriesFacts | None = None
 
     @property
     def symbols(self) -> Mapping[str, Lookup]:

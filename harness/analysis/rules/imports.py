@@ -2,7 +2,8 @@
 
 ``from lib.x import f`` raises ImportError when ``f`` is gone (an error). Guarded by
 ``try/except ImportError`` it is info -- unless the handler binds nothing: then every use not
-itself guarded is a NameError (``unbound-name``); a ``def`` fallback must fit the calls.
+itself guarded is a NameError (``unbound-name``); a ``def`` fallback must fit the calls. An
+import under a version test the release checked decides against it never runs: nothing to say.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.bind import bind
 from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.gates import dead_branch
 from harness.analysis.rules.base import FailedImports, Produced, Rule
 
 if TYPE_CHECKING:
@@ -23,6 +25,10 @@ def check(ctx: Context, _: Earlier) -> Produced:
     failed: set[tuple[str, str]] = set()
     seen: set[tuple[str, int, str]] = set()
     for use in ctx.scan.imports:
+        if not use.ok and use.gates and dead_branch(use.gates, ctx.versions):
+            if use.name:  # its uses are no one's business either: the branch never binds it
+                failed.add((use.file, f"{use.module}:{use.name}"))
+            continue  # under a version test that the release checked decides against it
         if use.ok:
             if use.deprecated:  # served by a module __getattr__ that warns
                 out.append(_deprecated(ctx, use))
@@ -58,6 +64,12 @@ def check(ctx: Context, _: Earlier) -> Produced:
             if name
             else f"no module named '{use.module}' in {where}"
         )
+        if use.passed_over:
+            msg += f" -- {use.passed_over}"
+        was = ctx.base_callee(what) if name else None
+        if was is not None:  # where the release the caller was written for defined it
+            msg += f"; {was.dist} {was.version or '(baseline)'} defined it at {was.file}:"
+            msg += str(was.symbol.line)
         fix = f"Import it from where {where} defines it now, or drop the use."
         if use.narrow_guard is not None:  # the module is there: ImportError, not its subclass
             msg += (

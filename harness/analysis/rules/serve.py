@@ -137,8 +137,12 @@ def key_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
 _Problem = tuple[Severity, str, str, str, tuple[str | None, int | None]]
 
 
-def connector_problem(use: ConnectorUse, vocab: ServeVocab) -> _Problem | None:
-    """Pure: what is wrong with the connector ``use`` names, in ``vocab``'s environment."""
+def connector_problem(
+    use: ConnectorUse, vocab: ServeVocab, known_good: str = ""
+) -> _Problem | None:
+    """Pure: what is wrong with the connector ``use`` names, in ``vocab``'s environment.
+    ``known_good``: the step's declared range for the server (the fix of a module vLLM
+    itself lacks is another vLLM, not an install)."""
     flag = "--kv-transfer-config"
     if use.module is None:  # a registered name
         if vocab.connectors is None or use.name in vocab.connectors:
@@ -161,6 +165,15 @@ def connector_problem(use: ConnectorUse, vocab: ServeVocab) -> _Problem | None:
         return None  # not read
     if not module.found:
         top = use.module.split(".")[0]
+        if top == (vocab.dist or "vllm").replace("-", "_"):  # vLLM's own module: a release
+            return (Severity.ERROR, "kv_connector_module_path",
+                    f"{flag}: kv_connector_module_path '{use.module}' is not part of "
+                    f"{vocab.label}: the server imports it at start-up (ModuleNotFoundError)",
+                    f"Use a {vocab.dist or 'vllm'} release that has it: the step is known to "
+                    f"work with {known_good}." if known_good else
+                    f"Use a {vocab.dist or 'vllm'} release that has it (known_good = {{ "
+                    f"{vocab.dist or 'vllm'} = \"...\" }} in the step says which one works).",
+                    (None, None))  # fmt: skip
         known = ": e.g. hs-connectors for hs_connectors." if top == "hs_connectors" else "."
         return (Severity.ERROR, "kv_connector_module_path",
                 f"{flag}: kv_connector_module_path '{use.module}' is not installed where "
@@ -181,7 +194,7 @@ def connector_problem(use: ConnectorUse, vocab: ServeVocab) -> _Problem | None:
 def connector_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:
     """The connector the call names, against what the server's environment has."""
     use = facts.call.connector
-    found = connector_problem(use, facts.vocab) if use is not None else None
+    found = connector_problem(use, facts.vocab, facts.known_good) if use is not None else None
     if use is None or found is None:
         return []
     severity, subject, message, fix, where = found

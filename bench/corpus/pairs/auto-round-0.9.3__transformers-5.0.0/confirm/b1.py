@@ -1,0 +1,3 @@
+import importlib
+
+importlib.import_module("auto_round.modelling.llama4")

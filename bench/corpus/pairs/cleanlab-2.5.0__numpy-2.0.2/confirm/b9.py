@@ -1,0 +1,8 @@
+# cleanlab 2.5.0 cleanlab/multiannotator.py line 1399 (in _get_single_annotator_agreement): the
+# np.NaN read of this line, run with the
+# module's own np (the line as written: annotator_agreement = np.NaN)
+import cleanlab.multiannotator as m
+
+value = m.np.NaN
+print(value)
+print("OK")

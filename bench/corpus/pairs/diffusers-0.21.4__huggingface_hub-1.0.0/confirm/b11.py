@@ -1,0 +1,27 @@
+# diffusers 0.21.4 diffusers/pipelines/pipeline_utils.py line 1452: `import diffusers` stops at
+# utils/constants.py:16 first under
+# huggingface_hub 1.0.0, so the call is run as written there (same function, same keyword names,
+# benign values).
+import os
+
+os.environ["HF_HUB_OFFLINE"] = (
+    "1"  # nothing is fetched: the control ends in an offline/not-cached error, caught below
+)
+import huggingface_hub
+
+try:
+    huggingface_hub.hf_hub_download(
+        "org/tiny-model",
+        "pipeline.py",
+        cache_dir=None,
+        revision=None,
+        proxies=None,
+        force_download=False,
+        resume_download=False,
+        use_auth_token=None,
+    )
+except TypeError:
+    raise
+except Exception as e:
+    print("control: the call bound; then", type(e).__name__)
+print("OK")

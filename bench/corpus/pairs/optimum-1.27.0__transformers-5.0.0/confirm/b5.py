@@ -1,0 +1,3 @@
+import importlib
+
+importlib.import_module("optimum.onnx.configuration")

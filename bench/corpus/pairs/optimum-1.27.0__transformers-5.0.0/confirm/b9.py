@@ -1,0 +1,4 @@
+# optimum/pipelines/pipelines_base.py:19: the same import, this name alone
+from transformers import Text2TextGenerationPipeline
+
+print(Text2TextGenerationPipeline)

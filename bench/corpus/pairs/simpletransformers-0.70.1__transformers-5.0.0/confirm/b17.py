@@ -1,0 +1,1 @@
+from transformers.models.deprecated.mmbt.modeling_mmbt import MMBTModel  # mmbt_model.py:4

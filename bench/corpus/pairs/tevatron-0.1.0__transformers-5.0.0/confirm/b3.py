@@ -1,0 +1,10 @@
+import os, tempfile
+from transformers import TrainingArguments
+out = tempfile.mkdtemp(); open(os.path.join(out, "x"), "w").close()
+training_args = TrainingArguments(output_dir=out, do_train=True)
+print(
+        os.path.exists(training_args.output_dir)
+        and os.listdir(training_args.output_dir)
+        and training_args.do_train
+        and not training_args.overwrite_output_dir  # tevatron/driver/train.py:36
+)

@@ -1,0 +1,65 @@
+"""What a star import takes by name (``__all__``) and what a transformers-4 lazy package serves
+(``_import_structure``) -- the two readings that decide whether a missing name is an error."""
+
+from __future__ import annotations
+
+import ast
+from types import SimpleNamespace
+
+import pytest
+
+from probes.signatures._lazy_package import structure_exports
+from probes.signatures._resolvable import star_exports
+
+
+@pytest.mark.parametrize(
+    ("source", "want"),
+    [
+        ("x = 1\n", frozenset()),  # no __all__: the star copies the globals
+        ("__all__ = ['A', 'B']\n", frozenset({"A", "B"})),
+        ("__all__ = ('A',)\n__all__ += ['B']\n", frozenset({"A", "B"})),
+        ("__all__ = ['A'] + sub.__all__\n", None),  # built: unsure
+        ("__all__ = ['A']\n__all__.extend(more)\n", None),
+        ("__all__ = ['A']\nfor n in __all__: pass\n", None),  # read back: unsure
+    ],
+)
+def test_star_exports(source: str, want: frozenset[str] | None) -> None:
+    assert star_exports(SimpleNamespace(tree=ast.parse(source))) == want
+
+
+LAZY = """
+import sys
+_import_structure = {"models.bert": ["BertModel"], "loaders": ["Loader"]}
+_import_structure["models.gpt"] = ["GPTModel"]
+_import_structure["loaders"].extend(["FastLoader"])
+_import_structure["loaders"].append("SlowLoader")
+sys.modules[__name__] = _LazyModule(__name__, globals()["__file__"], _import_structure)
+"""
+
+
+def test_structure_exports_reads_the_literal_table() -> None:
+    served, unsure = structure_exports(ast.parse(LAZY), "pkg")
+    assert {k: v[0] for k, v in served.items()} == {
+        "BertModel": "pkg.models.bert",
+        "Loader": "pkg.loaders",
+        "GPTModel": "pkg.models.gpt",
+        "FastLoader": "pkg.loaders",
+        "SlowLoader": "pkg.loaders",
+    }
+    assert unsure is False
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        '_import_structure["dummy"] = [n for n in dir(dummy) if not n.startswith("_")]\n',
+        "_import_structure.update(more)\n",
+        '_import_structure["loaders"] += extra\n',
+    ],
+)
+def test_a_table_written_otherwise_is_unsure(extra: str) -> None:
+    assert structure_exports(ast.parse(LAZY + extra), "pkg")[1] is True
+
+
+def test_no_lazy_module_no_exports() -> None:
+    assert structure_exports(ast.parse('_import_structure = {"a": ["A"]}\n'), "pkg") == ({}, False)
