@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
+from probes.signatures._absorbed import absorb
 from probes.signatures._astindex import Hop, Index, Resolved
 from probes.signatures._bound import made_symbol, wrapped
 from probes.signatures._describe import describe_function, is_accessor, module_overloads
@@ -62,7 +63,7 @@ class Probe:
             ovl = [] if in_class else module_overloads(mod, node.name)
             d = describe_function(node, qualname, in_class, ovl, mod.src)
             if node.decorator_list:  # ``@functools.wraps(f)``: f's signature (_bound)
-                d = wrapped(self.classes, mod, node, d)
+                d = absorb(self.classes, mod, node, wrapped(self.classes, mod, node, d))
         elif isinstance(node, ast.Assign) and (made := made_symbol(self, mod, node, qualname)):
             return made  # ``f = make_function(...)``: what the factory returns (_factory)
         else:
