@@ -15,11 +15,13 @@ Scoring, per tool, only over the files the pair lists (its key is complete for t
   every error is. For mypy and pyright, whose raw counts drown in what they say of any code, the
   count of errors not also reported (same place, same words) on the control is given beside it.
 
-The two halves are reported apart: ``built`` (the pairs rules may be written from) and
-``held_out`` (read only at the end). ``--half built`` runs the built half alone.
+The halves are reported apart: ``built`` (the pairs rules were first written from), ``held_out``
+(round 1's test half: read when stop 40 scored it, so rules may learn from it since) and
+``fresh`` (round 2, ``round = 2`` in pair.toml: mined after those rules, unread by whoever writes
+one until the end). ``--half learn`` runs what a rule may be written from (built + held_out).
 
-Usage: python bench/corpus_bench.py [--half built|held_out|all] [--pair SUBSTR] [--no-mypy]
-       [--no-pyright] [--detail] [--write bench/results/corpus.txt]
+Usage: python bench/corpus_bench.py [--half built|held_out|fresh|learn|all] [--pair SUBSTR]
+       [--no-mypy] [--no-pyright] [--detail] [--write bench/results/corpus.txt]
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Pair:
     new: str
     control: str
     held_out: bool
+    round: int
     files: frozenset[str]
     extra: tuple[str, ...]
     breaks: tuple[Break, ...]
@@ -83,7 +86,13 @@ class Pair:
 
     @property
     def half(self) -> str:
-        return "held_out" if self.held_out else "built"
+        """built; held_out (round 1, read at stop 40: rules may learn from it); fresh (unread)."""
+        if not self.held_out:
+            return "built"
+        return "held_out" if self.round == 1 else "fresh"
+
+
+HALVES = ("built", "held_out", "fresh")
 
 
 def load_pair(folder: Path) -> Pair:
@@ -110,6 +119,7 @@ def load_pair(folder: Path) -> Pair:
             str(d["new"]),
             str(d["control"]),
             bool(d["held_out"]),
+            int(d.get("round", 1)),
             frozenset(str(f) for f in d["files"]),
             tuple(str(e) for e in d.get("extra", [])),
             breaks,
@@ -204,7 +214,7 @@ def report(pairs: list[Pair], results: dict[str, dict[str, Score] | str], detail
     tools = [t for t in TOOLS if any(isinstance(r, dict) and t in r for r in results.values())]
     lines: list[str] = []
     head = f"{'pair':58} {'half':8} {'brk':>3} " + " ".join(f"{t[:13]:>22}" for t in tools)
-    for half in ("built", "held_out"):
+    for half in HALVES:
         chosen = [p for p in pairs if p.half == half]
         if not chosen:
             continue
@@ -265,7 +275,12 @@ def report(pairs: list[Pair], results: dict[str, dict[str, Score] | str], detail
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--half", choices=("built", "held_out", "all"), default="all")
+    ap.add_argument(
+        "--half",
+        choices=(*HALVES, "learn", "all"),
+        default="all",
+        help="learn = built + held_out (what a rule may be written from); fresh stays unread",
+    )
     ap.add_argument("--pair", default="", help="only pairs whose folder name holds this")
     ap.add_argument("--no-mypy", action="store_true")
     ap.add_argument("--no-pyright", action="store_true")
@@ -274,7 +289,8 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=CORPUS, help="the pairs' folder")
     opts = ap.parse_args()
     pairs = [load_pair(d) for d in sorted(opts.corpus.iterdir()) if (d / "pair.toml").is_file()]
-    pairs = [p for p in pairs if opts.half in ("all", p.half) and opts.pair in p.name]
+    wanted_halves = {"all": HALVES, "learn": ("built", "held_out")}.get(opts.half, (opts.half,))
+    pairs = [p for p in pairs if p.half in wanted_halves and opts.pair in p.name]
     if not pairs:
         wanted = f"--half {opts.half}, --pair {opts.pair!r}"
         raise SystemExit(f"{opts.corpus}: no pair matches ({wanted})")
