@@ -54,6 +54,7 @@ from _hs_floor import (
     FLIP_MAX,
     FLIP_RATE,
     ROW_FACTOR,
+    RUN_MAX,
     SAMPLE_FACTOR,
     Rule,
     drift,
@@ -105,7 +106,12 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--row-factor", type=float, default=ROW_FACTOR)
     ap.add_argument("--sample-factor", type=float, default=SAMPLE_FACTOR)
     ap.add_argument("--flip-max", type=float, default=FLIP_MAX, help="MoE: a routing flip's size")
-    ap.add_argument("--flip-rate", type=float, default=FLIP_RATE, help="MoE: flips per row")
+    ap.add_argument("--flip-rate", type=float, default=FLIP_RATE,
+                    help="MoE: flip events per compared row of a layer")  # fmt: skip
+    ap.add_argument("--flip-run", type=int, default=RUN_MAX,
+                    help="MoE: the most adjacent rows one flip event moves")  # fmt: skip
+    ap.add_argument("--census", help="bench: write each layer's rows above its bound "
+                    "(_hs_census.py) as JSON to this file")  # fmt: skip
     ap.add_argument("--layer-ids", help="the captured layer ids (needed for hs_*.safetensors)")
     ap.add_argument(
         "--capture",
@@ -272,8 +278,15 @@ def main() -> int:
     flush(False)
     rule = Rule(row_factor=args.row_factor, sample_factor=args.sample_factor,
                 tol=args.tolerance, hard=args.hard_tolerance, moe=ref.moe,
-                flip_max=args.flip_max, flip_rate=args.flip_rate)  # fmt: skip
+                flip_max=args.flip_max, flip_rate=args.flip_rate,
+                run_max=args.flip_run)  # fmt: skip
     floors, found = judge_rows(pop, rule)
+    if args.census:
+        import json
+
+        from _hs_census import census
+
+        Path(args.census).write_text(json.dumps(census(pop, floors), indent=1))
     failed = {f["sample"] for f in tally.failed}
     for name, finding in sorted(found.items()):
         if name not in failed:
