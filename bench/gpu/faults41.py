@@ -164,6 +164,20 @@ def faults(clean: Path, model: Path, data: str, ids: str, label: str, other: Pat
     census(flips, label)
 
 
+def check_census(hs: Path, model: Path, data: str, ids: str, label: str) -> None:
+    """The check at the defaults on an output nothing was planted into (the Qwen3's), for its
+    census alone: the transformers reference only (seconds), no vLLM."""
+    flips = OUT / f"flips-{label}.json"
+    argv = [sys.executable, str(REPO / "probes" / "verifiers" / "hidden_states.py"), "--data",
+            str(hs), *check_argv(model, data, ids), "--census", str(flips)]  # fmt: skip
+    t0 = time.perf_counter()
+    cp = subprocess.run(argv, capture_output=True, text=True, check=False, env=e2e.ENV)
+    say(f"  {label} census check: exit {cp.returncode} ({time.perf_counter() - t0:.1f} s)")
+    if cp.returncode not in (0, 1):
+        say("    " + cp.stderr.strip()[-600:])
+    census(flips, label)
+
+
 def census(flips: Path, label: str) -> None:
     """The real (untouched) output's rows above each layer's row bound, as the check judged
     them at the defaults (``--census``, probes/verifiers/_hs_census.py): what RUN_MAX,
@@ -194,6 +208,7 @@ def phase_llama() -> int:
     hs_llama = generate(llama, "chat", s9.IDS, "llama")
     hs_qwen = generate(qwen, "chatq", s9.IDS, "qwen3")
     faults(hs_llama, llama, "chat", s9.IDS, "llama", hs_qwen)
+    check_census(hs_qwen, qwen, "chatq", s9.IDS, "qwen3")
     return 0
 
 
