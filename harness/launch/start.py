@@ -334,7 +334,8 @@ def _launch(
         review=h.review,
         smoke=None if smoke is None
         else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
-        hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
+        hook=None if smoke is None or not smoke.hook
+        else {"sitecustomize.py": smoke_mode.hook_source()},
         fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
         group=None if launch.group is None
         else {**launch.group, "rank": h.node.rank, "role": "step"},
