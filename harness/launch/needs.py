@@ -36,9 +36,11 @@ def ready_services(
     start: Start,
     on_event: Callable[[RunEvent], None],
     started: list[str] | None = None,
+    prints: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``; the ids of
-    those started here (not reused) go into ``started``."""
+    those started here (not reused) go into ``started``, what each runs on (its run's
+    fingerprint: dists, patches) into ``prints`` -- what the step's run vouches for too."""
     from dataclasses import replace
 
     from harness.runs import remote
@@ -69,6 +71,9 @@ def ready_services(
                 started.append(info.id)
         assert info is not None
         info = wait(host, info)
+        if prints is not None and info.record.fingerprint:
+            fp = info.record.fingerprint
+            prints[need] = {"dists": fp.get("dists") or {}, "patches": fp.get("patches") or {}}
         took = None if reused else time.monotonic() - began
         port = (info.record.service or {}).get("port")
         on_event(ServiceUp(need, info.id, port, reused, took))

@@ -223,4 +223,12 @@ def changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
         out += [f"{dist} patch {p} no longer applied" for p in sorted(a - b)]
     if then.get("entry") and now.get("entry") and then["entry"] != now["entry"]:
         out.append("its pipeline.toml entry changed")
+    old_s, new_s = then.get("services") or {}, now.get("services") or {}
+    for name in sorted(set(old_s) | set(new_s)):  # a served step: its server's environment
+        if name not in old_s:
+            out.append(f"its service {name}'s environment was not recorded then")
+        elif name not in new_s:
+            out.append(f"its service {name}'s environment could not be read now")
+        else:
+            out += [f"service {name}: {c}" for c in changes(old_s[name], new_s[name])]
     return out

@@ -52,10 +52,12 @@ out = "{{workdir}}/staging"
 hs = "{{workdir}}/hidden"
 model = "{{workdir}}/model"
 layer_ids = "2, 16, 29, 32"
+serve_python = "{sys.executable}"
 n = 6
 delay = 0.02
 
 [steps.serve]
+python = "{{serve_python}}"
 command = {serve}]
 service = {{ port = "{{port}}", health = "/health", ready_timeout = 30 }}
 
@@ -100,7 +102,7 @@ def service_log(h: Harness, sid: str) -> str:
 
 
 def test_smoke_generate_serves_a_cut_model_with_mapped_ids_checks_and_stops_it(
-    local: Harness,
+    local: Harness, venv: PipVenv
 ) -> None:
     before = local("report", "generate", "-t", "local", "--require-smoke")
     assert "step generate has not been smoke-tested here" in " ".join(before.out.split())
@@ -129,6 +131,12 @@ def test_smoke_generate_serves_a_cut_model_with_mapped_ids_checks_and_stops_it(
 
     after = local("report", "generate", "-t", "local", "--require-smoke")
     assert "smoke-tested" not in " ".join(after.out.split()), after.out
+    # the server's own environment is vouched for too: another interpreter for it (torch)
+    moved = local("report", "generate", "-t", "local", "--require-smoke", "--set",
+                  f"serve_python={venv.python}")  # fmt: skip
+    said = " ".join(moved.out.split())
+    assert "step generate not smoke-tested since service serve: torch absent -> 2." in said, said
+    assert f"(last green smoke run {gid})" in said
 
 
 def test_a_real_run_never_reuses_a_smoke_service_nor_a_smoke_run_a_real_one(
@@ -150,20 +158,23 @@ def test_a_real_run_never_reuses_a_smoke_service_nor_a_smoke_run_a_real_one(
     # a smoke run still serving: a real run on its port does not take it for its own
     local("stop", real, "-t", "local")
     wait_for(lambda: marked(real) == [])
-    slow = local("run", "generate", "-t", "local", "--smoke", "--detach", "--set", "delay=1",
-                 "--set", "n=8", timeout=180)  # fmt: skip
+    slow = local("run", "generate", "-t", "local", "--smoke", "--detach", "--set", "delay=2",
+                 "--set", "n=90", timeout=180)  # fmt: skip
     assert slow.code == 0, slow.out + slow.err
-    sid = [k for k in runs_of(local) if k.startswith("serve:")]
     live = [
         v["record"]["id"]
         for v in runs_of(local).values()
         if v["record"]["step"] == "serve" and v["record"]["smoke"] and marked(v["record"]["id"])
     ]
-    assert len(live) == 1, sid
+    assert len(live) == 1, runs_of(local)
     again = local("run", "generate", "-t", "local", "--set", "n=1")
     assert again.code != 0
     assert f"reusing {live[0]}" not in again.err
     assert re.search(rf"port \d+ is already in use by run {live[0]}", again.err), again.err
+    gen = [v for v in runs_of(local).values() if v["record"]["step"] == "generate"]
+    assert [g["state"] for g in gen if g["record"]["smoke"]].count("running") == 1
+    assert local("stop", "generate", "-t", "local").code == 0  # the smoke run, its service too
+    wait_for(lambda: marked(live[0]) == [], timeout=30)
 
 
 def test_the_smoke_check_fails_on_a_planted_bad_file(local: Harness) -> None:

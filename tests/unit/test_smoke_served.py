@@ -125,3 +125,34 @@ def test_smoke_args_and_layer_ids_errors_name_the_line() -> None:
     )
     with pytest.raises(UsageError, match=r"p\.toml:2: params\.ids: layer ids 'x, y' are not"):
         smoke.plan(p, "a")
+
+
+def fp(vllm: str | None, patches: list[str] | None = None) -> dict:
+    return {"dists": {"vllm": vllm} if vllm else {}, "patches": {"vllm": patches or []}}
+
+
+@pytest.mark.parametrize(
+    ("then", "now", "said"),
+    [
+        ({"serve": fp("0.26.0")}, {"serve": fp("0.26.0")}, []),
+        (
+            {"serve": fp("0.24.0")},
+            {"serve": fp("0.26.0")},
+            ["service serve: vllm 0.24.0 -> 0.26.0"],
+        ),
+        (
+            {"serve": fp("0.24.0")},
+            {"serve": fp("0.24.0", ["0001"])},
+            ["service serve: vllm patch 0001 applied since"],
+        ),
+        (None, {"serve": fp("0.26.0")}, ["its service serve's environment was not recorded then"]),
+        ({"serve": fp("0.26.0")}, None, ["its service serve's environment could not be read now"]),
+    ],
+)
+def test_a_served_steps_smoke_run_vouches_for_its_servers_environment_too(
+    then: dict | None, now: dict | None, said: list[str]
+) -> None:
+    own = fp("0.26.0")  # the client's own environment, unchanged
+    a = {**own, **({"services": then} if then else {})}
+    b = {**own, **({"services": now} if now else {})}
+    assert smoke.changes(a, b) == said
