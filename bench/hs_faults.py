@@ -10,13 +10,13 @@ and a row fault into every captured layer of its rows (a chunk slip writes whole
 Run by the check's own Python (torch; safetensors for speculators 0.9.0's files)::
 
     python bench/hs_faults.py plant CLEAN OUT --model M [--other OTHER] [--seed 0]
-    python bench/hs_faults.py run OUT -- CHECK-ARGS...   # the check's argv less --data
+    python bench/hs_faults.py run OUT [HALF|KIND...] [--census FILE] -- CHECK-ARGS...
 
 ``plant`` writes ``OUT/<kind>/`` (and the controls ``untouched``, ``noise-2pct``, ``float32``)
-and ``OUT/planted.json``; ``run`` runs ``probes/verifiers/hidden_states.py`` in this process on
-each folder and prints one JSON line per folder: the kind, its half, the planted samples, the
-exit, the failed samples and the words (``harness.runs.verification`` wording is the lead's to
-render; here the report's first failures and ``rule``).
+and ``OUT/planted.json``; ``run`` runs ``probes/verifiers/hidden_states.py`` (CHECK-ARGS: its
+argv less --data) in this process on each folder and prints one JSON line per folder: the kind,
+its half, the planted samples, the exit, the failed samples and the words (the report's first
+failures and ``rule``); ``--census FILE``: the untouched copy's rows above the bound per layer.
 """
 
 from __future__ import annotations
@@ -383,11 +383,13 @@ def main(argv: list[str]) -> int:
         rest = argv[argv.index("--") + 1 :] if "--" in argv else []
         planted = json.loads((out / "planted.json").read_text())
         only = [x for x in argv[2 : argv.index("--")] if x != "--"] if "--" in argv else []
+        at = only.index("--census") if "--census" in only else len(only)
+        census, only = only[at : at + 2], only[:at] + only[at + 2 :]  # the untouched copy's
         verifiers = Path(__file__).resolve().parents[1] / "probes" / "verifiers"
         for name, info in planted.items():
             if only and info["half"] not in only and name not in only:
                 continue
-            code, report = run_check(verifiers, out / name, rest)
+            code, report = run_check(verifiers, out / name, rest + census * (name == "untouched"))
             print(json.dumps(verdict(name, info, code, report)), flush=True)
         return 0
     print(__doc__, file=sys.stderr)

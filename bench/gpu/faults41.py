@@ -20,7 +20,10 @@ The check on each planted folder is the step's own command line at the pipeline'
 (``verify_samples`` / ``verify_layers`` read from pipelines/speculators-0.9.toml). A kind counts
 as caught when the check fails and names only planted samples (bench/hs_faults.py's verdict);
 a control (untouched, 2 % noise, float32 storage) when it passes. Results: ``$OUT/faults41.txt``
-and one JSON line per folder in ``$OUT/faults41.jsonl``.
+and one JSON line per folder in ``$OUT/faults41.jsonl``; the real (untouched) output's census
+per compared layer -- rows, floor, rows above the row bound, their runs by length, sizes, how
+many apart from their neighbours' rows, where (``_hs_census.py``) -- in ``$OUT/flips-<model>.json``
+and one line per layer in faults41.txt (``<model> census layer k: ...``).
 """
 
 # ruff: noqa: E501 -- result lines are built in place, as they are printed
@@ -128,11 +131,14 @@ def faults(clean: Path, model: Path, data: str, ids: str, label: str, other: Pat
     if cp.returncode != 0:
         say("    " + cp.stderr.strip()[-800:])
         return
+    flips = OUT / f"flips-{label}.json"
     run = [
         sys.executable,
         str(REPO / "bench/hs_faults.py"),
         "run",
         str(out),
+        "--census",
+        str(flips),
         "--",
         *check_argv(model, data, ids),
     ]
@@ -155,6 +161,38 @@ def faults(clean: Path, model: Path, data: str, ids: str, label: str, other: Pat
         err = p.stderr.read() if p.stderr else ""
     if p.returncode:
         say(f"  hs_faults run exit {p.returncode}: {err.strip()[-600:]}")
+    census(flips, label)
+
+
+def check_census(hs: Path, model: Path, data: str, ids: str, label: str) -> None:
+    """The check at the defaults on an output nothing was planted into (the Qwen3's), for its
+    census alone: the transformers reference only (seconds), no vLLM."""
+    flips = OUT / f"flips-{label}.json"
+    argv = [sys.executable, str(REPO / "probes" / "verifiers" / "hidden_states.py"), "--data",
+            str(hs), *check_argv(model, data, ids), "--census", str(flips)]  # fmt: skip
+    t0 = time.perf_counter()
+    cp = subprocess.run(argv, capture_output=True, text=True, check=False, env=e2e.ENV)
+    say(f"  {label} census check: exit {cp.returncode} ({time.perf_counter() - t0:.1f} s)")
+    if cp.returncode not in (0, 1):
+        say("    " + cp.stderr.strip()[-600:])
+    census(flips, label)
+
+
+def census(flips: Path, label: str) -> None:
+    """The real (untouched) output's rows above each layer's row bound, as the check judged
+    them at the defaults (``--census``, probes/verifiers/_hs_census.py): what RUN_MAX,
+    FLIP_MAX and FLIP_RATE are calibrated from. Written by the untouched copy's check in the
+    ``run`` above -- no model loaded for it."""
+    try:
+        layers = json.loads(flips.read_text())
+    except (OSError, ValueError) as exc:
+        say(f"  {label} census: none ({type(exc).__name__}: {exc})")
+        return
+    sys.path.insert(0, str(REPO / "probes" / "verifiers"))
+    from _hs_census import line
+
+    for layer in layers:
+        say(f"  {label} census {line(layer)}")
 
 
 def phase_llama() -> int:
@@ -170,6 +208,7 @@ def phase_llama() -> int:
     hs_llama = generate(llama, "chat", s9.IDS, "llama")
     hs_qwen = generate(qwen, "chatq", s9.IDS, "qwen3")
     faults(hs_llama, llama, "chat", s9.IDS, "llama", hs_qwen)
+    check_census(hs_qwen, qwen, "chatq", s9.IDS, "qwen3")
     return 0
 
 
@@ -187,6 +226,9 @@ def phase_dsv3() -> int:
 
 
 def main() -> int:
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
+        return 0
     OUT.mkdir(parents=True, exist_ok=True)
     random.seed(0)
     phase = next((a for a in sys.argv[1:] if not a.startswith("--")), "llama")

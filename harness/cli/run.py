@@ -185,6 +185,7 @@ def run_step(
     from harness.cache import cache_root
     from harness.cli.foreground import check_copy_folder, check_stdout, launched
     from harness.cli.screen import SCREEN
+    from harness.errors import UsageError
     from harness.launch.gates import refuse_flags_that_cannot_apply
     from harness.launch.start import Request, finish, opened, spread_for, start_run
     from harness.runs import smoke as smoke_mode
@@ -215,7 +216,15 @@ def run_step(
         resolve_step(pipeline, step, dict.fromkeys(BUILTINS, ""), overrides)
     if not smoke:  # a smoke run is the test itself: neither flag applies to it
         refuse_flags_that_cannot_apply(pipeline, step, require_smoke, require_verified)
-    plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples) if smoke else None
+    plan = None
+    if smoke:
+        plan = smoke_mode.plan(pipeline, step, smoke_layers, smoke_samples, overrides)
+    if plan is not None and keep_service:
+        raise UsageError(
+            "--keep-service with --smoke: a smoke run's service (random weights, a cut model) "
+            "stops when the run ends, so that no real run can ever talk to it",
+            f"run it without --keep-service: harness run {step} --smoke",
+        )
     if plan is not None:  # the step's smoke params win: its outputs must go to {smoke_dir}
         overrides = {**overrides, **plan.sets}
     req = Request(

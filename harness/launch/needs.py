@@ -5,6 +5,9 @@ reused, or one started through the one launch path and followed until it answers
 passed (a refused step starts no server); following a service's start is the caller's
 (``wait``), like following any run. What the step's run records -- ``[{"step", "run_id",
 "keep"}]`` -- is what its supervisor stops when it ends (``probes/_service.py``).
+A ``--smoke`` step gets a smoke service (:func:`harness.runs.smoke.plan` of the service: its
+own smoke args and outputs, the step's cut and mapped layer ids), never kept, never a real
+one's.
 """
 
 from __future__ import annotations
@@ -33,12 +36,15 @@ def ready_services(
     start: Start,
     on_event: Callable[[RunEvent], None],
     started: list[str] | None = None,
+    prints: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``; the ids of
-    those started here (not reused) go into ``started``."""
+    those started here (not reused) go into ``started``, what each runs on (its run's
+    fingerprint: dists, patches) into ``prints`` -- what the step's run vouches for too."""
     from dataclasses import replace
 
     from harness.runs import remote
+    from harness.runs import smoke as smoke_mode
     from harness.runs.describe import resolve_on
     from harness.runs.services import live_service
 
@@ -47,13 +53,17 @@ def ready_services(
         spec = pipeline.steps[need]
         known = {**pipeline.params, **spec.params}
         sets = {k: v for k, v in req.overrides.items() if k in known}
-        would = resolve_on(host.target, pipeline, need, host.workdir, PROBE_ID, sets, ())
+        smoke = None  # a smoke step's server is a smoke service: its own run, the same cut
+        if req.smoke is not None:
+            smoke = smoke_mode.plan(pipeline, need, req.smoke.layers, overrides=sets)
+            sets = {**sets, **smoke.sets}
+        would = resolve_on(host.target, pipeline, need, host.workdir, PROBE_ID, sets, (), smoke)
         digest = (would.service or {}).get("digest")
         runs = remote.list_runs(host.target, host.workdir).runs
-        info = live_service(runs, need, str(digest))
+        info = live_service(runs, need, str(digest), smoke is not None)
         began, reused = time.monotonic(), info is not None
         if info is None:
-            sub = replace(req, step=need, overrides=sets, extra=(), smoke=None,
+            sub = replace(req, step=need, overrides=sets, extra=(), smoke=smoke,
                           require_smoke=False, require_verified=False)  # fmt: skip
             alone = replace(host, resolved=None, review=None)  # the step's own stay as they are
             info = start(pipeline, [alone], sub, on_event=on_event).run
@@ -61,8 +71,12 @@ def ready_services(
                 started.append(info.id)
         assert info is not None
         info = wait(host, info)
+        if prints is not None and info.record.fingerprint:
+            fp = info.record.fingerprint
+            prints[need] = {"dists": fp.get("dists") or {}, "patches": fp.get("patches") or {}}
         took = None if reused else time.monotonic() - began
         port = (info.record.service or {}).get("port")
         on_event(ServiceUp(need, info.id, port, reused, took))
-        out.append({"step": need, "run_id": info.id, "keep": req.keep_service})
+        # a smoke service stops with its smoke run: no real run may ever find it kept
+        out.append({"step": need, "run_id": info.id, "keep": req.keep_service and smoke is None})
     return out

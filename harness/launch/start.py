@@ -178,12 +178,14 @@ def start_run(
         disk_gate(h, req.force, on_event)
     services = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
+    prints: dict[str, Any] = {}  # what each service runs on: the step's run vouches for it
     if needs:
         from harness.launch.needs import ready_services
 
         wait = wait_ready or (lambda h, info: info)
         try:
-            services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started)
+            services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started,
+                                      prints)  # fmt: skip
         except BaseException:
             _stop_started(hosts[0], started, req.keep_service)
             raise
@@ -194,7 +196,8 @@ def start_run(
             stale = checked[h.node.host].stale
             if launching is not None:
                 launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
-            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services)))
+            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services,
+                                              prints)))  # fmt: skip
         if launch.several:
             on_event(Started(run_id, tuple(h for h, _ in runs)))
     except BaseException:
@@ -322,6 +325,7 @@ def _preflight(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
 def _launch(
     launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
     stale: Any, services: list[dict[str, Any]] | None = None,
+    prints: dict[str, Any] | None = None,
 ) -> RunInfo:  # fmt: skip
     from harness.runs import remote
     from harness.runs import smoke as smoke_mode
@@ -330,12 +334,14 @@ def _launch(
     review = reviews[h.node.host]
     resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
     smoke = req.smoke
+    served = {"services": prints} if prints else {}  # the servers' environments, vouched too
+    printed = {**smoke_mode.fingerprint(review), **served}
     extras = remote.RunExtras(
         review=h.review,
-        smoke=None if smoke is None
-        else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
-        hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
-        fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
+        smoke=None if smoke is None else {**smoke.to_dict(), "fingerprint": printed},
+        hook=None if smoke is None or not smoke.hook
+        else {"sitecustomize.py": smoke_mode.hook_source()},
+        fingerprint={**printed, "entry": pipeline.entry_digest(req.step)},
         group=None if launch.group is None
         else {**launch.group, "rank": h.node.rank, "role": "step"},
         services=services, device_glob=h.ctx.device_glob,

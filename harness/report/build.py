@@ -158,6 +158,62 @@ def _run_fingerprint(r: RunInfo) -> dict[str, Any]:
     return dict(r.record.fingerprint or {})
 
 
+def _service_prints(
+    target: Target,
+    library: SeriesLibrary,
+    pipeline: Path | None,
+    step: str,
+    overrides: Mapping[str, str],
+    workdir: str | None,
+) -> dict[str, dict[str, Any]]:
+    """What the services ``step`` needs run on now, each in its own interpreter (the server's
+    vLLM, its series' applied patches): a smoke or verified run of a served step vouches for
+    them too. As the service's own review reads them at its launch; one not readable is
+    left out (then it no longer vouches)."""
+    import os
+
+    from packaging.utils import canonicalize_name
+
+    from harness.reading.probe import gather_facts
+    from harness.runs import smoke as smoke_mode
+    from harness.runs.context import workdir_for
+    from harness.runs.describe import python_origin, resolve_on
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+    from harness.targets.interp import with_python
+
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        pipe = load_pipeline(find_pipeline_file(pipeline))
+        needs = pipe.steps[step].needs if step in pipe.steps else ()
+        if needs:
+            workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"),
+                                             absolute=True)  # fmt: skip
+    except HarnessError:
+        return out
+    for need in needs:
+        spec = pipe.steps[need]
+        known = {**pipe.params, **spec.params}
+        sets = {k: v for k, v in overrides.items() if k in known}
+        try:
+            assert workdir is not None
+            r = resolve_on(target, pipe, need, workdir, "<run-id>", sets, ())
+            there = with_python(target, r.python, python_origin(pipe, need))
+            series_dists, wanted = _dists(library, spec.checks)
+            facts = gather_facts(there, wanted, gpus=False)
+            applied: dict[str, list[str]] = {}
+            if series_dists:
+                from harness.patching.ops import status
+
+                known_v = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
+                for rep in status(there, library, installed=known_v):
+                    view = SeriesView.from_report(rep)
+                    applied[view.dist] = list(view.applied)
+        except HarnessError:
+            continue
+        out[need] = smoke_mode.fingerprint_of(facts.dists, applied)
+    return out
+
+
 def review_dists(patches: Path, checks: Mapping[str, Any] | None) -> list[str]:
     """The dists whose versions a review of a step declaring ``checks`` asks the target
     (its facts probe): what ``harness run`` asks in its preflight's round trip instead."""
@@ -221,6 +277,7 @@ def build_review(
     from harness.runs import smoke as smoke_mode
 
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
+    host = target  # a service's interpreter is looked up on the host, not in the step's
     given = known_facts
     if plan is not None and plan.python:  # a step in its own environment: its packages
         from harness.runs.describe import python_origin
@@ -285,6 +342,9 @@ def build_review(
     if plan is not None and (wants_smoke or wants_verified):
         runs = _runs_of(target, plan)
         now = smoke_mode.fingerprint_of(facts.dists, {s.dist: s.applied for s in series})
+        prints = _service_prints(host, library, pipeline, plan.name, overrides or {}, workdir)
+        if prints:
+            now = {**now, "services": prints}
         if wants_smoke:
             tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
             plan = replace(plan, smoke_tested=tested)

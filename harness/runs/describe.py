@@ -62,6 +62,7 @@ def resolve_on(
         **(node or {**_ONE_NODE, "head": target.peer_address}),
     }
     builtins[SMOKE_DIR] = smoke_mode.smoke_dir(builtins["run_dir"])
+    builtins["smoke_layers"] = "" if smoke is None else str(smoke.layers)
     builtins[VERIFIERS] = f"{builtins['run_dir']}/{VERIFIERS}"
     resolved = resolve_step(
         pipeline,
@@ -73,7 +74,7 @@ def resolve_on(
         smoke=smoke is not None,
     )
     if resolved.service is not None:  # what makes a live run of it reusable
-        digest = service_digest(resolved, run_id, builtins["run_dir"])
+        digest = service_digest(resolved, run_id, builtins["run_dir"], smoke=smoke is not None)
         resolved = replace(resolved, service={**resolved.service, "digest": digest})
     if smoke is None:
         return resolved

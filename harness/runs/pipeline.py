@@ -54,7 +54,7 @@ _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
     "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python", "disk",
 )  # fmt: skip
-_SMOKE_KEYS = ("samples", "layers", "params")
+_SMOKE_KEYS = ("samples", "layers", "params", "args", "layer_ids")
 _VERIFY_KEYS = ("command", "smoke", "timeout")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _NUL_HINT = (
@@ -344,7 +344,18 @@ class _Checker:
         layers = table.get("layers", 1)
         if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
             raise self.fail((*key, "layers"), "expected a whole number of layers, at least 1")
-        return SmokeSpec(samples, layers, self.params(table.get("params", {}), (*key, "params")))
+        args = table.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise self.fail((*key, "args"), "expected a list of strings, appended in smoke mode",
+                            'args = ["--load-format", "dummy"]')  # fmt: skip
+        for a in args:
+            self.placeholders(a, (*key, "args"))
+        ids = table.get("layer_ids")
+        if ids is not None and (not isinstance(ids, str) or not NAME.match(ids)):
+            raise self.fail((*key, "layer_ids"), "expected the name of the parameter that holds "
+                            "the captured layer ids", 'layer_ids = "layer_ids"')  # fmt: skip
+        params = self.params(table.get("params", {}), (*key, "params"))
+        return SmokeSpec(samples, layers, params, tuple(args), ids)
 
     def requires(self, table: Any, key: tuple[str, ...]) -> dict[str, str]:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet

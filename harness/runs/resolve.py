@@ -63,7 +63,8 @@ def resolve_step(
         sets: ``--set`` overrides; only declared parameters may be set.
         extra: ``-- extra args`` appended to the command (quoted for a shell step).
         base_env: hosts.toml's ``env`` for the host; the step's own env wins.
-        smoke: a ``--smoke`` run: its output check is the step's ``verify.smoke``.
+        smoke: a ``--smoke`` run: its output check is the step's ``verify.smoke``, its smoke
+            ``args`` go before ``extra`` (``{smoke_layers}`` in them is a built-in).
     """
     step = pipeline.steps.get(name)
     if step is None:
@@ -97,14 +98,17 @@ def resolve_step(
     if step.python is not None:  # its own interpreter: what {python} means for this step
         python = sub(step.python, ("steps", name, "python"))
         values = _resolve_values(pipeline, {**raw, "python": python}, origin, set(sets or {}))
+    more: tuple[str, ...] = ()  # smoke args: a step that cuts its model itself
+    if smoke and step.smoke is not None:
+        more = tuple(sub(a, ("steps", name, "smoke", "args")) for a in step.smoke.args)
     if step.shell:
         assert isinstance(step.command, str)
         text = sub(step.command, ("steps", name, "command"), quote=True)
-        if extra:
-            text += " " + " ".join(shell.quote(a) for a in extra)
+        if more or extra:
+            text += " " + " ".join(shell.quote(a) for a in (*more, *extra))
         argv: tuple[str, ...] = ("/bin/sh", "-c", text)
     else:
-        argv = tuple(sub(a, ("steps", name, "command")) for a in step.command) + tuple(extra)
+        argv = tuple(sub(a, ("steps", name, "command")) for a in step.command) + more + tuple(extra)
     cwd = sub(step.cwd, ("steps", name, "cwd")) if step.cwd else values["workdir"]
     env = dict(base_env or {})
     for k, v in step.env.items():

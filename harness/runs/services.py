@@ -28,14 +28,15 @@ from harness.targets import shell
 from harness.targets.base import Target
 
 
-def service_digest(step: ResolvedStep, run_id: str, run_dir: str) -> str:
-    """What makes two runs of a service interchangeable, as a short hash (pure)."""
+def service_digest(step: ResolvedStep, run_id: str, run_dir: str, smoke: bool = False) -> str:
+    """What makes two runs of a service interchangeable, as a short hash (pure). A smoke
+    service (random weights, a cut model) never answers for a real one, nor the reverse."""
 
     def norm(text: str) -> str:
         return text.replace(run_dir, "{run_dir}").replace(run_id, "{run_id}")
 
     env = shell.mask_env(step.env, step.secrets())
-    blob = {
+    blob: dict[str, object] = {
         "step": step.step,
         "argv": [norm(a) for a in step.argv],
         "cwd": norm(step.cwd),
@@ -47,18 +48,24 @@ def service_digest(step: ResolvedStep, run_id: str, run_dir: str) -> str:
             if k not in ("digest", "unclaimed_minutes")
         },
     }
+    if smoke:  # only when set: a real service's digest is the one it had before
+        blob["smoke"] = True
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def live_service(runs: Sequence[RunInfo], step: str, digest: str) -> RunInfo | None:
+def live_service(
+    runs: Sequence[RunInfo], step: str, digest: str, smoke: bool = False
+) -> RunInfo | None:
     """The run of ``step`` with this digest that is still running -- a ready one first, else
-    the newest starting one (a second server on its port would only fail). Pure."""
+    the newest starting one (a second server on its port would only fail). A smoke run uses
+    only a smoke service, a real run only a real one. Pure."""
     same = [
         r
         for r in runs
         if r.record.step == step
         and (r.record.service or {}).get("digest") == digest
         and r.state == RunState.RUNNING
+        and bool(r.record.smoke) == smoke
     ]
     same.sort(key=lambda r: (r.ready is not None, r.started_at or 0.0, r.id))
     return same[-1] if same else None

@@ -29,22 +29,77 @@ HOOK_DIR = "smoke-hook"
 class SmokePlan:
     layers: int
     samples: int | None
-    #: parameter overrides: the step's smoke params (outputs into {smoke_dir}), the sample count
+    #: parameter overrides: the step's smoke params (outputs into {smoke_dir}), the sample count,
+    #: the captured layer ids mapped onto the cut model
     sets: Mapping[str, str] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    #: the start-up hook cuts the model (False: the step's smoke ``args`` do, as vLLM's flags)
+    hook: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {"layers": self.layers, "samples": self.samples}
 
 
+def map_layer_ids(ids: Sequence[int], n: int) -> list[int]:
+    """Captured layer ids of the full model, mapped onto the model cut to ``n`` layers. Pure.
+
+    The largest id is the model's final layer (speculators appends L to ``[2, L//2, L-3]``):
+    it maps to ``n``, the cut model's final one. The others keep their order and their place
+    in the depth (``round(id * n / L)``), each distinct, inside ``1..n-1`` -- id 0 alone maps
+    to 0: vLLM captures the stream entering layer k as ``hidden_states + residual``, and at 0
+    (the embeddings) there is no residual yet, a path of its own (vLLM 0.26's
+    ``_maybe_add_hidden_state``) that a non-zero id must not be moved onto. ``[2, 16, 29, 32]``
+    -> 4 layers: ``[1, 2, 3, 4]``; 8: ``[1, 4, 7, 8]``; already-mapped ids map to themselves.
+
+    Raises:
+        UsageError: ``n`` leaves too few layers for the ids to stay distinct.
+    """
+    got = sorted(set(ids))
+    if not got or got[-1] == 0:
+        return got
+    final, inner = got[-1], got[:-1]
+    low = 0 if inner and inner[0] == 0 else 1
+    if len(inner) + low > n:
+        raise UsageError(
+            f"--smoke-layers {n}: too few layers for the captured ids {list(ids)} to stay "
+            "distinct with the final one last",
+            f"give --smoke-layers {len(inner) + low} or more",
+        )
+    out: list[int] = []
+    for i, x in enumerate(inner):
+        lo = 0 if x == 0 else max(1, out[-1] + 1 if out else 1)
+        hi = (n - 1) - (len(inner) - 1 - i)
+        out.append(min(max(round(x * n / final), lo), hi))
+    return [*out, n]
+
+
+def _mapped(text: str, n: int, where: str) -> str:
+    """A layer-ids parameter's value (``"2, 16, 29, 32"``) mapped onto ``n`` layers."""
+    try:
+        ids = [int(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise UsageError(
+            f"{where}: layer ids {text!r} are not whole numbers",
+            'write them as a list of numbers, e.g. layer_ids = "2, 16, 29, 32"',
+        ) from None
+    return ", ".join(str(i) for i in map_layer_ids(ids, n))
+
+
 def plan(
-    pipeline: Pipeline, step: str, layers: int | None = None, samples: int | None = None
+    pipeline: Pipeline,
+    step: str,
+    layers: int | None = None,
+    samples: int | None = None,
+    overrides: Mapping[str, str] | None = None,
 ) -> SmokePlan:
     """The smoke run of ``step``; refused unless the step says where its outputs go instead.
 
     A smoke run writes random-weight results: they must never land on the real ones, and only
     the pipeline knows which parameters are outputs -- so a step without a ``smoke`` table
-    whose ``params`` use ``{smoke_dir}`` is not run in smoke mode at all.
+    whose ``params`` use ``{smoke_dir}`` is not run in smoke mode at all. The cut is the
+    largest of the asked one and every ``layers`` floor of the step and the services it
+    needs (one cut for the client and its server); ``overrides`` (``--set``) hold the layer
+    ids to map when the user set them.
     """
     spec = pipeline.steps[step].smoke
     where = pipeline.where("steps", step)
@@ -64,12 +119,25 @@ def plan(
         )
     for bad in (n for n in (layers, samples) if n is not None and n < 1):
         raise UsageError(f"--smoke-layers/--smoke-samples {bad}: must be at least 1")
-    n = max(layers or DEFAULT_LAYERS, spec.layers)
+    floors = [spec.layers] + [
+        s.smoke.layers
+        for s in (pipeline.steps.get(need) for need in pipeline.steps[step].needs)
+        if s is not None and s.smoke is not None
+    ]
+    n = max(layers or DEFAULT_LAYERS, *floors)
     k = (samples or DEFAULT_SAMPLES) if spec.samples else None
     sets = dict(spec.params)
     if spec.samples:
         sets[spec.samples] = str(k)
-    return SmokePlan(n, k, sets, {HOOK_ENV: json.dumps({"layers": n})})
+    if spec.layer_ids is not None:
+        name = spec.layer_ids
+        given = {**pipeline.params, **pipeline.steps[step].params, **(overrides or {})}
+        if name not in given:
+            raise UsageError(f"{where}.smoke: layer_ids names {name!r}, which is no parameter")
+        if name not in spec.params:  # the step's own smoke value is the user's map
+            sets[name] = _mapped(given[name], n, pipeline.where("params", name))
+    env = {} if spec.args else {HOOK_ENV: json.dumps({"layers": n})}
+    return SmokePlan(n, k, sets, env, hook=not spec.args)
 
 
 def smoke_dir(run_dir: str) -> str:
@@ -155,4 +223,12 @@ def changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
         out += [f"{dist} patch {p} no longer applied" for p in sorted(a - b)]
     if then.get("entry") and now.get("entry") and then["entry"] != now["entry"]:
         out.append("its pipeline.toml entry changed")
+    old_s, new_s = then.get("services") or {}, now.get("services") or {}
+    for name in sorted(set(old_s) | set(new_s)):  # a served step: its server's environment
+        if name not in old_s:
+            out.append(f"its service {name}'s environment was not recorded then")
+        elif name not in new_s:
+            out.append(f"its service {name}'s environment could not be read now")
+        else:
+            out += [f"service {name}: {c}" for c in changes(old_s[name], new_s[name])]
     return out

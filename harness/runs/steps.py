@@ -17,7 +17,7 @@ PIPELINE_FILENAME = "pipeline.toml"
 PIPELINE_ENV_VAR = "HARNESS_PIPELINE"
 #: Filled in by harness at launch; a file may use them but not define them.
 BUILTINS = (
-    "workdir", "python", "run_id", "run_dir", "step", "smoke_dir", "verifiers",
+    "workdir", "python", "run_id", "run_dir", "step", "smoke_dir", "smoke_layers", "verifiers",
     # a step spread over hosts (``spread``): which node this is; 0 / 1 on one host
     "shard", "num_shards", "node_rank", "nnodes", "head",
 )  # fmt: skip
@@ -43,18 +43,32 @@ class SmokeSpec:
     ``samples``: the parameter that takes ``--smoke-samples``; ``layers``: the fewest decoder
     layers the step's own logic stays valid with (speculators picks ``[2, L//2, L-3, L-1]``);
     ``params``: overrides, which must send every output to ``{smoke_dir}``.
+
+    ``args``: appended to the command in smoke mode (``{smoke_layers}`` is the cut): a step
+    that cuts its model itself -- ``vllm serve --load-format dummy --hf-overrides ...`` --
+    gets no start-up hook. ``layer_ids``: the parameter holding captured layer ids, mapped
+    onto the cut model (:func:`harness.runs.smoke.map_layer_ids`).
     """
 
     samples: str | None = None
     layers: int = 1
     params: Mapping[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    layer_ids: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"samples": self.samples, "layers": self.layers, "params": dict(self.params)}
+        out: dict[str, Any] = {"samples": self.samples, "layers": self.layers,
+                               "params": dict(self.params)}  # fmt: skip
+        if self.args:  # only when declared: an entry without them digests as before
+            out["args"] = list(self.args)
+        if self.layer_ids is not None:
+            out["layer_ids"] = self.layer_ids
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SmokeSpec:
-        return cls(d.get("samples"), int(d.get("layers") or 1), dict(d.get("params") or {}))
+        return cls(d.get("samples"), int(d.get("layers") or 1), dict(d.get("params") or {}),
+                   tuple(d.get("args") or ()), d.get("layer_ids"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,10 @@ last block needed, right-padded batches of similar lengths (``--batch-tokens``),
 background thread loads the next files (``_hs_read.py``; never the whole dataset in memory).
 ``--capture`` says what a layer id means (``output`` of block k: speculators 0.3.0; ``input``
 of layer k: vLLM's aux hidden states). ``--alone`` (a smoke run: random weights) compares with
-the same samples extracted again one at a time instead.
+the same samples extracted again one at a time instead. ``--structure`` (the served
+pipeline's smoke run: random weights behind a server, no second engine to ask) checks every
+file's ids, layers and lengths, its width against the model's ``hidden_size``, and that every
+value is finite -- nothing compared against a reference.
 
 Started with the step (the supervisor sees ``HARNESS_VERIFY_GATE`` named here): the imports
 and the reference's model code load while the step runs (:func:`warm`), then the check waits
@@ -54,6 +57,7 @@ from _hs_floor import (
     FLIP_MAX,
     FLIP_RATE,
     ROW_FACTOR,
+    RUN_MAX,
     SAMPLE_FACTOR,
     Rule,
     drift,
@@ -105,7 +109,12 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--row-factor", type=float, default=ROW_FACTOR)
     ap.add_argument("--sample-factor", type=float, default=SAMPLE_FACTOR)
     ap.add_argument("--flip-max", type=float, default=FLIP_MAX, help="MoE: a routing flip's size")
-    ap.add_argument("--flip-rate", type=float, default=FLIP_RATE, help="MoE: flips per row")
+    ap.add_argument("--flip-rate", type=float, default=FLIP_RATE,
+                    help="MoE: flip events per compared row of a layer")  # fmt: skip
+    ap.add_argument("--flip-run", type=int, default=RUN_MAX,
+                    help="MoE: the most adjacent rows one flip event moves")  # fmt: skip
+    ap.add_argument("--census", help="bench: write each layer's rows above its bound "
+                    "(_hs_census.py) as JSON to this file")  # fmt: skip
     ap.add_argument("--layer-ids", help="the captured layer ids (needed for hs_*.safetensors)")
     ap.add_argument(
         "--capture",
@@ -127,6 +136,10 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--window", type=int, default=32, help="samples sorted by length per plan")
     ap.add_argument("--prefetch", type=int, default=4, help="files loaded ahead")
     ap.add_argument("--alone", action="store_true", help="smoke: batch vs one at a time")
+    ap.add_argument("--structure", action="store_true", help="smoke of a served model (random "
+                    "weights, no reference): ids, shapes, layer count, finite values")  # fmt: skip
+    ap.add_argument("--max-samples", type=int, default=0,
+                    help="the samples the step was asked for (0: every prepared one)")  # fmt: skip
     ap.add_argument("--seq-length", type=int, default=2048)
     ap.add_argument("--tp", type=int, default=1)
     ap.add_argument("--gpu-memory-utilization", type=float, default=0.8)
@@ -204,10 +217,57 @@ def step_started() -> Since | None:
     return Since(at, mark) if at is not None or mark else None
 
 
+def structure(args: argparse.Namespace, torch: object) -> int:
+    """``--structure``: every file's shape checks, its width, finite values; no reference."""
+    from _disk_budget import hidden_of
+
+    folder = Folder(Path(args.data), args.layer_ids)
+    configured = folder.layer_ids
+    there = bool(args.prepared) and Path(args.prepared).exists()
+    prepared = Prepared(args.prepared) if there else None
+    total = max(folder.total, len(prepared) if prepared is not None else 0)
+    total = min(total, args.max_samples) if args.max_samples > 0 else total
+    tally = Tally(total)
+    if prepared is None:
+        tally.skipped["ids"] = f"nothing at {args.prepared}" if args.prepared else "no --prepared"
+    try:
+        width = hidden_of(args.model)
+    except SystemExit:
+        width = None  # the model's config is not on this host: the widths only agree
+    for i in range(total):
+        s = folder.load(i, list(range(len(configured))), torch)
+        s.prepared = prepared.ids(i) if prepared is not None else False
+        if not shape(tally, s, configured):
+            continue
+        finding = None
+        for p, x in sorted(s.states.items()):
+            width = int(x.shape[-1]) if width is None else width
+            if int(x.shape[-1]) != width:
+                why = f"{int(x.shape[-1])} values a state at layer {configured[p]}"
+                finding = Finding("lengths", f"{why}, the model's hidden_size is {width}")
+                break
+            bad = (~torch.isfinite(x.float())).any(dim=-1).nonzero()  # type: ignore[attr-defined]
+            if len(bad):
+                finding = Finding("non-finite", f"NaN/inf at row {int(bad[0])} (layer "
+                                  f"{configured[p]})")  # fmt: skip
+                break
+        tally.compare("values", s.name, finding)
+    if total == 0:
+        tally.fail("(none)", Finding("lengths", f"no hs_*.safetensors in {args.data}"))
+    report = tally.report([], "all", args.tolerance, "structure only: random weights")
+    report["checks"]["values"]["rule"] = "finite, no reference (random weights)"
+    for f in report["failed"][:20]:
+        print(f"wrong: {f['sample']}: {f['check']}: {f['why']}", flush=True)
+    emit(report, MARK)
+    return 1 if report["failed"] or total == 0 else 0
+
+
 def main() -> int:
     args = arguments()
     import torch
 
+    if args.structure:
+        return structure(args, torch) if wait_for_go() else 0
     warm(args)
     if not wait_for_go():  # the step failed or was stopped: nothing to check
         return 0
@@ -272,8 +332,15 @@ def main() -> int:
     flush(False)
     rule = Rule(row_factor=args.row_factor, sample_factor=args.sample_factor,
                 tol=args.tolerance, hard=args.hard_tolerance, moe=ref.moe,
-                flip_max=args.flip_max, flip_rate=args.flip_rate)  # fmt: skip
+                flip_max=args.flip_max, flip_rate=args.flip_rate,
+                run_max=args.flip_run)  # fmt: skip
     floors, found = judge_rows(pop, rule)
+    if args.census:
+        import json
+
+        from _hs_census import census
+
+        Path(args.census).write_text(json.dumps(census(pop, floors), indent=1))
     failed = {f["sample"] for f in tally.failed}
     for name, finding in sorted(found.items()):
         if name not in failed:

@@ -62,31 +62,56 @@ CASES: dict[str, tuple[str, str, int, float | None]] = {
     "MoE: larger than a flip": (
         "r = moe; own['s3'][25] = 0.5",
         "(row bound 10x = 0.060); not a routing flip (above 0.3)", 0, None),
-    "MoE: a run of rows": (
-        "r = moe; own['s3'][25:27] = 0.2",
-        "rows 25-26 (2) are 0.200-0.200 from their reference rows at layer 2: 33x the floor "
-        "0.0060 measured on 2,000 rows (row bound 10x = 0.060); not a routing flip (a run of "
-        "rows)", 0, None),
-    "MoE: a neighbour's row": (
-        "r = moe; own['s3'][25] = 0.2; near['s3'][25] = 0.006",
+    # a flip event (issue 41, H100 at vLLM's defaults: rows 65-66 at 0.181 / 0.138 in 8 samples)
+    "MoE: a run of 2 decaying flip rows": (
+        "r = moe; own['s3'][25] = 0.181; own['s3'][26] = 0.138", "", 1, None),
+    "the same run on a dense model": (
+        "r = rule; own['s3'][25] = 0.181; own['s3'][26] = 0.138",
+        "rows 25-26 (2) are 0.138-0.181 from their reference rows at layer 2: 30x the floor "
+        "0.0060 measured on 2,000 rows (row bound 10x = 0.060)", 0, None),
+    "MoE: a run of 3, longer than RUN_MAX": (
+        "r = moe; own['s3'][25:28] = torch.tensor([0.2, 0.15, 0.1])",
+        "rows 25-27 (3) are 0.100-0.200 from their reference rows at layer 2: 33x the floor "
+        "0.0060 measured on 2,000 rows (row bound 10x = 0.060); not a routing flip (a run of 3 "
+        "rows, longer than 2)", 0, None),
+    "MoE: a run of 3 with --flip-run 3": (
+        "r = Rule(moe='16 routed experts', run_max=3); "
+        "own['s3'][25:28] = torch.tensor([0.2, 0.15, 0.1])", "", 1, None),
+    "MoE: a run whose second row is larger": (
+        "r = moe; own['s3'][25] = 0.138; own['s3'][26] = 0.181",
+        "not a routing flip (growing along the run: 0.138 -> 0.181)", 0, None),
+    "MoE: a run of a neighbour's rows": (
+        "r = moe; own['s3'][25:27] = 0.2; near['s3'][26] = 0.005",
         "not a routing flip (a neighbour's row)", 0, None),
-    "MoE: more flips than the rate admits": (
-        "r = moe; [o.__setitem__(7, 0.25) for o in own.values()]",
-        "40 lone rows off at layer 2 (up to 0.250), each like a routing flip, more than "
-        "admitted: 0.01 of 2,000 rows = 20 (--flip-rate)", 0, None),
+    "MoE: a flip and a run that is not one": (
+        "r = moe; own['s3'][10] = 0.2; own['s3'][30:38] = 0.2",
+        "rows 30-37 (8) are 0.200-0.200 from their reference rows at layer 2: 33x the floor "
+        "0.0060 measured on 2,000 rows (row bound 10x = 0.060); 9 rows off in 2 runs; not a "
+        "routing flip (a run of 8 rows, longer than 2)", 0, None),
+    "MoE: runs of 2 count as one event each": (
+        "r = moe; [o.__setitem__(slice(7, 9), torch.tensor([0.2, 0.1])) "
+        "for o in list(own.values())[:30]]", "", 30, None),
+    "MoE: more flip events than the rate admits": (
+        "r = moe; [o.__setitem__(i, 0.25) for o in own.values() for i in (7, 30)]",
+        "80 flip events (80 rows) off at layer 2 (up to 0.250), each like a routing flip, more "
+        "than admitted: 0.02 of 2,000 rows = 40 events (--flip-rate)", 0, None),
 }  # fmt: skip
 DRIVER = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from _hs_floor import drift, judge
+from _hs_floor import drift, judge, rule_words
 out = {}
 for name, code in json.loads(sys.argv[2]).items():
     ns = {}
-    exec(SETUP + code, ns)
-    pop = {2: {n: (ns["own"][n], ns["near"][n]) for n in ns["own"]}}
-    floors, found = judge(pop, ns["r"])
-    d = drift(floors, ns["r"])
-    out[name] = [{n: f.why for n, f in found.items()}, floors[0].flips, d and d["floor"]]
+    try:  # one case's error is that case's failure
+        exec(SETUP + code, ns)
+        pop = {2: {n: (ns["own"][n], ns["near"][n]) for n in ns["own"]}}
+        floors, found = judge(pop, ns["r"])
+        d = drift(floors, ns["r"])
+        out[name] = [{n: f.why for n, f in found.items()}, floors[0].flips, d and d["floor"],
+                     rule_words(floors, ns["r"])]
+    except Exception as exc:
+        out[name] = [{"error": repr(exc)}, -1, None, ""]
 print(json.dumps(out))
 """
 
@@ -106,10 +131,10 @@ def judged() -> dict[str, Any]:
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_row_and_sample_is_judged_against_the_population(judged: dict, name: str) -> None:
     _, words, flips, drift = CASES[name]
-    found, got_flips, got_drift = judged[name]
+    found, got_flips, got_drift, _ = judged[name]
     if name == "every sample":
         assert len(found) == 40 and found["s3"].startswith(words), found
-    elif name == "MoE: more flips than the rate admits":
+    elif name == "MoE: more flip events than the rate admits":
         assert len(found) == 40 and found["s3"] == words, found
     elif words:
         assert set(found) == {"s3"} and words in found["s3"], found
@@ -119,3 +144,16 @@ def test_each_row_and_sample_is_judged_against_the_population(judged: dict, name
     assert (got_drift is None) == (drift is None)
     if drift is not None:
         assert abs(got_drift - drift) < 0.005
+
+
+def test_the_words_say_what_was_admitted_per_layer(judged: dict) -> None:
+    said = judged["MoE: a run of 2 decaying flip rows"][3]
+    assert said.endswith(", 1 flip event (2 rows) up to 0.181 admitted: 16 routed experts"), said
+    assert (
+        "16 routed experts: a routing flip event admitted -- a run of at most 2 adjacent rows, "
+        "the first at most 0.3 from its own row, none larger than the first, none a neighbour's "
+        "row -- at most 0.02 events per row of a layer -- layer 2: floor 0.0060 over 2,000 rows"
+    ) in said
+    said = judged["MoE: runs of 2 count as one event each"][3]
+    assert said.endswith(", 30 flip events (60 rows) up to 0.200 admitted: 16 routed experts")
+    assert "admitted" not in judged["clean"][3]

@@ -15,6 +15,12 @@ own that ignores SIGTERM, as engine cores do); ``--die-after N`` (exits after N 
 ``--bind-after S`` (binds its port only after S seconds of "loading", as ``vllm serve``
 does); ``--not-http`` (speaks SSH's banner on its port instead of HTTP).
 
+A smoke server (the served pipeline's ``--smoke``): ``--load-format dummy`` and
+``--hf-overrides '{"num_hidden_layers": N}'`` as vLLM takes them, said in its start line;
+``--layer-ids 1,2,3,4`` the captured ids (one state each; an id above the model's layer count
+fails its start, as vLLM's would); ``--values ramp`` finite states that differ per layer (not
+zeros), ``--nan-at N`` a NaN in request N's file.
+
     python fake_vllm.py --port 8000 --out DIR [--model NAME] [--layers 4] [--hidden 8]
 """
 
@@ -72,7 +78,24 @@ def main() -> int:
     ap.add_argument("--fail-after", type=int, default=0)
     ap.add_argument("--bind-after", type=float, default=0.0)
     ap.add_argument("--not-http", action="store_true")
+    ap.add_argument("--load-format", default="auto")
+    ap.add_argument("--hf-overrides", default="{}")
+    ap.add_argument("--layer-ids", default="")
+    ap.add_argument("--num-layers", type=int, default=32)
+    ap.add_argument("--values", choices=("zeros", "ramp"), default="zeros")
+    ap.add_argument("--nan-at", type=int, default=-1)
     args = ap.parse_args()
+    depth = int(json.loads(args.hf_overrides).get("num_hidden_layers", args.num_layers))
+    ids = [int(x) for x in args.layer_ids.replace(",", " ").split()]
+    if ids:
+        args.layers = len(ids)
+        said = f"load_format={args.load_format}, hf_overrides={args.hf_overrides}"
+        print(f"INFO: model {args.model}: {depth} layers, {said}, aux hidden state layer ids "
+              f"{ids}", flush=True)  # fmt: skip
+        if max(ids) > depth:
+            print(f"ERROR: ValueError: layer id {max(ids)} is out of range for a model of "
+                  f"{depth} layers", flush=True)  # fmt: skip
+            return 1
     print(
         f"INFO vllm.entrypoints.openai.api_server: vLLM API server version 0.0.0-standin "
         f"(pid {os.getpid()})",
@@ -153,6 +176,12 @@ def main() -> int:
                 return self.answer(500, {"error": "EngineCore encountered an issue"})
             path = os.path.join(args.out, f"hs_{n}.safetensors")
             hs = bytes(4 * len(ids) * args.layers * args.hidden)
+            if args.values == "ramp":  # finite, a different value at every layer
+                vals = [1.0 + layer + 0.001 * h + 0.01 * t for t in range(len(ids))
+                        for layer in range(args.layers) for h in range(args.hidden)]  # fmt: skip
+                if n == args.nan_at:
+                    vals[0] = float("nan")
+                hs = struct.pack(f"<{len(vals)}f", *vals)
             blob = safetensors({
                 "token_ids": ("I64", [len(ids)], struct.pack(f"<{len(ids)}q", *ids)),
                 "hidden_states": ("F32", [len(ids), args.layers, args.hidden], hs),

@@ -1,6 +1,6 @@
 """A stand-in for speculators 0.9.0's hidden-states client: N completions, one file each.
 
-    python hs_client.py --port 8000 --n 8 [--delay 0.1] [--model NAME]
+    python hs_client.py --port 8000 --n 8 [--delay 0.1] [--model NAME] [--output DIR]
 
 Each request sends a sample's token ids (``max_tokens=1``, ``return_token_ids``) and checks
 that the ``kv_transfer_params.hidden_states_path`` it gets back exists; exits 1 on the first
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 import urllib.request
@@ -23,6 +24,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=4)
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--model", default="tiny-llama")
+    ap.add_argument("--output", default="", help="move each file here, as speculators does")
     args = ap.parse_args()
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     base = f"http://127.0.0.1:{args.port}"
@@ -42,6 +44,11 @@ def main() -> int:
         if not os.path.isfile(path):
             print(f"sample {i}: {path} is missing", flush=True)
             return 1
+        if args.output:
+            os.makedirs(args.output, exist_ok=True)
+            moved = os.path.join(args.output, f"hs_{i}.safetensors")
+            shutil.move(path, moved)
+            path = moved
         print(f"sample {i}: hidden states in {path}", flush=True)
         time.sleep(args.delay)
     return 0

@@ -21,6 +21,7 @@ BUILT = {
     "run_dir": "/w/.harness/runs/train-1",
     "step": "train",
     "smoke_dir": "/w/.harness/runs/train-1/smoke",
+    "smoke_layers": "",
     "verifiers": "/w/.harness/runs/train-1/verifiers",
     "shard": "0",
     "num_shards": "1",
