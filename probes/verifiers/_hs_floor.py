@@ -13,13 +13,15 @@ the first that holds (``judge``):
 3. rows off: a row whose error > ``row_factor`` (10) x ``floor`` (and > ``row_min``) -- a lone
    row or a run of them (a neighbour's row, rows from elsewhere, a chunk slip);
    unless the model routes tokens to experts (``moe``) and each run of such rows is a routing
-   flip EVENT (``not_a_flip``): at most ``run_max`` adjacent rows, its first at most
-   ``flip_max`` from its own row, no later row larger than the first (a flipped token is off
-   from that layer on; tokens after it attend to it and are off by less -- from the layer
-   after the flip's on: two adjacent tokens that flip at the same layer read as a run whose
-   order is chance; the census, ``_hs_census.py``, records each run's rows in order), no row of it a
-   neighbour's row (farther than the row bound from both neighbours' reference rows); and at
-   most ``flip_rate`` events per compared row of the layer.
+   flip EVENT (``not_a_flip``): at most ``run_max`` adjacent rows, each at most ``flip_max`` from
+   its own row, no row of it its neighbour's (within ``NEIGHBOUR_FACTOR`` (3) x the floor of a
+   neighbour's reference row: a slip copies that row, a flip leaves its own); and at most
+   ``flip_rate`` events per compared row of the layer. The H100 census (stop 47) said which:
+   at layer 2, 88 events of 8,891 rows, runs {1: 82, 2: 6}, 5 of the 6 runs GROWING (0.138 ->
+   0.181: two adjacent tokens flipping, not one token's influence decaying), up to 0.237; at
+   layer 12, 7 lone rows up to 0.111, 6 of them within the row bound of a neighbour's reference
+   row (0.068 = 7x the floor: deep layers bring neighbours close) -- hence the neighbour test at
+   3x the floor, which the planted neighbour's row (0.005 = 1x) still fails.
 
 What was measured (bench/results/gpu-speculators-0.9-h200.txt, gpu-faults41-h100.txt): on the H200,
 vLLM 0.26.0 eager, hs_4 row 225 at layer 2, 0.257 from its own reference row and 0.154 from row
@@ -62,6 +64,10 @@ SAMPLE_FACTOR = 4.0
 #: no bound under these (a float32 reference of float32 states has a floor of ~1e-7)
 ROW_MIN = 0.02
 SAMPLE_MIN = 0.01
+#: a row within this many floors of a neighbour's reference row IS that row (a slip); farther,
+#: it is its own row gone astray (a flip). Deep layers bring neighbours close: on the H100's
+#: DeepSeek-V3 shape a flipped row at layer 12 sat 0.068 (7x the floor) from a neighbour's.
+NEIGHBOUR_FACTOR = 3.0
 FLIP_MAX = 0.3
 FLIP_RATE = 2e-2
 #: the longest run of adjacent rows one flip moves (measured: 2, layer 2 on the H100)
@@ -143,10 +149,8 @@ def not_a_flip(own: list[float], near: list[float], bound: float, rule: Rule) ->
     why = []
     if len(own) > rule.run_max:
         why.append(f"a run of {len(own)} rows, longer than {rule.run_max}")
-    if own[0] > rule.flip_max:
+    if max(own) > rule.flip_max:
         why.append(f"above {rule.flip_max}")
-    if any(e > own[0] for e in own[1:]):
-        why.append(f"growing along the run: {' -> '.join(f'{e:.3f}' for e in own)}")
     if any(n <= bound for n in near):
         why.append("a neighbour's row")
     return ", ".join(why)
@@ -171,7 +175,7 @@ def _rows_words(k: int, own, near, runs, fl: Floor, rule: Rule, why: str) -> str
     off = sum(e - s + 1 for s, e in runs)
     if a == b:
         head = f"row {a} is {hi:.3f} from its reference row at layer {k}"
-        if float(near[a]) <= fl.row_bound:
+        if float(near[a]) <= fl.floor * NEIGHBOUR_FACTOR:
             head += f" and {float(near[a]):.3f} from a neighbour's (it is that row)"
     else:
         head = (f"rows {a}-{b} ({b - a + 1}) are {lo:.3f}-{hi:.3f} from their reference rows "
@@ -227,7 +231,7 @@ def judge(pop: dict, rule: Rule) -> tuple[list[Floor], dict[str, Finding]]:  # t
             why = ""
             if rule.moe:
                 whys = [not_a_flip(own[a : b + 1].tolist(), near[a : b + 1].tolist(),
-                                   fl.row_bound, rule) for a, b in runs]  # fmt: skip
+                                   fl.floor * NEIGHBOUR_FACTOR, rule) for a, b in runs]  # fmt: skip
                 if not any(whys):
                     flips[name] = [(b - a + 1, float(own[a : b + 1].max())) for a, b in runs]
                     continue
@@ -260,9 +264,9 @@ def rule_words(floors: list[Floor], rule: Rule) -> str:
     """What the rule was, per layer: the floor it measured, the bounds it applied."""
     kind = (
         f"; {rule.moe}: a routing flip event admitted -- a run of at most {rule.run_max} "
-        f"adjacent rows, the first at most {rule.flip_max} from its own row, none larger than "
-        f"the first, none a neighbour's row -- at most {rule.flip_rate:g} events per row of a "
-        "layer"
+        f"adjacent rows, each at most {rule.flip_max} from its own row, none within "
+        f"{NEIGHBOUR_FACTOR:g}x the floor of a neighbour's -- at most {rule.flip_rate:g} "
+        "events per row of a layer"
         if rule.moe
         else ""
     )

@@ -121,7 +121,7 @@ def test_a_moe_model_admits_its_routing_flips_only_as_measured(results: dict) ->
     assert clean["ok"], clean
     assert (
         "8 routed experts: a routing flip event admitted -- a run of at most 2 adjacent rows, "
-        "the first at most 0.4 from its own row" in clean["rule"]
+        "each at most 0.4 from its own row" in clean["rule"]
     )
     assert ", 6 flip events (6 rows) up to 0.275 admitted: 8 routed experts" in clean["rule"]
     for kind in ("scale", "neighbour-row", "run-elsewhere", "mixed-samples", "truncated"):
