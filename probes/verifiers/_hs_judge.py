@@ -60,6 +60,7 @@ class LayerVerdict:
     finding: Finding | None = None
     drift: bool = False
     layer_checked: bool = False
+    rows: tuple | None = None  # type: ignore[type-arg]  # (own, near) per row, on the CPU
 
 
 def spread(total: int, want: int) -> list[int]:
@@ -121,8 +122,20 @@ def ids_match(got: list[int], want: list[int] | None, index: int) -> Finding | N
                           f"({len(got)} ids here, {len(want)} there)")  # fmt: skip
 
 
-def _rel_rows(x, r):  # type: ignore[no-untyped-def]
-    return (x - r).norm(dim=-1) / r.norm(dim=-1).clamp_min(1e-12)
+def row_dists(x, r):  # type: ignore[no-untyped-def]
+    """Per row of float states ``x`` against reference ``r``: the relative error to its own
+    reference row, to the one before (``prev``, inf at row 0) and after (``nxt``), and the
+    sample's relative Frobenius error -- each difference computed once, for every test."""
+    rn = r.norm(dim=-1)
+    scale = rn.clamp_min(1e-12)
+    diff = (x - r).norm(dim=-1)
+    own = diff / scale
+    prev, nxt = own.new_full(own.shape, float("inf")), own.new_full(own.shape, float("inf"))
+    if x.shape[0] > 1:
+        prev[1:] = (x[1:] - r[:-1]).norm(dim=-1) / scale[:-1]
+        nxt[:-1] = (x[:-1] - r[1:]).norm(dim=-1) / scale[1:]
+    err = float(diff.square().sum().sqrt() / rn.square().sum().sqrt().clamp_min(1e-12))
+    return own, prev, nxt, err
 
 
 def rel_err(x, r) -> float:  # type: ignore[no-untyped-def]
@@ -147,16 +160,17 @@ def position(x, r, tol: float = TOLERANCE, run: int = RUN) -> Finding | None:  #
     """The first row of the first run of ``run`` consecutive rows that each are their
     neighbour's reference row in one direction (t-1, or t+1): less than half as far from it as
     from their own, and not within ``tol`` of their own. A lone row is never named."""
-    x, r = x.float(), r.float()
-    own = _rel_rows(x, r)
-    n = x.shape[0]
+    if x.shape[0] < 2:
+        return None
+    own, prev, nxt, _ = row_dists(x.float(), r.float())
+    return _position(own, prev, nxt, tol, run)
+
+
+def _position(own, prev, nxt, tol: float, run: int) -> Finding | None:  # type: ignore[no-untyped-def]
+    n = own.shape[0]
     if n < 2:
         return None
     need = min(run, n - 1)
-    big = own.new_full((n,), float("inf"))
-    prev, nxt = big.clone(), big.clone()
-    prev[1:] = _rel_rows(x[1:], r[:-1])
-    nxt[:-1] = _rel_rows(x[:-1], r[1:])
     off = own > tol
     for near, step in ((prev * 2 < own) & off, -1), ((nxt * 2 < own) & off, 1):
         flags = near.tolist()
@@ -170,13 +184,13 @@ def position(x, r, tol: float = TOLERANCE, run: int = RUN) -> Finding | None:  #
 
 
 def layer_identity(  # type: ignore[no-untyped-def]
-    x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD
+    x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD, own: float | None = None
 ) -> Finding | None:
     """``refs``: layer id -> reference states at hand (``k`` and some others: at least one of
     ``k-1``, ``k+1`` for the test to mean anything). Named only when the states match another
     layer (within ``hard``) better than their own: states far from every layer (another
-    sample's) are the error bound's."""
-    own = rel_err(x, refs[k])
+    sample's) are the error bound's. ``own``: the error to layer ``k``, when known."""
+    own = rel_err(x, refs[k]) if own is None else own
     if own <= tol:
         return None
     errs = {j: rel_err(x, r) for j, r in refs.items() if j != k}
@@ -187,20 +201,23 @@ def layer_identity(  # type: ignore[no-untyped-def]
 
 
 def judge_layer(x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD) -> LayerVerdict:  # type: ignore[no-untyped-def]
-    """One sample's captured layer ``k`` (``x``, [n, hidden]) against ``refs[k]``."""
+    """One sample's captured layer ``k`` (``x``, [n, hidden]) against ``refs[k]``; the
+    verdict carries the per-row errors (own, nearer neighbour's) for the population's rule."""
     for test in (non_finite, zeros):
         found = test(x)
         if found is not None:
             return LayerVerdict(None, found)
-    found = position(x, refs[k], tol)
+    x = x.float()
+    own, prev, nxt, err = row_dists(x, refs[k].float())
+    rows = (own.cpu(), prev.minimum(nxt).cpu())
+    found = _position(own, prev, nxt, tol, RUN)
     if found is not None:
-        return LayerVerdict(rel_err(x, refs[k]), found)
+        return LayerVerdict(err, found, rows=rows)
     checked = any(j in refs for j in (k - 1, k + 1))
-    found = layer_identity(x, k, refs, tol, hard)
-    err = rel_err(x, refs[k])
+    found = layer_identity(x, k, refs, tol, hard, own=err)
     if found is not None:
-        return LayerVerdict(err, found, layer_checked=checked)
+        return LayerVerdict(err, found, layer_checked=checked, rows=rows)
     if err > hard:
         why = f"relative error {err:.3f} at layer {k} (hard bound {hard})"
-        return LayerVerdict(err, Finding("values", why), layer_checked=checked)
-    return LayerVerdict(err, None, layer_checked=checked)
+        return LayerVerdict(err, Finding("values", why), layer_checked=checked, rows=rows)
+    return LayerVerdict(err, None, layer_checked=checked, rows=rows)

@@ -35,14 +35,14 @@ COS_MIN = 0.10
 def profile(layers: list) -> list[tuple[float, float, float]]:  # type: ignore[type-arg]
     """(log-norm rise over layer 0, share of rows growing, median cosine with the layer below)
     per held layer ([n, hidden] each, in file order); layer 0's are (0, nan, nan)."""
-    norms = [x.float().norm(dim=-1).clamp_min(1e-12) for x in layers]
+    wide = [x.float() for x in layers]  # once each: a float copy is most of the cost
+    norms = [x.norm(dim=-1).clamp_min(1e-12) for x in wide]
     if not norms or norms[0].numel() == 0:
         return []
     base = float(norms[0].log().median())
     out = [(0.0, math.nan, math.nan)]
     for j in range(1, len(layers)):
-        a, b = layers[j - 1].float(), layers[j].float()
-        cos = (a * b).sum(-1) / (norms[j - 1] * norms[j])
+        cos = (wide[j - 1] * wide[j]).sum(-1) / (norms[j - 1] * norms[j])
         out.append((float(norms[j].log().median()) - base,
                     float((norms[j] > norms[j - 1]).float().mean()),
                     float(cos.median())))  # fmt: skip

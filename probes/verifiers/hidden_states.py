@@ -186,7 +186,8 @@ def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[
             verdicts[k] = judge_layer(x, k, at_hand, args.tolerance, args.hard_tolerance)
             if verdicts[k].finding is not None:
                 break
-            pop.setdefault(k, {})[s.name] = row_errors(x, at_hand[k])
+            rows = verdicts[k].rows
+            pop.setdefault(k, {})[s.name] = rows if rows is not None else row_errors(x, at_hand[k])
         tally.values(s.name, verdicts)
 
 
@@ -299,7 +300,8 @@ def main() -> int:
         if s.error is None and s.held == len(configured):
             s.stats = profile([s.states[p] for p in range(s.held)])
         keep = {configured.index(k) for k in layers_of(i)} if i in picks else set()
-        s.states = {p: x for p, x in s.states.items() if p in keep}
+        # a copy of each layer kept: a view would keep the whole file's states in memory
+        s.states = {p: x.contiguous() for p, x in s.states.items() if p in keep}
         s.prepared = prepared.ids(i) if prepared is not None else False
         return s
 
