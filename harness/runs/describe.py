@@ -15,6 +15,7 @@ from packaging.utils import canonicalize_name
 
 from harness.runs import remote
 from harness.runs.context import GPU_GLOB_ENV, workdir_for
+from harness.runs.disk import Budget
 from harness.runs.models import Level, Verdict
 from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
@@ -121,6 +122,11 @@ class StepPlan:
     known_good_at: str | None = None
     #: the step's own interpreter (``python = ...``): the review reads its packages
     python: str | None = None
+    #: ``disk = {...}`` resolved; ``budget``: what it will write against the room there, as
+    #: ``harness report`` counted it (``budget_error``: why it could not)
+    disk: Mapping[str, str] | None = None
+    budget: Budget | None = None
+    budget_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -150,6 +156,12 @@ class StepPlan:
             out["known_good_at"] = self.known_good_at
         if self.python is not None:
             out["python"] = self.python
+        if self.disk is not None:
+            out["disk"] = dict(self.disk)
+        if self.budget is not None:
+            out["budget"] = self.budget.to_dict()
+        if self.budget_error is not None:
+            out["budget_error"] = self.budget_error
         return out
 
     @classmethod
@@ -182,6 +194,9 @@ class StepPlan:
             ),
             known_good_at=d.get("known_good_at"),
             python=d.get("python"),
+            disk=d.get("disk"),
+            budget=Budget.from_dict(d["budget"]) if d.get("budget") else None,
+            budget_error=d.get("budget_error"),
         )
 
 
@@ -243,6 +258,7 @@ def describe(
         known_good=tuple(good),
         known_good_at=pipeline.where("steps", step, "known_good") if good else None,
         python=resolved.python,
+        disk=resolved.disk,
     )
 
 
