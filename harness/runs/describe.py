@@ -208,18 +208,20 @@ def describe(
     *,
     preflight: bool | Sequence[Verdict] = False,
     workdir: str | None = None,
+    smoke: Any = None,
 ) -> StepPlan:
     """The step as ``harness run`` would launch it on ``target``, no launch; with
     ``preflight``, what the launch's preflight would say of it there (the verdicts
     themselves: the ones the launch just made). ``workdir``: the one
-    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
+    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s.
+    ``smoke``: as a ``--smoke`` run would launch it (:class:`harness.runs.smoke.SmokePlan`)."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
     workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
     assert workdir is not None
-    resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, ())
+    resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, (), smoke)
     record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
     declared = pipeline.steps[step]
     rows: list[Need] = []
