@@ -132,6 +132,14 @@ def check(
         list[str] | None,
         typer.Option("--set", help="with --step: NAME=VALUE, as `harness run` takes it"),
     ] = None,
+    smoke: Annotated[
+        bool,
+        typer.Option(
+            "--smoke",
+            help="with --step: the command a --smoke run would start "
+            "(its smoke args: --load-format dummy, --hf-overrides ...)",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -141,12 +149,12 @@ def check(
 
     if caller is None and step is None:
         raise UsageError("name a CALLER, or a pipeline --step", "e.g. harness check speculators")
-    if step is None and (pipeline is not None or sets):
-        raise UsageError("--pipeline and --set go with --step", "add --step STEP")
+    if step is None and (pipeline is not None or sets or smoke):
+        raise UsageError("--pipeline, --set and --smoke go with --step", "add --step STEP")
     if step is not None and (fix or with_patches):
         raise UsageError("--step checks a command as it stands", "drop --fix/--with-patches")
     if caller is None:
-        _check_step(step or "", pipeline, sets or [], target, as_json, accept_new_host_key)
+        _check_step(step or "", pipeline, sets or [], target, as_json, accept_new_host_key, smoke)
         return
     if not fix and (dry_run or requires or name != "check-fix"):
         raise UsageError("--dry-run, --name and --requires go with --fix", "add --fix")
@@ -188,7 +196,7 @@ def check(
             baseline_from=baseline_from,
         )
         if step is not None:
-            report = _with_serve(report, _serve_report(t, step, pipeline, sets or []))
+            report = _with_serve(report, _serve_report(t, step, pipeline, sets or [], smoke))
     if as_json:
         print_json(report.to_dict())
     else:
@@ -199,15 +207,23 @@ def check(
         raise typer.Exit(1)
 
 
-def _serve_report(t: Target, step: str, pipeline: Path | None, sets: list[str]) -> CheckReport:
+def _serve_report(
+    t: Target, step: str, pipeline: Path | None, sets: list[str], smoke: bool = False
+) -> CheckReport:
     """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
-    starts no vLLM server)."""
+    starts no vLLM server); ``smoke``: those of its ``--smoke`` run."""
+    from harness.runs import smoke as smoke_mode
     from harness.runs.describe import describe
+    from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets
     from harness.runs.serve import check_serve, pipeline_text
 
     overrides = parse_sets(sets)
-    plan = describe(t, step, pipeline, overrides)
+    cut = None
+    if smoke:
+        cut = smoke_mode.plan(load_pipeline(find_pipeline_file(pipeline)), step, None, None,
+                              overrides)  # fmt: skip
+    plan = describe(t, step, pipeline, {**overrides, **(cut.sets if cut else {})}, smoke=cut)
     report = check_serve(t, plan, pipeline_text(plan), overrides)
     if report is not None:
         from harness.runs.serve import outside
@@ -241,9 +257,10 @@ def _check_step(
     target: str | None,
     as_json: bool,
     accept_new_host_key: bool,
+    smoke: bool = False,
 ) -> None:
     with target_for(target, accept_new_host_key) as t:
-        report = _serve_report(t, step, pipeline, sets)
+        report = _serve_report(t, step, pipeline, sets, smoke)
     if as_json:
         print_json(report.to_dict())
     else:

@@ -6,7 +6,6 @@ cannot fit costs no model load. Refused with both numbers unless ``--force``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,8 +13,7 @@ from dataclasses import replace
 from harness.errors import RunError
 from harness.launch.events import DiskChecked, RunEvent
 from harness.launch.nodes import Host
-from harness.probe_files import probes_dir
-from harness.runs.disk import Budget, refusal
+from harness.runs.disk import Budget, count, refusal
 
 #: seconds between two progress lines in the step's log (default 60)
 PROGRESS_ENV = "HARNESS_RUN_PROGRESS_S"
@@ -30,19 +28,7 @@ def read_budget(host: Host) -> Budget | None:
     step = host.resolved
     if step is None or not step.disk:
         return None
-    code = (probes_dir() / "verifiers" / "_disk_budget.py").read_text(encoding="utf-8")
-    code = code.replace('if __name__ == "__main__":', "if True:")  # run as -c
-    got = host.target.run_python(code, json.dumps(dict(step.disk)).encode(), timeout=600,
-                                 python=step.python)  # fmt: skip
-    text = got.stdout.decode("utf-8", "replace").strip()
-    if not got.ok or not text:
-        said = got.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise RunError(
-            f"{step.step}: its disk budget could not be read on {host.target.label}: "
-            + (said[-1] if said else f"exit {got.exit_code}"),
-            "check the step's disk = {...} (prepared, model/hidden) or run with --force",
-        )
-    return Budget.from_dict(json.loads(text.splitlines()[-1]))
+    return count(host.target, step.disk, step.python, step.step)
 
 
 def disk_gate(host: Host, force: bool, on_event: Callable[[RunEvent], None]) -> Budget | None:

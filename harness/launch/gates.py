@@ -60,6 +60,7 @@ def gate_review(
         preflight=tuple(preflight),  # the launch's, made just before
         workdir=workdir,
         known_facts=facts,
+        disk=False,  # the launch's own disk gate counts it, once
     )
 
 

@@ -158,6 +158,17 @@ def _run_fingerprint(r: RunInfo) -> dict[str, Any]:
     return dict(r.record.fingerprint or {})
 
 
+def _budget(target: Target, plan: StepPlan) -> StepPlan:
+    """The step with what it will write counted on the target (or why it could not be)."""
+    from harness.runs.disk import count
+
+    assert plan.disk is not None
+    try:
+        return replace(plan, budget=count(target, plan.disk, plan.python, plan.name))
+    except HarnessError as exc:
+        return replace(plan, budget_error=exc.message)
+
+
 def _service_prints(
     target: Target,
     library: SeriesLibrary,
@@ -254,6 +265,7 @@ def build_review(
     preflight: bool | Sequence[Verdict] = True,
     workdir: str | None = None,
     known_facts: AskedFacts | None = None,
+    disk: bool = True,
 ) -> Review:
     """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
     ``preflight=False`` its other checks, and ``harness run`` gives the verdicts its
@@ -265,6 +277,9 @@ def build_review(
 
     A step with a smoke mode also says whether its last green smoke run still vouches for
     the environment (``require_smoke``: a blocker when it does not).
+
+    ``disk``: count a step's ``disk = {...}`` on the target (what it will write against the
+    room there); ``harness run`` leaves it to its own disk gate.
 
     ``known_facts``: the target's facts, already read in the launch's preflight round trip
     (:func:`review_dists`: the dists it asked); used when they answer this review's very
@@ -278,6 +293,8 @@ def build_review(
 
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
     host = target  # a service's interpreter is looked up on the host, not in the step's
+    if disk and plan is not None and plan.error is None and plan.disk:
+        plan = _budget(host, plan)
     given = known_facts
     if plan is not None and plan.python:  # a step in its own environment: its packages
         from harness.runs.describe import python_origin

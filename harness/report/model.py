@@ -231,6 +231,23 @@ def _vouch(tested: SmokeTested | None, who: str, done: str, run: str, hint: str)
     return []
 
 
+def _disk(step: StepPlan) -> list[Reason]:
+    """What the step will write against the room there: as ``harness run``'s disk gate
+    decides it (a step that will not fit is refused there unless ``--force``)."""
+    from harness.runs.disk import refusal
+
+    if step.budget_error is not None:
+        return [Reason(WARNING, f"disk: {step.budget_error}",
+                       "harness run counts it again before it launches")]  # fmt: skip
+    b = step.budget
+    if b is None:
+        return []
+    refused = refusal(step.name, b)
+    out = [Reason(INFO, f"step {step.name} {b.words()}") if refused is None
+           else Reason(BLOCKER, refused[0], refused[1])]  # fmt: skip
+    return out + [Reason(WARNING, w) for w in b.warnings()]
+
+
 def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
     out: list[Reason] = []
     tp = step.tensor_parallel
@@ -243,6 +260,7 @@ def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
         out.append(Reason(sev, f"preflight {v.check}: {v.message}", v.hint))
     if step.error:
         out.append(Reason(BLOCKER, f"step: {step.error}"))
+    out += _disk(step)
     out += _vouch(step.smoke_tested, f"step {step.name}", "smoke-tested", "green smoke run",
                   f"harness run {step.name} --smoke")  # fmt: skip
     if step.last_failed:

@@ -15,6 +15,7 @@ from packaging.utils import canonicalize_name
 
 from harness.runs import remote
 from harness.runs.context import GPU_GLOB_ENV, workdir_for
+from harness.runs.disk import Budget
 from harness.runs.models import Level, Verdict
 from harness.runs.needs import Need
 from harness.runs.pipeline import find_pipeline_file, load_pipeline
@@ -121,6 +122,11 @@ class StepPlan:
     known_good_at: str | None = None
     #: the step's own interpreter (``python = ...``): the review reads its packages
     python: str | None = None
+    #: ``disk = {...}`` resolved; ``budget``: what it will write against the room there, as
+    #: ``harness report`` counted it (``budget_error``: why it could not)
+    disk: Mapping[str, str] | None = None
+    budget: Budget | None = None
+    budget_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
@@ -150,6 +156,12 @@ class StepPlan:
             out["known_good_at"] = self.known_good_at
         if self.python is not None:
             out["python"] = self.python
+        if self.disk is not None:
+            out["disk"] = dict(self.disk)
+        if self.budget is not None:
+            out["budget"] = self.budget.to_dict()
+        if self.budget_error is not None:
+            out["budget_error"] = self.budget_error
         return out
 
     @classmethod
@@ -182,6 +194,9 @@ class StepPlan:
             ),
             known_good_at=d.get("known_good_at"),
             python=d.get("python"),
+            disk=d.get("disk"),
+            budget=Budget.from_dict(d["budget"]) if d.get("budget") else None,
+            budget_error=d.get("budget_error"),
         )
 
 
@@ -193,18 +208,20 @@ def describe(
     *,
     preflight: bool | Sequence[Verdict] = False,
     workdir: str | None = None,
+    smoke: Any = None,
 ) -> StepPlan:
     """The step as ``harness run`` would launch it on ``target``, no launch; with
     ``preflight``, what the launch's preflight would say of it there (the verdicts
     themselves: the ones the launch just made). ``workdir``: the one
-    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
+    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s.
+    ``smoke``: as a ``--smoke`` run would launch it (:class:`harness.runs.smoke.SmokePlan`)."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
     workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
     assert workdir is not None
-    resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, ())
+    resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, (), smoke)
     record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
     declared = pipeline.steps[step]
     rows: list[Need] = []
@@ -243,6 +260,7 @@ def describe(
         known_good=tuple(good),
         known_good_at=pipeline.where("steps", step, "known_good") if good else None,
         python=resolved.python,
+        disk=resolved.disk,
     )
 
 

@@ -5,12 +5,18 @@ numbers come from ``probes/verifiers/_disk_budget.py`` run by the step's own int
 A hidden-states file keeps every token's states at each captured layer: 7,168 x 4 layers x
 2 B = 57 KB per token for a DeepSeek-V3 verifier, 7.5 GB for a 128k-token sample -- an
 hours-long step that fills the disk late is the failure this refuses up front.
+:func:`count` asks the target (the launch's disk gate and ``harness report STEP`` alike).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from harness.errors import RunError
+from harness.targets.base import Target
 
 
 def size(n: float) -> str:
@@ -103,3 +109,26 @@ def progress_words(p: dict[str, Any]) -> str:
         clock = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return (f" · {done:,}/{total:,} samples · {rate:,.0f} tokens/s · ETA {clock} · "
             f"{size(written)} written")  # fmt: skip
+
+
+def count(target: Target, spec: Mapping[str, str], python: str | None, step: str) -> Budget:
+    """The resolved ``disk = {...}`` of ``step`` counted on ``target`` by the step's own
+    interpreter (``python``; it reads the prepared dataset with its ``datasets``).
+
+    Raises:
+        RunError: the target could not count it (the script's own last line says why).
+    """
+    from harness.probe_files import probes_dir
+
+    code = (probes_dir() / "verifiers" / "_disk_budget.py").read_text(encoding="utf-8")
+    code = code.replace('if __name__ == "__main__":', "if True:")  # run as -c
+    got = target.run_python(code, json.dumps(dict(spec)).encode(), timeout=600, python=python)
+    text = got.stdout.decode("utf-8", "replace").strip()
+    if not got.ok or not text:
+        said = got.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RunError(
+            f"{step}: its disk budget could not be read on {target.label}: "
+            + (said[-1] if said else f"exit {got.exit_code}"),
+            "check the step's disk = {...} (prepared, model/hidden) or run with --force",
+        )
+    return Budget.from_dict(json.loads(text.splitlines()[-1]))

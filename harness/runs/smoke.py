@@ -119,6 +119,14 @@ def plan(
         )
     for bad in (n for n in (layers, samples) if n is not None and n < 1):
         raise UsageError(f"--smoke-layers/--smoke-samples {bad}: must be at least 1")
+    for need in pipeline.steps[step].needs:  # a smoke client must never talk to a real server
+        if need in pipeline.steps and pipeline.steps[need].smoke is None:
+            raise UsageError(
+                f"{pipeline.where('steps', need)}: step {step!r} needs the service {need!r}, "
+                "which declares no smoke mode, so a smoke run would talk to a real server",
+                f"declare [steps.{need}.smoke] (its outputs under {{smoke_dir}}; args that cut "
+                'its model, e.g. ["--load-format", "dummy"])',
+            )
     floors = [spec.layers] + [
         s.smoke.layers
         for s in (pipeline.steps.get(need) for need in pipeline.steps[step].needs)

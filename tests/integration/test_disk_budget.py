@@ -136,6 +136,20 @@ def test_a_step_that_will_not_fit_is_refused_with_both_numbers(box: Harness) -> 
     )
 
 
+def test_report_shows_the_estimate_and_says_not_ready_when_it_will_not_fit(box: Harness) -> None:
+    r = box("report", "gen", "-t", box.target)
+    said = flat(r.out)
+    assert "gen will write 6.6 MB to" in said, r.out + r.err
+    assert "2.1 MB free there: it will not fit (4.5 MB short)" in said
+    assert "not ready" in said
+    fits = box("report", "gen", "-t", box.target, "--set", "hidden=8", "--format", "json")
+    assert fits.code == 0, fits.err
+    budget = json.loads(fits.out)["step"]["budget"]
+    assert (budget["samples"], budget["tokens"], budget["bytes"]) == (4, TOKENS, 12_800)
+    words = flat(box("report", "gen", "-t", box.target, "--set", "hidden=8").out)
+    assert f"step gen will write 12.8 KB to {budget['out']} (4 samples, {TOKENS} tokens" in words
+
+
 def test_force_runs_it_anyway_and_says_so(box: Harness) -> None:
     r = box("run", "gen", "-t", box.target, "--force")
     assert r.code == 0, r.out + r.err

@@ -198,6 +198,29 @@ def test_the_shipped_speculators_0_9_serve_step_is_clean_where_it_runs(
         assert (finding["file"], finding["keywords"], finding["fix"]) == (str(SHIPPED), [typo], fix)
 
 
+def test_the_shipped_smoke_server_flags_are_checked_with_smoke(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``check --step serve --smoke``: the command a ``--smoke`` run starts -- vLLM's own
+    ``--load-format dummy --hf-overrides`` and the mapped layer ids -- against the releases the
+    H200 runs; a mistyped smoke flag is an error at its ``args`` line."""
+    for version in ("0.24.0", "0.26.0"):
+        r = run_cli("check", "--step", "serve", "--smoke", "--pipeline", str(SHIPPED), "-t",
+                    f"pypi:vllm=={version}", "--json", env=cli_env, timeout=300)  # fmt: skip
+        report = json.loads(r.out)
+        assert (r.code, report["findings"]) == (0, []), (version, r.err)
+        assert report["stats"]["flags"] == 11  # 9 and the two of the cut
+    typo = tmp_path / "p.toml"
+    text = SHIPPED.read_text().replace('"--load-format", "dummy"', '"--load-formatt", "dummy"')
+    typo.write_text(text)
+    r = run_cli("check", "--step", "serve", "--smoke", "--pipeline", str(typo), "-t",
+                "pypi:vllm==0.26.0", "--json", env=cli_env, timeout=300)  # fmt: skip
+    assert r.code == 1
+    (finding,) = json.loads(r.out)["findings"]
+    line = text.splitlines()[finding["line"] - 1]
+    assert line.startswith("args = [") and finding["fix"] == "Did you mean --load-format?"
+
+
 FP8 = (
     "--set", "kv_connector=FP8HiddenStatesConnector", "--set", "hs_backend=fp8",
     "--set", "kv_connector_module=hs_connectors.fp8_hidden_states_connector",

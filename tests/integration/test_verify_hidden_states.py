@@ -309,3 +309,28 @@ command = ["{venv.python}", "{{verifiers}}/hidden_states.py", "--data", "{out / 
     assert not (run_dir / "verify.json").exists()  # nothing was checked
     run = json.loads(h("runs", "-t", "local", "--json").out)[0]
     assert run["state"] == "failed" and run["exit"] == 3
+
+
+def test_structure_mode_checks_ids_layers_lengths_width_and_finite_values(made: tuple) -> None:
+    """``--structure``: the served pipeline's smoke check (random weights: no reference).
+    The first K files of a folder (``--max-samples``) against the prepared rows; the planted
+    faults that need no reference are named, those only a reference sees are not."""
+    _, out, _ = made
+    prepared = ["--prepared", str(out / "prepared")]
+    code, report, _ = check(made, "v090", "--layer-ids", "2,4,6", "--structure", *prepared,
+                            "--max-samples", "5")  # fmt: skip
+    assert code == 0, report
+    checks = report["checks"]
+    assert [checks[c]["passed"] for c in ("values", "ids", "lengths", "layers")] == [5, 5, 5, 5]
+    assert words(code, report).startswith(
+        "verified: values 5/5; rule: finite, no reference (random weights); ids 5/5; lengths 5/5"
+    )
+    code, report, _ = check(made, "faulty", "--structure", *prepared)
+    assert code == 1
+    found = {name: dict(f) for name, f in by_sample(report).items()}
+    assert found["data_3"]["ids"].startswith("ids differ from prepared sample 3's")
+    assert found["data_6"]["lengths"].startswith("cannot be read: ")
+    nan = [n for n, why in found.items() if "non-finite" in why]
+    assert nan and all(found[n]["non-finite"].startswith("NaN/inf at row ") for n in nan)
+    assert "data_5" not in found  # a shifted row: only a reference can tell
+    assert report["checks"]["values"]["of"] == 70

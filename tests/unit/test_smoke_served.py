@@ -156,3 +156,16 @@ def test_a_served_steps_smoke_run_vouches_for_its_servers_environment_too(
     a = {**own, **({"services": then} if then else {})}
     b = {**own, **({"services": now} if now else {})}
     assert smoke.changes(a, b) == said
+
+
+def test_a_smoke_step_whose_service_has_no_smoke_mode_is_refused_before_anything_starts() -> None:
+    p = parse_pipeline(
+        "[params]\nd = '/d'\n[steps.serve]\ncommand = ['srv']\nservice = { port = '8000' }\n"
+        "[steps.gen]\ncommand = ['x', '{d}']\nneeds = ['serve']\n"
+        "smoke = { params = { d = '{smoke_dir}' } }\n",
+        "p.toml",
+    )
+    with pytest.raises(UsageError, match=r"p\.toml:3: steps\.serve: step 'gen' needs the service "
+                       r"'serve', which declares no smoke mode") as got:  # fmt: skip
+        smoke.plan(p, "gen")
+    assert "[steps.serve.smoke]" in (got.value.hint or "")
