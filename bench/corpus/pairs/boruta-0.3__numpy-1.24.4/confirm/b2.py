@@ -1,0 +1,8 @@
+# boruta/boruta_py.py line 263 (BorutaPy._fit) run as written through the module's own np
+# (line 260 fails first under the new release, b1)
+import boruta.boruta_py as m
+np = m.np
+n_feat = 6
+hit_reg = np.zeros(n_feat, dtype=np.int)
+print(hit_reg.dtype)
+print("OK")
