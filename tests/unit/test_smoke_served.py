@@ -80,6 +80,10 @@ def test_the_served_pipelines_smoke_generate_and_its_server() -> None:
     assert verify[verify.index("--max-samples") + 1] == "3"
     prep = smoke.plan(p, "prepare", None, None)
     assert prep.layers == 4 and prep.sets["prepared"] == "{smoke_dir}/prepared"
+    # a smoke prepare is checked too (on the H100 it read "succeeded · unverified" without it):
+    # the token frequencies of its own folder
+    checked = resolve_step(p, "prepare", builtins(4), prep.sets, smoke=True).verify
+    assert checked[-2:] == ("--token-freq", "/w/r/smoke/prepared/token_freq.pt"), checked
 
 
 def test_the_users_own_layer_ids_are_the_ones_mapped() -> None:
