@@ -3,8 +3,9 @@ reused, or one started through the one launch path and followed until it answers
 
 :func:`harness.launch.start.start_run` calls :func:`ready_services` once the step's own gates
 passed (a refused step starts no server); following a service's start is the caller's
-(``wait``), like following any run. What the step's run records -- ``[{"step", "run_id",
-"keep"}]`` -- is what its supervisor stops when it ends (``probes/_service.py``).
+(``wait``), like following any run. What the step's run records -- a
+:class:`~harness.runs.record.NeededService` each -- is what its supervisor stops when it ends
+(``probes/_service.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from harness.launch.events import RunEvent, ServiceUp
 from harness.launch.nodes import Host
 from harness.runs.models import RunInfo
+from harness.runs.record import NeededService
 from harness.runs.steps import Pipeline
 
 #: Stands in for a run id while finding out what a service run would be (its digest).
@@ -33,9 +35,9 @@ def ready_services(
     start: Start,
     on_event: Callable[[RunEvent], None],
     started: list[str] | None = None,
-) -> list[dict[str, Any]]:
-    """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``; the ids of
-    those started here (not reused) go into ``started``."""
+) -> list[NeededService]:
+    """Each service ``req.step`` needs, ready; the ids of those started here (not reused) go
+    into ``started``."""
     from dataclasses import replace
 
     from harness.runs import remote
@@ -48,7 +50,7 @@ def ready_services(
         known = {**pipeline.params, **spec.params}
         sets = {k: v for k, v in req.overrides.items() if k in known}
         would = resolve_on(host.target, pipeline, need, host.workdir, PROBE_ID, sets, ())
-        digest = (would.service or {}).get("digest")
+        digest = None if would.service is None else would.service.digest
         runs = remote.list_runs(host.target, host.workdir).runs
         info = live_service(runs, need, str(digest))
         began, reused = time.monotonic(), info is not None
@@ -62,7 +64,7 @@ def ready_services(
         assert info is not None
         info = wait(host, info)
         took = None if reused else time.monotonic() - began
-        port = (info.record.service or {}).get("port")
+        port = None if info.record.service is None else info.record.service.port
         on_event(ServiceUp(need, info.id, port, reused, took))
-        out.append({"step": need, "run_id": info.id, "keep": req.keep_service})
+        out.append(NeededService(need, info.id, req.keep_service))
     return out

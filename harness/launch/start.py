@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,6 +36,7 @@ from harness.launch.events import (
 from harness.launch.nodes import Host, Launch, Node
 from harness.launch.spread import SINGLE, SPREADS, Spread
 from harness.runs.models import Level, RunInfo
+from harness.runs.record import GroupRecord, NeededService, Role
 from harness.runs.steps import Pipeline
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ def start_run(
     port = spread.port(pipeline.steps[step]) if step in pipeline.steps else None
     launch = Launch(run_id, step, spread, hosts, port, pipeline.path, on_event)
     if launch.several:
-        launch.group = {"id": run_id, "spread": spread.name, "hosts": [h.node.host for h in hosts]}
+        launch.group = GroupRecord(run_id, spread.name, tuple(h.node.host for h in hosts))
     _resolve(launch, pipeline, req)
     # the preflight first: the review told next is `harness report STEP`'s, preflight included
     checked = _each(hosts, _name, lambda h: _preflight(h, req, pipeline), "preflight")
@@ -176,14 +177,16 @@ def start_run(
 
     for h in hosts:  # what the step will write, before any server loads for it
         disk_gate(h, req.force, on_event)
-    services = None
+    services: tuple[NeededService, ...] | None = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
     if needs:
         from harness.launch.needs import ready_services
 
         wait = wait_ready or (lambda h, info: info)
         try:
-            services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started)
+            services = tuple(
+                ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started)
+            )
         except BaseException:
             _stop_started(hosts[0], started, req.keep_service)
             raise
@@ -260,7 +263,7 @@ def _review(
 
     reviews = _each(launch.hosts, _name, review, "review")
     for h in launch.hosts:
-        h.review = reviews[h.node.host].to_dict()
+        h.review = reviews[h.node.host]
         launch.on_event(Reviewed(reviews[h.node.host], launch.tag(h)))
     same = None
     if launch.spread.same_stack:
@@ -321,7 +324,7 @@ def _preflight(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
 
 def _launch(
     launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
-    stale: Any, services: list[dict[str, Any]] | None = None,
+    stale: Any, services: tuple[NeededService, ...] | None = None,
 ) -> RunInfo:  # fmt: skip
     from harness.runs import remote
     from harness.runs import smoke as smoke_mode
@@ -329,15 +332,14 @@ def _launch(
     assert h.resolved is not None
     review = reviews[h.node.host]
     resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
-    smoke = req.smoke
+    smoke, fingerprint = req.smoke, smoke_mode.fingerprint(review)
     extras = remote.RunExtras(
         review=h.review,
-        smoke=None if smoke is None
-        else {**smoke.to_dict(), "fingerprint": smoke_mode.fingerprint(review)},
+        smoke=None if smoke is None else smoke.record(fingerprint),
         hook=None if smoke is None else {"sitecustomize.py": smoke_mode.hook_source()},
-        fingerprint={**smoke_mode.fingerprint(review), "entry": pipeline.entry_digest(req.step)},
+        fingerprint=replace(fingerprint, entry=pipeline.entry_digest(req.step)),
         group=None if launch.group is None
-        else {**launch.group, "rank": h.node.rank, "role": "step"},
+        else replace(launch.group, rank=h.node.rank, role=Role.STEP),
         services=services, device_glob=h.ctx.device_glob,
     )  # fmt: skip
     launched = remote.launch(

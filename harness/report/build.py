@@ -16,6 +16,7 @@ from harness.report.parts import SeriesView
 from harness.runs.describe import StepPlan
 from harness.runs.lifecycle import RunState
 from harness.runs.models import GpuHolder, RunInfo, Verdict
+from harness.runs.record import Fingerprint
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
 
@@ -82,30 +83,27 @@ def _runs_of(target: Target, step: StepPlan) -> tuple[RunInfo, ...]:
 
 def _vouching(
     runs: tuple[RunInfo, ...],
-    now: dict[str, object],
+    now: Fingerprint,
     required: bool,
     counts: Callable[[RunInfo], bool],
-    then_of: Callable[[RunInfo], dict[str, Any]],
+    then_of: Callable[[RunInfo], Fingerprint | None],
 ) -> SmokeTested:
     """The newest run that ``counts`` (a green smoke run; a real run whose output passed its
     check) and what changed since the fingerprint it recorded (``then_of``)."""
-    from harness.runs import smoke as smoke_mode
-
     good = [r for r in runs if counts(r)]
     if not good:
         return SmokeTested(required)
     last = max(good, key=lambda r: r.record.created_at or 0.0)
     then = then_of(last)
-    changed = tuple(smoke_mode.changes(then, now)) or (() if then else ("an older harness",))
+    changed = ("an older harness",) if then is None else tuple(now.changes_since(then))
     return SmokeTested(required, {"id": last.id, "created_at": last.record.created_at}, changed)
 
 
 def _unless_newest_failed(
-    runs: tuple[RunInfo, ...], now: dict[str, object], tested: SmokeTested
+    runs: tuple[RunInfo, ...], now: Fingerprint, tested: SmokeTested
 ) -> SmokeTested:
     """A verified run vouches while no newer real run of the same environment (nothing
     changed since) failed its check: the newest run there is what counts, not the last pass."""
-    from harness.runs import smoke as smoke_mode
     from harness.runs.lifecycle import state_label
 
     if tested.last is None or tested.changes:
@@ -113,7 +111,7 @@ def _unless_newest_failed(
     same = [
         r for r in runs
         if not r.record.smoke and r.verification is not None and r.state != RunState.RUNNING
-        and r.record.fingerprint and not tuple(smoke_mode.changes(_run_fingerprint(r), now))
+        and r.record.fingerprint and not now.changes_since(r.record.fingerprint)
     ]  # fmt: skip
     newest = max(same, key=lambda r: r.record.created_at or 0.0) if same else None
     if newest is None or newest.verification is None or newest.verification.passed:
@@ -150,12 +148,12 @@ def _last_failed(runs: tuple[RunInfo, ...]) -> str | None:
     return f"{last.id} {state_label(last)}" if bad and last is not None else None
 
 
-def _smoke_fingerprint(r: RunInfo) -> dict[str, Any]:
-    return dict((r.record.smoke or {}).get("fingerprint") or {})
+def _smoke_fingerprint(r: RunInfo) -> Fingerprint | None:
+    return None if r.record.smoke is None else r.record.smoke.fingerprint
 
 
-def _run_fingerprint(r: RunInfo) -> dict[str, Any]:
-    return dict(r.record.fingerprint or {})
+def _run_fingerprint(r: RunInfo) -> Fingerprint | None:
+    return r.record.fingerprint
 
 
 def review_dists(patches: Path, checks: Mapping[str, Any] | None) -> list[str]:
@@ -218,7 +216,6 @@ def build_review(
 
     from harness.patching.library import SeriesLibrary
     from harness.reading.probe import gather_facts
-    from harness.runs import smoke as smoke_mode
 
     plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
     given = known_facts
@@ -284,12 +281,12 @@ def build_review(
     wants_verified = plan is not None and plan.verify is not None and plan.error is None
     if plan is not None and (wants_smoke or wants_verified):
         runs = _runs_of(target, plan)
-        now = smoke_mode.fingerprint_of(facts.dists, {s.dist: s.applied for s in series})
+        now = Fingerprint.of(facts.dists, {s.dist: s.applied for s in series})
         if wants_smoke:
             tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
             plan = replace(plan, smoke_tested=tested)
         if wants_verified:
-            now = {**now, "entry": plan.entry}
+            now = replace(now, entry=plan.entry)
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
             verified = _unless_newest_failed(runs, now, verified)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))

@@ -74,7 +74,7 @@ def resolve_on(
     )
     if resolved.service is not None:  # what makes a live run of it reusable
         digest = service_digest(resolved, run_id, builtins["run_dir"])
-        resolved = replace(resolved, service={**resolved.service, "digest": digest})
+        resolved = replace(resolved, service=replace(resolved.service, digest=digest))
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})

@@ -153,7 +153,7 @@ def service_word(info: RunInfo) -> str:
 
 def service_label(info: RunInfo) -> str:
     """``service :8000 ready``; a failed one says how it ended and, before it was ready, why."""
-    port = (info.record.service or {}).get("port")
+    port = None if info.record.service is None else info.record.service.port
     word = service_word(info)
     label = f"service :{port} {word}"
     status = info.status

@@ -12,6 +12,14 @@ from typing import Any
 
 from harness.models import FlatRecord, pick_fields
 from harness.runs.lifecycle import RunState, derive_state, exit_code_of, state_label
+from harness.runs.record import (
+    Fingerprint,
+    GroupRecord,
+    NeededService,
+    ServiceRecord,
+    SmokeRecord,
+    needed_from,
+)
 from harness.runs.verification import Verification
 from harness.vocab import Word
 
@@ -52,18 +60,17 @@ class RunRecord:
     created_at: float | None = None
     pipeline: str | None = None
     harness_version: str = ""
-    #: smoke mode: {"layers", "samples", "fingerprint"}; None for a real run
-    smoke: dict[str, Any] | None = None
-    #: a run spread over hosts: {"id", "spread", "hosts", "rank", "role", "cluster"}
-    group: dict[str, Any] | None = None
+    #: smoke mode's plan; None for a real run
+    smoke: SmokeRecord | None = None
+    #: a run spread over hosts: its group, this host's rank and role
+    group: GroupRecord | None = None
     #: the output check the supervisor runs after the step (masked); None: none declared
     verify: str | None = None
-    #: what the run was started on ({"dists", "patches", "entry"}): what a verified run vouches
-    fingerprint: dict[str, Any] | None = None
-    #: a service step's {"port", "url", "ready_timeout", "digest"}; the service runs a step
-    #: needed: [{"step", "run_id", "keep"}]
-    service: dict[str, Any] | None = None
-    services: list[dict[str, Any]] | None = None
+    #: what the run was started on: what a verified run vouches for
+    fingerprint: Fingerprint | None = None
+    #: a service step's settings; the service runs a step needed
+    service: ServiceRecord | None = None
+    services: tuple[NeededService, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,12 +86,12 @@ class RunRecord:
             "created_at": self.created_at,
             "pipeline": self.pipeline,
             "harness_version": self.harness_version,
-            "smoke": self.smoke,
-            "group": self.group,
+            "smoke": None if self.smoke is None else self.smoke.to_dict(),
+            "group": None if self.group is None else self.group.to_dict(),
             "verify": self.verify,
-            "fingerprint": self.fingerprint,
-            "service": self.service,
-            "services": self.services,
+            "fingerprint": None if self.fingerprint is None else self.fingerprint.to_dict(),
+            "service": None if self.service is None else self.service.to_dict(),
+            "services": None if self.services is None else [s.to_dict() for s in self.services],
         }
 
     @classmethod
@@ -97,6 +104,14 @@ class RunRecord:
         kw["argv"] = tuple(str(a) for a in kw.get("argv") or ())
         kw["env"] = {str(k): str(v) for k, v in (kw.get("env") or {}).items()}
         kw["created_at"] = _opt_float(kw.get("created_at"))
+        smoke, group, fp, service = (
+            kw.get(k) for k in ("smoke", "group", "fingerprint", "service")
+        )
+        kw["smoke"] = SmokeRecord.from_dict(smoke) if isinstance(smoke, dict) else None
+        kw["group"] = GroupRecord.from_dict(group) if isinstance(group, dict) else None
+        kw["fingerprint"] = Fingerprint.from_dict(fp) if isinstance(fp, dict) else None
+        kw["service"] = ServiceRecord.from_dict(service) if isinstance(service, dict) else None
+        kw["services"] = needed_from(kw.get("services"))
         return cls(**kw)
 
 
