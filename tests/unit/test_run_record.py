@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from harness.runs.disk import progress_words
 from harness.runs.lifecycle import state_label
-from harness.runs.models import RunInfo, RunRecord
+from harness.runs.models import RunInfo, RunRecord, RunStatus
 from harness.runs.record import (
     Fingerprint,
     GroupRecord,
@@ -25,6 +26,7 @@ from harness.runs.record import (
     SmokeRecord,
 )
 from harness.runs.services import live_service, users_of
+from harness.runs.written import DiskFull, Progress, Ready
 
 MAIN = Path(__file__).resolve().parents[1] / "fixtures" / "runs_main"
 
@@ -140,3 +142,28 @@ def test_a_torn_or_foreign_record_reads_as_defaults_never_a_traceback(
 ) -> None:
     rec = RunRecord.from_dict({"id": "r", **raw})
     assert (rec.smoke, rec.group, rec.service, rec.services) == (smoke, group, service, services)
+
+
+def test_the_other_files_main_wrote_read_typed() -> None:
+    (serve,) = _by_step("wa")["serve"]
+    raw = _read(next((MAIN / "wa").glob("serve-*")) / "ready.json")
+    assert serve.ready == Ready(raw["url"], raw["ready_at"], raw["seconds"])
+    assert serve.ready.to_dict() == raw
+    for d in _dirs():
+        raw = _read(d / "status.json")
+        assert RunStatus.from_dict(raw).to_dict().items() >= raw.items()
+
+
+def test_progress_as_the_run_program_writes_it(tmp_path: Path) -> None:
+    import time
+
+    from probes.runs._fill import progress
+
+    for i in range(3):
+        (tmp_path / f"hs_{i}.bin").write_bytes(b"x" * 4096)
+    wrote = {**progress(str(tmp_path), time.time() - 60, 10, 4, 2.0), "at": 1.0}
+    got = Progress.read(json.loads(json.dumps(wrote)))
+    assert got is not None and got.to_dict() == wrote and (got.done, got.total) == (3, 10)
+    assert progress_words(got).startswith(" · 3/10 samples · 1,536 tokens/s · ETA 0:00:")
+    assert Progress.read({"done": "3"}) is None and Progress.read(None) is None
+    assert DiskFull.read({"path": "/w", "space_left": 0}) == DiskFull("/w", 0)

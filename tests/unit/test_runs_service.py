@@ -15,6 +15,7 @@ from harness.runs.record import NeededService, ServiceRecord
 from harness.runs.resolve import resolve_step
 from harness.runs.services import live_service, service_digest, users_of
 from harness.runs.steps import ResolvedStep
+from harness.runs.written import Ready
 from tests.unit.test_runs_pipeline import BUILT
 
 PIPE = """\
@@ -123,7 +124,7 @@ def run(
                     service=ServiceRecord(8000, "u", 30.0, digest=digest))  # fmt: skip
     return RunInfo(record=rec, supervisor=SupervisorInfo(pid=1, started_at=started),
                    supervisor_alive=alive, status=status,
-                   ready={"ready_at": 2.0} if ready else None)  # fmt: skip
+                   ready=Ready(ready_at=2.0) if ready else None)  # fmt: skip
 
 
 @pytest.mark.parametrize(
