@@ -202,12 +202,12 @@ def check(
 def _serve_report(t: Target, step: str, pipeline: Path | None, sets: list[str]) -> CheckReport:
     """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
     starts no vLLM server)."""
-    from harness.runs.describe import describe
+    from harness.runs.describe import StepRequest, describe
     from harness.runs.resolve import parse_sets
     from harness.runs.serve import check_serve, pipeline_text
 
     overrides = parse_sets(sets)
-    plan = describe(t, step, pipeline, overrides)
+    plan = describe(t, StepRequest(step, pipeline, overrides))
     report = check_serve(t, plan, pipeline_text(plan), overrides)
     if report is not None:
         from harness.runs.serve import outside

@@ -163,7 +163,7 @@ def start_run(
     _resolve(launch, pipeline, req)
     # the preflight first: the review told next is `harness report STEP`'s, preflight included
     checked = _each(hosts, _name, lambda h: _preflight(h, req, pipeline), "preflight")
-    reviews, not_ready = _review(launch, req, checked)
+    reviews, not_ready = _review(launch, pipeline, req, checked)
     for h in hosts:
         on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
     refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
@@ -246,20 +246,29 @@ def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
 
 
 def _review(
-    launch: Launch, req: Request, preflights: dict[str, Preflight]
+    launch: Launch, pipeline: Pipeline, req: Request, preflights: dict[str, Preflight]
 ) -> tuple[dict[str, Review], NotReady | None]:
     """Every host's review (its preflight's verdicts in it, as ``harness report`` has
     them, and the facts its round trip read), told; and the refusal unless every host is
     ready and (for one job over all hosts) the hosts agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
-    from harness.launch.gates import gate_review
+    from harness.patching.series import patches_root
+    from harness.report.build import build_review
+    from harness.report.request import ReviewRequest
 
     def review(h: Host) -> Review:
+        """``harness report STEP``'s review of the step exactly as it will launch (saved as
+        ``review.json``: a run can always say what it was started on), with the verdicts
+        and facts its preflight's round trip just read (not a second probe)."""
         got = preflights[h.node.host]
-        return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
-                           req.require_smoke, req.smoke, req.require_verified,
-                           h.workdir, got.verdicts, got.facts)  # fmt: skip
+        assert h.resolved is not None
+        return build_review(h.target, ReviewRequest.of_launch(
+            patches=patches_root(req.patches), pipeline=pipeline, resolved=h.resolved,
+            run_id=launch.run_id, overrides=req.overrides, require_smoke=req.require_smoke,
+            require_verified=req.require_verified, smoke_run=req.smoke is not None,
+            workdir=h.workdir, preflight=got.verdicts, facts=got.facts,
+        ))  # fmt: skip
 
     reviews = _each(launch.hosts, _name, review, "review")
     for h in launch.hosts:

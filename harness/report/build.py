@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.analysis.findings import CheckReport
 from harness.errors import HarnessError
-from harness.models import AskedFacts, TargetFacts
+from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
-from harness.runs.describe import StepPlan
+from harness.report.request import ReviewRequest
+from harness.runs.describe import StepPlan, StepRequest
 from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, RunInfo, Verdict
+from harness.runs.models import GpuHolder, RunInfo
 from harness.runs.record import Fingerprint
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
@@ -34,22 +35,17 @@ def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
         return []  # a report still says what it can; the run's preflight will insist
 
 
-def _step(
-    target: Target,
-    step: str | None,
-    pipeline: Path | None,
-    overrides: dict[str, str],
-    preflight: bool | Sequence[Verdict] = True,
-    workdir: str | None = None,
-) -> StepPlan | None:
-    if step is None:
+def _step(target: Target, request: ReviewRequest) -> StepPlan | None:
+    """The step as it will launch (the launch's own, resolved), with its preflight."""
+    if request.step is None:
         return None
     from harness.runs.describe import describe
 
+    preflight = True if request.preflight is None else request.preflight
     try:
-        return describe(target, step, pipeline, overrides, preflight=preflight, workdir=workdir)
+        return describe(target, request.step, preflight=preflight, workdir=request.workdir)
     except HarnessError as exc:
-        return StepPlan(step, error=exc.message)
+        return StepPlan(request.step.name, error=exc.message)
 
 
 def _serve(
@@ -119,13 +115,12 @@ def _unless_newest_failed(
     return replace(tested, changes=(f"its newest run {newest.id} {state_label(newest)}",))
 
 
-def _own_python(pipeline: Path | None, step: str) -> bool:
+def _own_python(asked: StepRequest, step: str) -> bool:
     """Whether ``step`` runs in an interpreter of its own (``python =``), not the host's."""
     from harness.runs.describe import python_origin
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
 
     try:
-        return python_origin(load_pipeline(find_pipeline_file(pipeline)), step) is not None
+        return python_origin(asked.load(), step) is not None
     except HarnessError:
         return False
 
@@ -181,56 +176,37 @@ def _dists(
     return series_dists, series_dists + library.required_dists(series_dists)
 
 
-def build_review(
-    target: Target,
-    patches: Path,
-    *,
-    callers: list[str] | None = None,
-    step: str | None = None,
-    pipeline: Path | None = None,
-    overrides: dict[str, str] | None = None,
-    stale: bool = True,
-    require_smoke: bool = False,
-    check_smoke: bool = True,
-    require_verified: bool = False,
-    preflight: bool | Sequence[Verdict] = True,
-    workdir: str | None = None,
-    known_facts: AskedFacts | None = None,
-) -> Review:
-    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
-    ``preflight=False`` its other checks, and ``harness run`` gives the verdicts its
-    preflight just made instead of a second probe: a failing preflight check (the step's
-    script, cwd or command missing, the workdir a file) is a blocker here too, so that
-    "ready" means the launch will start.
-
-    ``workdir``: the launch's (``--workdir``), where the step's runs and paths are.
-
-    A step with a smoke mode also says whether its last green smoke run still vouches for
-    the environment (``require_smoke``: a blocker when it does not).
-
-    ``known_facts``: the target's facts, already read in the launch's preflight round trip
-    (:func:`review_dists`: the dists it asked); used when they answer this review's very
-    question (the same interpreter, the same dists), else the facts probe is asked."""
+def build_review(target: Target, request: ReviewRequest) -> Review:
+    """The review ``request`` asks for. The step's preflight is in it -- the launch's own
+    verdicts, or the same preflight made here: a failing check (the step's script, cwd or
+    command missing, the workdir a file) is a blocker here too, so that "ready" means the
+    launch will start. A step with a smoke mode also says whether its last green smoke run
+    still vouches for the environment (``require_smoke``: a blocker when it does not), and
+    one with ``verify`` whether its last verified run does."""
 
     from packaging.utils import canonicalize_name
 
     from harness.patching.library import SeriesLibrary
     from harness.reading.probe import gather_facts
 
-    plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
-    given = known_facts
-    if plan is not None and plan.python:  # a step in its own environment: its packages
+    plan, asked, workdir = _step(target, request), request.step, request.workdir
+    given = request.known_facts
+    if plan is not None and asked is not None and plan.python:  # its own environment
         from harness.runs.describe import python_origin
-        from harness.runs.pipeline import find_pipeline_file, load_pipeline
         from harness.targets.interp import with_python
 
-        origin = python_origin(load_pipeline(find_pipeline_file(pipeline)), plan.name)
+        origin = python_origin(asked.load(), plan.name)
         target = with_python(target, plan.python, origin)
         given = None  # read with the host's interpreter, not the step's
     declared = None if plan is None else plan.checks
-    library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it
+    library = SeriesLibrary(request.patches)  # read once: the facts, the states, the check
     series_dists, wanted = _dists(library, declared)
-    if plan is not None and plan.error is not None and _own_python(pipeline, plan.name):
+    if (
+        plan is not None
+        and asked is not None
+        and plan.error is not None
+        and _own_python(asked, plan.name)
+    ):
         # the step's own interpreter could not be read: the host's is not the step's, and
         # its series and calls would be the wrong ones, listed before the one real blocker
         series_dists, wanted = [], []
@@ -239,7 +215,7 @@ def build_review(
         if given is not None and given.dists == tuple(wanted)
         else gather_facts(target, wanted)
     )
-    holders = _stale(target, workdir) if stale else []
+    holders = _stale(target, workdir) if request.stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
     dist_reports = []
     if series_dists:  # the patch machinery is imported only for a review that has a series
@@ -247,7 +223,7 @@ def build_review(
 
         dist_reports = status(target, library, installed=known)
     series = tuple(SeriesView.from_report(r) for r in dist_reports)
-    names = callers or (
+    names = list(request.callers or ()) or (
         list(declared)
         if declared is not None
         else [
@@ -277,7 +253,9 @@ def build_review(
             if pending
             else live
         )
-    wants_smoke = check_smoke and plan is not None and plan.smoke is not None
+    wants_smoke = not request.smoke_run and plan is not None and plan.smoke is not None
+    require_smoke = request.require_smoke and not request.smoke_run
+    require_verified = request.require_verified and not request.smoke_run
     wants_verified = plan is not None and plan.verify is not None and plan.error is None
     if plan is not None and (wants_smoke or wants_verified):
         runs = _runs_of(target, plan)
@@ -290,7 +268,7 @@ def build_review(
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
             verified = _unless_newest_failed(runs, now, verified)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
-    serve = _serve(target, plan, overrides)
+    serve = _serve(target, plan, request.overrides)
     reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(
         target.label,

@@ -1,6 +1,7 @@
 """A step as ``harness run`` would launch it on a target: argv, cwd, env, needs -- no launch.
 
-``harness report`` shows it; ``harness run`` resolves through the same :func:`resolve_on`.
+``harness report`` shows it; ``harness run`` resolves through the same :func:`resolve_on`,
+and its review describes the very step it resolved (:class:`StepRequest` ``resolved``).
 """
 
 from __future__ import annotations
@@ -78,6 +79,25 @@ def resolve_on(
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    """The step a review judges: ``harness report``'s, resolved here from the pipeline file
+    (run id ``<run-id>``, no extra args); ``harness run``'s, exactly as the launch resolved
+    it (``resolved``: its run id, ``extra`` args and spread preparation) from the pipeline
+    it loaded."""
+
+    name: str
+    pipeline_file: Path | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    pipeline: Pipeline | None = None
+    resolved: ResolvedStep | None = None
+    run_id: str = "<run-id>"
+
+    def load(self) -> Pipeline:
+        """The pipeline the step is in (the launch's own, else read from its file)."""
+        return self.pipeline or load_pipeline(find_pipeline_file(self.pipeline_file))
 
 
 @dataclass(frozen=True)
@@ -186,25 +206,25 @@ class StepPlan:
 
 def describe(
     target: Target,
-    step: str,
-    pipeline_file: Path | None,
-    overrides: dict[str, str],
+    asked: StepRequest,
     *,
     preflight: bool | Sequence[Verdict] = False,
     workdir: str | None = None,
 ) -> StepPlan:
-    """The step as ``harness run`` would launch it on ``target``, no launch; with
-    ``preflight``, what the launch's preflight would say of it there (the verdicts
-    themselves: the ones the launch just made). ``workdir``: the one
+    """The step as ``harness run`` would launch it on ``target`` (or, for a launch, as it
+    resolved it), no launch; with ``preflight``, what the launch's preflight would say of it
+    there (the verdicts themselves: the ones the launch just made). ``workdir``: the one
     the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
-    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    pipeline, step = asked.load(), asked.name
     workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
     assert workdir is not None
-    resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, ())
-    record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
+    resolved = asked.resolved or resolve_on(
+        target, pipeline, step, workdir, asked.run_id, dict(asked.overrides), ()
+    )
+    record = remote.masked_record(asked.run_id, resolved, target, workdir, pipeline.path)
     declared = pipeline.steps[step]
     rows: list[Need] = []
     good: list[Need] = []
@@ -291,7 +311,7 @@ def describe_step(
     target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
 ) -> dict[str, Any]:
     """:func:`describe` as JSON (``harness report --format json`` writes this)."""
-    return describe(target, step, pipeline_file, overrides).to_dict()
+    return describe(target, StepRequest(step, pipeline_file, overrides)).to_dict()
 
 
 def python_origin(pipeline: Pipeline, step: str) -> tuple[str, str] | None:
