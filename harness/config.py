@@ -29,7 +29,8 @@ KIND_KEY = "kind"
 class HostEntry(Protocol):
     """One ``[hosts.NAME]`` entry, as its target kind parsed it (``kind = "ssh"`` by default:
     :class:`harness.targets.ssh.entry.HostConfig`; ``"exec"``:
-    :class:`harness.targets.wrapped.ExecEntry`): what harness reads of any entry."""
+    :class:`harness.targets.wrapped.ExecEntry`; both on
+    :class:`harness.targets.entries.Entry`): what harness reads of any entry."""
 
     @property
     def name(self) -> str: ...

@@ -213,7 +213,7 @@ def _serve_report(
     """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
     starts no vLLM server); ``smoke``: those of its ``--smoke`` run."""
     from harness.runs import smoke as smoke_mode
-    from harness.runs.describe import describe
+    from harness.runs.describe import StepRequest, describe
     from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.runs.resolve import parse_sets
     from harness.runs.serve import check_serve, pipeline_text
@@ -223,7 +223,8 @@ def _serve_report(
     if smoke:
         cut = smoke_mode.plan(load_pipeline(find_pipeline_file(pipeline)), step, None, None,
                               overrides)  # fmt: skip
-    plan = describe(t, step, pipeline, {**overrides, **(cut.sets if cut else {})}, smoke=cut)
+    resolved_sets = {**overrides, **(cut.sets if cut else {})}
+    plan = describe(t, StepRequest(step, pipeline, resolved_sets, smoke=cut))
     report = check_serve(t, plan, pipeline_text(plan), overrides)
     if report is not None:
         from harness.runs.serve import outside

@@ -1,7 +1,7 @@
 """``harness report``: the review document, registered on the main app by ``harness.cli``."""
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,6 +16,9 @@ from harness.cli.common import (
     write_output,
 )
 from harness.cli.options import AcceptOpt, TargetOpt
+
+if TYPE_CHECKING:
+    from harness.report.request import ReviewRequest
 
 
 def report_cmd(
@@ -59,23 +62,23 @@ def report_cmd(
 
     from harness.patching.series import patches_root
     from harness.report.build import build_review
+    from harness.report.request import ReviewRequest
+    from harness.runs.describe import StepRequest
     from harness.views import review as render
 
     overrides = _checked(fmt, output, sets)
     if output is not None and fmt == "terminal":  # no --format: the file's suffix says which
         fmt = {".html": "html", ".htm": "html", ".json": "json"}.get(output.suffix.lower(), "md")
     _flags_apply(step, pipeline, require_smoke, require_verified)
+    request = ReviewRequest(
+        patches_root(patches),
+        None if step is None else StepRequest(step, pipeline, overrides),
+        callers=caller,
+        require_smoke=require_smoke,
+        require_verified=require_verified,
+    )
     with target_for(target, accept_new_host_key) as t:
-        review = build_review(
-            t,
-            patches_root(patches),
-            callers=caller,
-            step=step,
-            pipeline=pipeline,
-            overrides=overrides,
-            require_smoke=require_smoke,
-            require_verified=require_verified,
-        )
+        review = build_review(t, request)
     if fmt == "terminal" and output is None:
         emit(console(), render.terminal_lines(review))
     else:
@@ -99,15 +102,20 @@ def report_cmd(
 def report_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     """The same arguments checked first, then ``_group_report``."""
     from harness.patching.series import patches_root
+    from harness.report.request import ReviewRequest
+    from harness.runs.describe import StepRequest
 
     overrides = _checked(kw["fmt"], kw["output"], kw["sets"])
     _flags_apply(kw["step"], kw["pipeline"], kw["require_smoke"], kw["require_verified"])
-    _group_report(
-        hosts, kw["fmt"], kw["output"], kw["accept_new_host_key"],
-        dict(patches=patches_root(kw["patches"]), callers=kw["caller"], step=kw["step"],
-             pipeline=kw["pipeline"], overrides=overrides,
-             require_smoke=kw["require_smoke"], require_verified=kw["require_verified"]),
-    )  # fmt: skip
+    step = kw["step"]
+    request = ReviewRequest(
+        patches_root(kw["patches"]),
+        None if step is None else StepRequest(step, kw["pipeline"], overrides),
+        callers=kw["caller"],
+        require_smoke=kw["require_smoke"],
+        require_verified=kw["require_verified"],
+    )
+    _group_report(hosts, kw["fmt"], kw["output"], kw["accept_new_host_key"], request)
 
 
 def _flags_apply(
@@ -143,7 +151,7 @@ def _checked(fmt: str, output: Any, sets: Any) -> dict[str, str]:
 
 
 def _group_report(
-    hosts: tuple[str, ...], fmt: str, output: Any, accept: bool, kw: dict[str, Any]
+    hosts: tuple[str, ...], fmt: str, output: Any, accept: bool, request: "ReviewRequest"
 ) -> None:
     """The review of every host at once, one sameness table, one verdict."""
     import json
@@ -159,7 +167,7 @@ def _group_report(
 
     def one(name: str) -> Any:
         with open_target(name, cfg, accept_new_host_key=accept) as t:
-            return build_review(t, **kw)
+            return build_review(t, request)
 
     got = group_review.build(hosts, one)
     if fmt == "json":

@@ -52,11 +52,11 @@ def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
     rows: dict[str, GroupRun] = {}
     for host, runs in listed.items():
         for r in runs:
-            group = r.record.group or {}
-            if str(group.get("role", "")).startswith("ray"):
+            group = r.record.group
+            if group is not None and group.role is not None and group.role.cluster:
                 continue
-            rid = group.get("id") or r.id
-            row = rows.get(rid) or GroupRun(rid, r.record.step, group.get("spread"), {},
+            rid = (group and group.id) or r.id
+            row = rows.get(rid) or GroupRun(rid, r.record.step, group and group.spread, {},
                                             r.started_at)  # fmt: skip
             row.states[host] = state_label(r)
             rows[rid] = row
@@ -99,7 +99,7 @@ def stop_on(
         with ctx.open() as t:
             wd = workdir_for(t, ctx.workdir, absolute=False)
             for r in remote.list_runs(t, wd).runs:
-                gid = (r.record.group or {}).get("id")
+                gid = None if r.record.group is None else r.record.group.id
                 if r.id == run or gid == run:
                     if r.state == RunState.RUNNING:
                         wait = ctx.timings.stop_grace if grace is None else grace

@@ -1,4 +1,6 @@
-"""The gates of a launch on one target: the pre-run review and the preflight, decided, not told.
+"""The gates of a launch on one target: the preflight, decided, not told, and the facts it
+reads for the review (the review itself is :func:`harness.report.build.build_review`'s, asked
+by a :class:`~harness.report.request.ReviewRequest` built from the step the launch resolved).
 
 :func:`harness.launch.start.start_run` (the one launch path, one target or several) calls them
 per host; following the launched run is :mod:`harness.runs.attach`. Here, above
@@ -9,59 +11,13 @@ satisfy through :func:`refuse_flags_that_cannot_apply`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from harness.models import AskedFacts
 from harness.runs.context import Context
 from harness.runs.describe import preflight_of
-from harness.runs.models import Verdict
 from harness.runs.preflight import Preflight
 from harness.runs.steps import Pipeline, ResolvedStep
 from harness.targets.base import Target
-
-if TYPE_CHECKING:
-    from harness.report.model import Review
-    from harness.runs.smoke import SmokePlan
-
-
-def gate_review(
-    target: Target,
-    step: str,
-    pipeline_file: Path | None,
-    overrides: dict[str, str],
-    patches: Path | None,
-    require_smoke: bool = False,
-    smoke: SmokePlan | None = None,
-    require_verified: bool = False,
-    workdir: str | None = None,
-    preflight: Sequence[Verdict] = (),
-    facts: AskedFacts | None = None,
-) -> Review:
-    """The pre-run review (saved as ``review.json`` in the run directory, so a run can always
-    say what it was started on): ``harness report STEP``'s, with the launch's own
-    ``preflight`` verdicts in it (not a second probe), and the ``facts`` its round trip
-    read (:func:`preflight_verdicts`). Stale GPU holders are the preflight's to refuse or
-    end (``--kill-stale``), in its own words."""
-    from harness.patching.series import patches_root
-    from harness.report.build import build_review
-
-    return build_review(
-        target,
-        patches_root(patches),
-        step=step,
-        pipeline=pipeline_file,
-        overrides=overrides,
-        stale=False,
-        require_smoke=require_smoke and smoke is None,
-        check_smoke=smoke is None,  # a smoke run is the test itself
-        require_verified=require_verified and smoke is None,
-        preflight=tuple(preflight),  # the launch's, made just before
-        workdir=workdir,
-        known_facts=facts,
-        disk=False,  # the launch's own disk gate counts it, once
-    )
 
 
 def preflight_verdicts(
@@ -81,7 +37,7 @@ def preflight_verdicts(
 def review_facts(
     pipeline: Pipeline, step: str, patches: Path | None, resolved: ResolvedStep
 ) -> list[str] | None:
-    """The dists :func:`gate_review` will ask the target's facts for, so the preflight can
+    """The dists the launch's review will ask the target's facts for, so the preflight can
     read them in its own round trip; ``None`` when the review asks another interpreter
     (the step's own ``python``)."""
     from harness.patching.series import patches_root

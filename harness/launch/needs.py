@@ -3,11 +3,11 @@ reused, or one started through the one launch path and followed until it answers
 
 :func:`harness.launch.start.start_run` calls :func:`ready_services` once the step's own gates
 passed (a refused step starts no server); following a service's start is the caller's
-(``wait``), like following any run. What the step's run records -- ``[{"step", "run_id",
-"keep"}]`` -- is what its supervisor stops when it ends (``probes/_service.py``).
-A ``--smoke`` step gets a smoke service (:func:`harness.runs.smoke.plan` of the service: its
-own smoke args and outputs, the step's cut and mapped layer ids), never kept, never a real
-one's.
+(``wait``), like following any run. What the step's run records -- a
+:class:`~harness.runs.record.NeededService` each -- is what its supervisor stops when it ends
+(``probes/_service.py``). A ``--smoke`` step gets a smoke service
+(:func:`harness.runs.smoke.plan` of the service: its own smoke args and outputs, the step's
+cut and mapped layer ids), never kept, never a real one's.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from harness.launch.events import RunEvent, ServiceUp
 from harness.launch.nodes import Host
 from harness.runs.models import RunInfo
+from harness.runs.record import Fingerprint, NeededService
 from harness.runs.steps import Pipeline
 
 #: Stands in for a run id while finding out what a service run would be (its digest).
@@ -36,11 +37,11 @@ def ready_services(
     start: Start,
     on_event: Callable[[RunEvent], None],
     started: list[str] | None = None,
-    prints: dict[str, dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
-    """Each service ``req.step`` needs, ready: ``[{"step", "run_id", "keep"}]``; the ids of
-    those started here (not reused) go into ``started``, what each runs on (its run's
-    fingerprint: dists, patches) into ``prints`` -- what the step's run vouches for too."""
+    prints: dict[str, Fingerprint] | None = None,
+) -> list[NeededService]:
+    """Each service ``req.step`` needs, ready; the ids of those started here (not reused) go
+    into ``started``, what each runs on (its run's fingerprint: dists, patches) into
+    ``prints`` -- what the step's run vouches for too."""
     from dataclasses import replace
 
     from harness.runs import remote
@@ -58,7 +59,7 @@ def ready_services(
             smoke = smoke_mode.plan(pipeline, need, req.smoke.layers, overrides=sets)
             sets = {**sets, **smoke.sets}
         would = resolve_on(host.target, pipeline, need, host.workdir, PROBE_ID, sets, (), smoke)
-        digest = (would.service or {}).get("digest")
+        digest = None if would.service is None else would.service.digest
         runs = remote.list_runs(host.target, host.workdir).runs
         info = live_service(runs, need, str(digest), smoke is not None)
         began, reused = time.monotonic(), info is not None
@@ -71,12 +72,11 @@ def ready_services(
                 started.append(info.id)
         assert info is not None
         info = wait(host, info)
-        if prints is not None and info.record.fingerprint:
-            fp = info.record.fingerprint
-            prints[need] = {"dists": fp.get("dists") or {}, "patches": fp.get("patches") or {}}
+        if prints is not None and info.record.fingerprint is not None:
+            prints[need] = info.record.fingerprint.environment()
         took = None if reused else time.monotonic() - began
-        port = (info.record.service or {}).get("port")
+        port = None if info.record.service is None else info.record.service.port
         on_event(ServiceUp(need, info.id, port, reused, took))
         # a smoke service stops with its smoke run: no real run may ever find it kept
-        out.append({"step": need, "run_id": info.id, "keep": req.keep_service and smoke is None})
+        out.append(NeededService(need, info.id, req.keep_service and smoke is None))
     return out

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.runs.context import Context
+from harness.runs.record import GroupRecord
 from harness.runs.steps import ResolvedStep, Step
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.launch.events import RunEvent
+    from harness.report.model import Review
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class Host:
     workdir: str
     ctx: Context
     resolved: ResolvedStep | None = None
-    review: dict[str, Any] | None = None
+    review: Review | None = None  # written into the run directory as review.json
 
 
 @dataclass
@@ -46,7 +48,7 @@ class Launch:
     port: int | None
     pipeline: str
     on_event: Callable[[RunEvent], None]
-    group: dict[str, Any] | None = None  # the run record's ``group`` (several hosts)
+    group: GroupRecord | None = None  # the run record's ``group`` (several hosts)
     cluster: list[str] = field(default_factory=list)  # runs that ``before`` started
 
     @property

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import RunError
 from harness.group.result import run_each
 from harness.launch.events import ClusterStopped, ClusterUp
+from harness.runs.record import GroupRecord, Role
 
 if TYPE_CHECKING:
     from harness.launch.nodes import Host, Launch, Node
@@ -74,11 +75,12 @@ def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
     from harness.runs import remote
 
     nodes, port, run_id = launch.nodes, launch.port or RAY_PORT, launch.run_id
-    group = launch.group or {}
+    group = launch.group or GroupRecord(run_id)
     for h in hosts:
         python = h.target.python_argv()[0]
         argv = ray_start_argv(python, nodes, h.node, port=port, run_id=run_id)
         cid = f"{run_id}-ray{h.node.rank}"
+        role = Role.RAY_NODE if h.node.rank else Role.RAY_HEAD
         assert h.resolved is not None
         resolved = replace(
             h.resolved, step=f"{h.resolved.step}-ray", argv=tuple(argv), shell=False,
@@ -86,8 +88,7 @@ def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
         )  # fmt: skip
         remote.launch(
             h.target, cid, h.workdir, resolved, pipeline=launch.pipeline, timings=h.ctx.timings,
-            extras=remote.RunExtras(group={**group, "rank": h.node.rank,
-                                           "role": "ray-head" if h.node.rank == 0 else "ray-node"}),
+            extras=remote.RunExtras(group=replace(group, rank=h.node.rank, role=role)),
         )  # fmt: skip
         launch.cluster.append(cid)
         if h.node.rank == 0:  # the workers join the head: it must listen first
@@ -105,7 +106,7 @@ def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
         )
     launch.on_event(ClusterUp(time.monotonic() - t0, got.stdout.decode().strip()))
     if launch.group is not None:
-        launch.group["cluster"] = list(launch.cluster)
+        launch.group = replace(launch.group, cluster=tuple(launch.cluster))
 
 
 def _wait_port(h: Host, port: int, timeout: float = 60.0) -> None:

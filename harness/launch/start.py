@@ -15,9 +15,9 @@ hosts' are named per host, and nothing launches anywhere unless every host is re
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,6 +36,7 @@ from harness.launch.events import (
 from harness.launch.nodes import Host, Launch, Node
 from harness.launch.spread import SINGLE, SPREADS, Spread
 from harness.runs.models import Level, RunInfo
+from harness.runs.record import Fingerprint, GroupRecord, NeededService, Role
 from harness.runs.steps import Pipeline
 
 if TYPE_CHECKING:
@@ -158,11 +159,11 @@ def start_run(
     port = spread.port(pipeline.steps[step]) if step in pipeline.steps else None
     launch = Launch(run_id, step, spread, hosts, port, pipeline.path, on_event)
     if launch.several:
-        launch.group = {"id": run_id, "spread": spread.name, "hosts": [h.node.host for h in hosts]}
+        launch.group = GroupRecord(run_id, spread.name, tuple(h.node.host for h in hosts))
     _resolve(launch, pipeline, req)
     # the preflight first: the review told next is `harness report STEP`'s, preflight included
     checked = _each(hosts, _name, lambda h: _preflight(h, req, pipeline), "preflight")
-    reviews, not_ready = _review(launch, req, checked)
+    reviews, not_ready = _review(launch, pipeline, req, checked)
     for h in hosts:
         on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
     refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
@@ -176,16 +177,16 @@ def start_run(
 
     for h in hosts:  # what the step will write, before any server loads for it
         disk_gate(h, req.force, on_event)
-    services = None
+    services: tuple[NeededService, ...] | None = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
-    prints: dict[str, Any] = {}  # what each service runs on: the step's run vouches for it
+    prints: dict[str, Fingerprint] = {}  # what each service runs on: its run vouches for it
     if needs:
         from harness.launch.needs import ready_services
 
         wait = wait_ready or (lambda h, info: info)
         try:
-            services = ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started,
-                                      prints)  # fmt: skip
+            services = tuple(ready_services(pipeline, hosts[0], req, wait, start_run, on_event,
+                                            started, prints))  # fmt: skip
         except BaseException:
             _stop_started(hosts[0], started, req.keep_service)
             raise
@@ -246,24 +247,33 @@ def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
 
 
 def _review(
-    launch: Launch, req: Request, preflights: dict[str, Preflight]
+    launch: Launch, pipeline: Pipeline, req: Request, preflights: dict[str, Preflight]
 ) -> tuple[dict[str, Review], NotReady | None]:
     """Every host's review (its preflight's verdicts in it, as ``harness report`` has
     them, and the facts its round trip read), told; and the refusal unless every host is
     ready and (for one job over all hosts) the hosts agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
-    from harness.launch.gates import gate_review
+    from harness.patching.series import patches_root
+    from harness.report.build import build_review
+    from harness.report.request import ReviewRequest
 
     def review(h: Host) -> Review:
+        """``harness report STEP``'s review of the step exactly as it will launch (saved as
+        ``review.json``: a run can always say what it was started on), with the verdicts
+        and facts its preflight's round trip just read (not a second probe)."""
         got = preflights[h.node.host]
-        return gate_review(h.target, req.step, req.pipeline_file, req.overrides, req.patches,
-                           req.require_smoke, req.smoke, req.require_verified,
-                           h.workdir, got.verdicts, got.facts)  # fmt: skip
+        assert h.resolved is not None
+        return build_review(h.target, ReviewRequest.of_launch(
+            patches=patches_root(req.patches), pipeline=pipeline, resolved=h.resolved,
+            run_id=launch.run_id, overrides=req.overrides, require_smoke=req.require_smoke,
+            require_verified=req.require_verified, smoke_run=req.smoke is not None,
+            workdir=h.workdir, preflight=got.verdicts, facts=got.facts,
+        ))  # fmt: skip
 
     reviews = _each(launch.hosts, _name, review, "review")
     for h in launch.hosts:
-        h.review = reviews[h.node.host].to_dict()
+        h.review = reviews[h.node.host]
         launch.on_event(Reviewed(reviews[h.node.host], launch.tag(h)))
     same = None
     if launch.spread.same_stack:
@@ -324,8 +334,8 @@ def _preflight(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
 
 def _launch(
     launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
-    stale: Any, services: list[dict[str, Any]] | None = None,
-    prints: dict[str, Any] | None = None,
+    stale: Any, services: tuple[NeededService, ...] | None = None,
+    prints: Mapping[str, Fingerprint] | None = None,
 ) -> RunInfo:  # fmt: skip
     from harness.runs import remote
     from harness.runs import smoke as smoke_mode
@@ -334,16 +344,16 @@ def _launch(
     review = reviews[h.node.host]
     resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
     smoke = req.smoke
-    served = {"services": prints} if prints else {}  # the servers' environments, vouched too
-    printed = {**smoke_mode.fingerprint(review), **served}
+    # the servers' environments, vouched for too
+    fingerprint = replace(smoke_mode.fingerprint(review), services=dict(prints or {}))
     extras = remote.RunExtras(
         review=h.review,
-        smoke=None if smoke is None else {**smoke.to_dict(), "fingerprint": printed},
+        smoke=None if smoke is None else smoke.record(fingerprint),
         hook=None if smoke is None or not smoke.hook
         else {"sitecustomize.py": smoke_mode.hook_source()},
-        fingerprint={**printed, "entry": pipeline.entry_digest(req.step)},
+        fingerprint=replace(fingerprint, entry=pipeline.entry_digest(req.step)),
         group=None if launch.group is None
-        else {**launch.group, "rank": h.node.rank, "role": "step"},
+        else replace(launch.group, rank=h.node.rank, role=Role.STEP),
         services=services, device_glob=h.ctx.device_glob,
     )  # fmt: skip
     launched = remote.launch(

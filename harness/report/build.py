@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.analysis.findings import CheckReport
 from harness.errors import HarnessError
-from harness.models import AskedFacts, TargetFacts
+from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
-from harness.runs.describe import StepPlan
+from harness.report.request import ReviewRequest
+from harness.runs.describe import StepPlan, StepRequest
 from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, RunInfo, Verdict
+from harness.runs.models import GpuHolder, RunInfo
+from harness.runs.record import Fingerprint
 from harness.runs.smoke import SmokeTested
 from harness.targets.base import Target
 
@@ -33,22 +35,17 @@ def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
         return []  # a report still says what it can; the run's preflight will insist
 
 
-def _step(
-    target: Target,
-    step: str | None,
-    pipeline: Path | None,
-    overrides: dict[str, str],
-    preflight: bool | Sequence[Verdict] = True,
-    workdir: str | None = None,
-) -> StepPlan | None:
-    if step is None:
+def _step(target: Target, request: ReviewRequest) -> StepPlan | None:
+    """The step as it will launch (the launch's own, resolved), with its preflight."""
+    if request.step is None:
         return None
     from harness.runs.describe import describe
 
+    preflight = True if request.preflight is None else request.preflight
     try:
-        return describe(target, step, pipeline, overrides, preflight=preflight, workdir=workdir)
+        return describe(target, request.step, preflight=preflight, workdir=request.workdir)
     except HarnessError as exc:
-        return StepPlan(step, error=exc.message)
+        return StepPlan(request.step.name, error=exc.message)
 
 
 def _serve(
@@ -82,30 +79,27 @@ def _runs_of(target: Target, step: StepPlan) -> tuple[RunInfo, ...]:
 
 def _vouching(
     runs: tuple[RunInfo, ...],
-    now: dict[str, object],
+    now: Fingerprint,
     required: bool,
     counts: Callable[[RunInfo], bool],
-    then_of: Callable[[RunInfo], dict[str, Any]],
+    then_of: Callable[[RunInfo], Fingerprint | None],
 ) -> SmokeTested:
     """The newest run that ``counts`` (a green smoke run; a real run whose output passed its
     check) and what changed since the fingerprint it recorded (``then_of``)."""
-    from harness.runs import smoke as smoke_mode
-
     good = [r for r in runs if counts(r)]
     if not good:
         return SmokeTested(required)
     last = max(good, key=lambda r: r.record.created_at or 0.0)
     then = then_of(last)
-    changed = tuple(smoke_mode.changes(then, now)) or (() if then else ("an older harness",))
+    changed = ("an older harness",) if then is None else tuple(now.changes_since(then))
     return SmokeTested(required, {"id": last.id, "created_at": last.record.created_at}, changed)
 
 
 def _unless_newest_failed(
-    runs: tuple[RunInfo, ...], now: dict[str, object], tested: SmokeTested
+    runs: tuple[RunInfo, ...], now: Fingerprint, tested: SmokeTested
 ) -> SmokeTested:
     """A verified run vouches while no newer real run of the same environment (nothing
     changed since) failed its check: the newest run there is what counts, not the last pass."""
-    from harness.runs import smoke as smoke_mode
     from harness.runs.lifecycle import state_label
 
     if tested.last is None or tested.changes:
@@ -113,7 +107,7 @@ def _unless_newest_failed(
     same = [
         r for r in runs
         if not r.record.smoke and r.verification is not None and r.state != RunState.RUNNING
-        and r.record.fingerprint and not tuple(smoke_mode.changes(_run_fingerprint(r), now))
+        and r.record.fingerprint and not now.changes_since(r.record.fingerprint)
     ]  # fmt: skip
     newest = max(same, key=lambda r: r.record.created_at or 0.0) if same else None
     if newest is None or newest.verification is None or newest.verification.passed:
@@ -121,13 +115,12 @@ def _unless_newest_failed(
     return replace(tested, changes=(f"its newest run {newest.id} {state_label(newest)}",))
 
 
-def _own_python(pipeline: Path | None, step: str) -> bool:
+def _own_python(asked: StepRequest, step: str) -> bool:
     """Whether ``step`` runs in an interpreter of its own (``python =``), not the host's."""
     from harness.runs.describe import python_origin
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
 
     try:
-        return python_origin(load_pipeline(find_pipeline_file(pipeline)), step) is not None
+        return python_origin(asked.load(), step) is not None
     except HarnessError:
         return False
 
@@ -150,12 +143,12 @@ def _last_failed(runs: tuple[RunInfo, ...]) -> str | None:
     return f"{last.id} {state_label(last)}" if bad and last is not None else None
 
 
-def _smoke_fingerprint(r: RunInfo) -> dict[str, Any]:
-    return dict((r.record.smoke or {}).get("fingerprint") or {})
+def _smoke_fingerprint(r: RunInfo) -> Fingerprint | None:
+    return None if r.record.smoke is None else r.record.smoke.fingerprint
 
 
-def _run_fingerprint(r: RunInfo) -> dict[str, Any]:
-    return dict(r.record.fingerprint or {})
+def _run_fingerprint(r: RunInfo) -> Fingerprint | None:
+    return r.record.fingerprint
 
 
 def _budget(target: Target, plan: StepPlan) -> StepPlan:
@@ -170,31 +163,24 @@ def _budget(target: Target, plan: StepPlan) -> StepPlan:
 
 
 def _service_prints(
-    target: Target,
-    library: SeriesLibrary,
-    pipeline: Path | None,
-    step: str,
-    overrides: Mapping[str, str],
-    workdir: str | None,
-) -> dict[str, dict[str, Any]]:
-    """What the services ``step`` needs run on now, each in its own interpreter (the server's
-    vLLM, its series' applied patches): a smoke or verified run of a served step vouches for
-    them too. As the service's own review reads them at its launch; one not readable is
-    left out (then it no longer vouches)."""
+    target: Target, library: SeriesLibrary, asked: StepRequest, workdir: str | None
+) -> dict[str, Fingerprint]:
+    """What the services ``asked``'s step needs run on now, each in its own interpreter (the
+    server's vLLM, its series' applied patches): a smoke or verified run of a served step
+    vouches for them too. As the service's own review reads them at its launch; one not
+    readable is left out (then it no longer vouches)."""
     import os
 
     from packaging.utils import canonicalize_name
 
     from harness.reading.probe import gather_facts
-    from harness.runs import smoke as smoke_mode
     from harness.runs.context import workdir_for
     from harness.runs.describe import python_origin, resolve_on
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
     from harness.targets.interp import with_python
 
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Fingerprint] = {}
     try:
-        pipe = load_pipeline(find_pipeline_file(pipeline))
+        pipe, step = asked.load(), asked.name
         needs = pipe.steps[step].needs if step in pipe.steps else ()
         if needs:
             workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"),
@@ -204,7 +190,7 @@ def _service_prints(
     for need in needs:
         spec = pipe.steps[need]
         known = {**pipe.params, **spec.params}
-        sets = {k: v for k, v in overrides.items() if k in known}
+        sets = {k: v for k, v in asked.overrides.items() if k in known}
         try:
             assert workdir is not None
             r = resolve_on(target, pipe, need, workdir, "<run-id>", sets, ())
@@ -221,7 +207,7 @@ def _service_prints(
                     applied[view.dist] = list(view.applied)
         except HarnessError:
             continue
-        out[need] = smoke_mode.fingerprint_of(facts.dists, applied)
+        out[need] = Fingerprint.of(facts.dists, applied)
     return out
 
 
@@ -250,64 +236,40 @@ def _dists(
     return series_dists, series_dists + library.required_dists(series_dists)
 
 
-def build_review(
-    target: Target,
-    patches: Path,
-    *,
-    callers: list[str] | None = None,
-    step: str | None = None,
-    pipeline: Path | None = None,
-    overrides: dict[str, str] | None = None,
-    stale: bool = True,
-    require_smoke: bool = False,
-    check_smoke: bool = True,
-    require_verified: bool = False,
-    preflight: bool | Sequence[Verdict] = True,
-    workdir: str | None = None,
-    known_facts: AskedFacts | None = None,
-    disk: bool = True,
-) -> Review:
-    """The review; ``stale=False`` leaves GPU holders to ``harness run``'s own preflight,
-    ``preflight=False`` its other checks, and ``harness run`` gives the verdicts its
-    preflight just made instead of a second probe: a failing preflight check (the step's
-    script, cwd or command missing, the workdir a file) is a blocker here too, so that
-    "ready" means the launch will start.
-
-    ``workdir``: the launch's (``--workdir``), where the step's runs and paths are.
-
-    A step with a smoke mode also says whether its last green smoke run still vouches for
-    the environment (``require_smoke``: a blocker when it does not).
-
-    ``disk``: count a step's ``disk = {...}`` on the target (what it will write against the
-    room there); ``harness run`` leaves it to its own disk gate.
-
-    ``known_facts``: the target's facts, already read in the launch's preflight round trip
-    (:func:`review_dists`: the dists it asked); used when they answer this review's very
-    question (the same interpreter, the same dists), else the facts probe is asked."""
+def build_review(target: Target, request: ReviewRequest) -> Review:
+    """The review ``request`` asks for. The step's preflight is in it -- the launch's own
+    verdicts, or the same preflight made here: a failing check (the step's script, cwd or
+    command missing, the workdir a file) is a blocker here too, so that "ready" means the
+    launch will start. A step with a smoke mode also says whether its last green smoke run
+    still vouches for the environment (``require_smoke``: a blocker when it does not), and
+    one with ``verify`` whether its last verified run does."""
 
     from packaging.utils import canonicalize_name
 
     from harness.patching.library import SeriesLibrary
     from harness.reading.probe import gather_facts
-    from harness.runs import smoke as smoke_mode
 
-    plan = _step(target, step, pipeline, overrides or {}, preflight, workdir)
+    plan, asked, workdir = _step(target, request), request.step, request.workdir
     host = target  # a service's interpreter is looked up on the host, not in the step's
-    if disk and plan is not None and plan.error is None and plan.disk:
+    if request.disk and plan is not None and plan.error is None and plan.disk:
         plan = _budget(host, plan)
-    given = known_facts
-    if plan is not None and plan.python:  # a step in its own environment: its packages
+    given = request.known_facts
+    if plan is not None and asked is not None and plan.python:  # its own environment
         from harness.runs.describe import python_origin
-        from harness.runs.pipeline import find_pipeline_file, load_pipeline
         from harness.targets.interp import with_python
 
-        origin = python_origin(load_pipeline(find_pipeline_file(pipeline)), plan.name)
+        origin = python_origin(asked.load(), plan.name)
         target = with_python(target, plan.python, origin)
         given = None  # read with the host's interpreter, not the step's
     declared = None if plan is None else plan.checks
-    library = SeriesLibrary(patches)  # read once: the facts, the states and the check share it
+    library = SeriesLibrary(request.patches)  # read once: the facts, the states, the check
     series_dists, wanted = _dists(library, declared)
-    if plan is not None and plan.error is not None and _own_python(pipeline, plan.name):
+    if (
+        plan is not None
+        and asked is not None
+        and plan.error is not None
+        and _own_python(asked, plan.name)
+    ):
         # the step's own interpreter could not be read: the host's is not the step's, and
         # its series and calls would be the wrong ones, listed before the one real blocker
         series_dists, wanted = [], []
@@ -316,7 +278,7 @@ def build_review(
         if given is not None and given.dists == tuple(wanted)
         else gather_facts(target, wanted)
     )
-    holders = _stale(target, workdir) if stale else []
+    holders = _stale(target, workdir) if request.stale else []
     known: dict[str, str | None] = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
     dist_reports = []
     if series_dists:  # the patch machinery is imported only for a review that has a series
@@ -324,7 +286,7 @@ def build_review(
 
         dist_reports = status(target, library, installed=known)
     series = tuple(SeriesView.from_report(r) for r in dist_reports)
-    names = callers or (
+    names = list(request.callers or ()) or (
         list(declared)
         if declared is not None
         else [
@@ -354,23 +316,24 @@ def build_review(
             if pending
             else live
         )
-    wants_smoke = check_smoke and plan is not None and plan.smoke is not None
+    wants_smoke = not request.smoke_run and plan is not None and plan.smoke is not None
+    require_smoke = request.require_smoke and not request.smoke_run
+    require_verified = request.require_verified and not request.smoke_run
     wants_verified = plan is not None and plan.verify is not None and plan.error is None
     if plan is not None and (wants_smoke or wants_verified):
         runs = _runs_of(target, plan)
-        now = smoke_mode.fingerprint_of(facts.dists, {s.dist: s.applied for s in series})
-        prints = _service_prints(host, library, pipeline, plan.name, overrides or {}, workdir)
-        if prints:
-            now = {**now, "services": prints}
+        now = Fingerprint.of(facts.dists, {s.dist: s.applied for s in series})
+        if asked is not None:  # a served step: its servers' environments, as they are now
+            now = replace(now, services=_service_prints(host, library, asked, workdir))
         if wants_smoke:
             tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
             plan = replace(plan, smoke_tested=tested)
         if wants_verified:
-            now = {**now, "entry": plan.entry}
+            now = replace(now, entry=plan.entry)
             verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
             verified = _unless_newest_failed(runs, now, verified)
             plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
-    serve = _serve(target, plan, overrides)
+    serve = _serve(target, plan, request.overrides)
     reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(
         target.label,

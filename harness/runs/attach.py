@@ -351,8 +351,8 @@ def _conclude(
     if full:
         where = f" on {target.label}" if target is not None else ""
         out.print(
-            f"[yellow]no space left on the disk that holds {esc(str(full.get('path')))}"
-            f"{esc(where)} when the step ended ({int(full.get('space_left') or 0) // 1024:,}"
+            f"[yellow]no space left on the disk that holds {esc(full.path)}"
+            f"{esc(where)} when the step ended ({(full.space_left or 0) // 1024:,}"
             " KiB free): its output, and the log, may be cut short[/]",
             soft_wrap=True,
         )

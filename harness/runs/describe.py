@@ -1,6 +1,7 @@
 """A step as ``harness run`` would launch it on a target: argv, cwd, env, needs -- no launch.
 
-``harness report`` shows it; ``harness run`` resolves through the same :func:`resolve_on`.
+``harness report`` shows it; ``harness run`` resolves through the same :func:`resolve_on`,
+and its review describes the very step it resolved (:class:`StepRequest` ``resolved``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from harness.runs.pipeline import find_pipeline_file, load_pipeline
 from harness.runs.preflight import Preflight, decide
 from harness.runs.resolve import resolve_step
 from harness.runs.services import service_digest
-from harness.runs.smoke import SmokeTested
+from harness.runs.smoke import SmokePlan, SmokeTested
 from harness.runs.state import tensor_parallel
 from harness.runs.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
 from harness.targets.base import Target
@@ -76,10 +77,31 @@ def resolve_on(
     )
     if resolved.service is not None:  # what makes a live run of it reusable
         digest = service_digest(resolved, run_id, builtins["run_dir"], smoke=smoke is not None)
-        resolved = replace(resolved, service={**resolved.service, "digest": digest})
+        resolved = replace(resolved, service=replace(resolved.service, digest=digest))
     if smoke is None:
         return resolved
     return replace(resolved, env={**resolved.env, **smoke.env})
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    """The step a review judges: ``harness report``'s, resolved here from the pipeline file
+    (run id ``<run-id>``, no extra args); ``harness run``'s, exactly as the launch resolved
+    it (``resolved``: its run id, ``extra`` args and spread preparation) from the pipeline
+    it loaded. ``smoke``: resolved as a ``--smoke`` run would launch it (``check --step
+    --smoke``; its ``overrides`` hold the plan's ``sets``)."""
+
+    name: str
+    pipeline_file: Path | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    pipeline: Pipeline | None = None
+    resolved: ResolvedStep | None = None
+    run_id: str = "<run-id>"
+    smoke: SmokePlan | None = None
+
+    def load(self) -> Pipeline:
+        """The pipeline the step is in (the launch's own, else read from its file)."""
+        return self.pipeline or load_pipeline(find_pipeline_file(self.pipeline_file))
 
 
 @dataclass(frozen=True)
@@ -202,27 +224,25 @@ class StepPlan:
 
 def describe(
     target: Target,
-    step: str,
-    pipeline_file: Path | None,
-    overrides: dict[str, str],
+    asked: StepRequest,
     *,
     preflight: bool | Sequence[Verdict] = False,
     workdir: str | None = None,
-    smoke: Any = None,
 ) -> StepPlan:
-    """The step as ``harness run`` would launch it on ``target``, no launch; with
-    ``preflight``, what the launch's preflight would say of it there (the verdicts
-    themselves: the ones the launch just made). ``workdir``: the one
-    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s.
-    ``smoke``: as a ``--smoke`` run would launch it (:class:`harness.runs.smoke.SmokePlan`)."""
+    """The step as ``harness run`` would launch it on ``target`` (or, for a launch, as it
+    resolved it), no launch; with ``preflight``, what the launch's preflight would say of it
+    there (the verdicts themselves: the ones the launch just made). ``workdir``: the one
+    the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
     from harness.reading.probe import gather_facts
     from harness.runs.needs import needs, pip_line, step_paths
 
-    pipeline = load_pipeline(find_pipeline_file(pipeline_file))
+    pipeline, step = asked.load(), asked.name
     workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
     assert workdir is not None
-    resolved = resolve_on(target, pipeline, step, workdir, "<run-id>", overrides, (), smoke)
-    record = remote.masked_record("<run-id>", resolved, target, workdir, pipeline.path)
+    resolved = asked.resolved or resolve_on(
+        target, pipeline, step, workdir, asked.run_id, dict(asked.overrides), (), asked.smoke
+    )
+    record = remote.masked_record(asked.run_id, resolved, target, workdir, pipeline.path)
     declared = pipeline.steps[step]
     rows: list[Need] = []
     good: list[Need] = []
@@ -310,7 +330,7 @@ def describe_step(
     target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
 ) -> dict[str, Any]:
     """:func:`describe` as JSON (``harness report --format json`` writes this)."""
-    return describe(target, step, pipeline_file, overrides).to_dict()
+    return describe(target, StepRequest(step, pipeline_file, overrides)).to_dict()
 
 
 def python_origin(pipeline: Pipeline, step: str) -> tuple[str, str] | None:

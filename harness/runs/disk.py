@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import RunError
+from harness.runs.written import Progress
 from harness.targets.base import Target
 
 
@@ -94,21 +95,15 @@ def refusal(step: str, budget: Budget) -> tuple[str, str] | None:
     )
 
 
-def progress_words(p: dict[str, Any]) -> str:
+def progress_words(p: Progress) -> str:
     """`` · 120/5,000 samples · 10,240 tokens/s · ETA 6:46:40 · 7.5 GB written``: a running
     step's progress.json as ``harness runs`` shows it beside its state."""
-    try:
-        done, total = int(p["done"]), int(p["total"])
-        rate, written = float(p.get("tokens_per_s") or 0.0), float(p.get("bytes") or 0)
-    except (KeyError, TypeError, ValueError):
-        return ""
-    eta = p.get("eta")
     clock = "?"
-    if isinstance(eta, (int, float)):
-        s = int(eta)
+    if p.eta is not None:
+        s = int(p.eta)
         clock = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return (f" · {done:,}/{total:,} samples · {rate:,.0f} tokens/s · ETA {clock} · "
-            f"{size(written)} written")  # fmt: skip
+    return (f" · {p.done:,}/{p.total:,} samples · {p.tokens_per_s:,.0f} tokens/s · ETA {clock} · "
+            f"{size(float(p.bytes))} written")  # fmt: skip
 
 
 def count(target: Target, spec: Mapping[str, str], python: str | None, step: str) -> Budget:

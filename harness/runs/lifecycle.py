@@ -7,9 +7,10 @@ that take models (``RunInfo.state`` and its ``--json`` fields come from here).
 from __future__ import annotations
 
 import signal
-from typing import Any, Protocol
+from typing import Protocol
 
 from harness.runs import verification as checks
+from harness.runs.record import ServiceRecord
 from harness.runs.verification import Verification
 from harness.vocab import Word
 
@@ -44,6 +45,15 @@ class RunStatus(Protocol):
     def not_ready(self) -> str | None: ...
 
 
+class Recorded(Protocol):
+    """What the labels read of ``run.json`` (:class:`harness.runs.models.RunRecord`)."""
+
+    @property
+    def service(self) -> ServiceRecord | None: ...
+    @property
+    def verify(self) -> str | None: ...
+
+
 class RunInfo(Protocol):
     """What the labels read of a run (:class:`harness.runs.models.RunInfo`)."""
 
@@ -54,9 +64,9 @@ class RunInfo(Protocol):
     @property
     def verification(self) -> Verification | None: ...
     @property
-    def record(self) -> Any: ...
+    def record(self) -> Recorded: ...
     @property
-    def ready(self) -> dict[str, Any] | None: ...
+    def ready(self) -> object | None: ...
 
 
 def derive_state(
@@ -153,7 +163,7 @@ def service_word(info: RunInfo) -> str:
 
 def service_label(info: RunInfo) -> str:
     """``service :8000 ready``; a failed one says how it ended and, before it was ready, why."""
-    port = (info.record.service or {}).get("port")
+    port = None if info.record.service is None else info.record.service.port
     word = service_word(info)
     label = f"service :{port} {word}"
     status = info.status

@@ -8,11 +8,20 @@ round-trip tests pin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from harness.models import FlatRecord, pick_fields
 from harness.runs.lifecycle import RunState, derive_state, exit_code_of, state_label
+from harness.runs.record import (
+    Fingerprint,
+    GroupRecord,
+    NeededService,
+    ServiceRecord,
+    SmokeRecord,
+    Wire,
+    needed_from,
+)
 from harness.runs.verification import Verification
+from harness.runs.written import DiskFull, Opaque, Progress, Ready
 from harness.vocab import Word
 
 
@@ -28,11 +37,11 @@ class Level(Word):
     SKIP = ("skip", "[dim]–[/]")
 
 
-def _opt_int(v: Any) -> int | None:
+def _opt_int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _opt_float(v: Any) -> float | None:
+def _opt_float(v: object) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
@@ -52,20 +61,19 @@ class RunRecord:
     created_at: float | None = None
     pipeline: str | None = None
     harness_version: str = ""
-    #: smoke mode: {"layers", "samples", "fingerprint"}; None for a real run
-    smoke: dict[str, Any] | None = None
-    #: a run spread over hosts: {"id", "spread", "hosts", "rank", "role", "cluster"}
-    group: dict[str, Any] | None = None
+    #: smoke mode's plan; None for a real run
+    smoke: SmokeRecord | None = None
+    #: a run spread over hosts: its group, this host's rank and role
+    group: GroupRecord | None = None
     #: the output check the supervisor runs after the step (masked); None: none declared
     verify: str | None = None
-    #: what the run was started on ({"dists", "patches", "entry"}): what a verified run vouches
-    fingerprint: dict[str, Any] | None = None
-    #: a service step's {"port", "url", "ready_timeout", "digest"}; the service runs a step
-    #: needed: [{"step", "run_id", "keep"}]
-    service: dict[str, Any] | None = None
-    services: list[dict[str, Any]] | None = None
+    #: what the run was started on: what a verified run vouches for
+    fingerprint: Fingerprint | None = None
+    #: a service step's settings; the service runs a step needed
+    service: ServiceRecord | None = None
+    services: tuple[NeededService, ...] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Wire:
         return {
             "id": self.id,
             "step": self.step,
@@ -79,16 +87,16 @@ class RunRecord:
             "created_at": self.created_at,
             "pipeline": self.pipeline,
             "harness_version": self.harness_version,
-            "smoke": self.smoke,
-            "group": self.group,
+            "smoke": None if self.smoke is None else self.smoke.to_dict(),
+            "group": None if self.group is None else self.group.to_dict(),
             "verify": self.verify,
-            "fingerprint": self.fingerprint,
-            "service": self.service,
-            "services": self.services,
+            "fingerprint": None if self.fingerprint is None else self.fingerprint.to_dict(),
+            "service": None if self.service is None else self.service.to_dict(),
+            "services": None if self.services is None else [s.to_dict() for s in self.services],
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunRecord:
+    def from_dict(cls, d: Wire) -> RunRecord:
         kw = pick_fields(cls, d)
         # A run directory whose run.json is missing or torn still lists under its name.
         kw.setdefault("id", str(kw.get("run_dir", "")).rstrip("/").rsplit("/", 1)[-1])
@@ -97,6 +105,14 @@ class RunRecord:
         kw["argv"] = tuple(str(a) for a in kw.get("argv") or ())
         kw["env"] = {str(k): str(v) for k, v in (kw.get("env") or {}).items()}
         kw["created_at"] = _opt_float(kw.get("created_at"))
+        smoke, group, fp, service = (
+            kw.get(k) for k in ("smoke", "group", "fingerprint", "service")
+        )
+        kw["smoke"] = SmokeRecord.from_dict(smoke) if isinstance(smoke, dict) else None
+        kw["group"] = GroupRecord.from_dict(group) if isinstance(group, dict) else None
+        kw["fingerprint"] = Fingerprint.from_dict(fp) if isinstance(fp, dict) else None
+        kw["service"] = ServiceRecord.from_dict(service) if isinstance(service, dict) else None
+        kw["services"] = needed_from(kw.get("services"))
         return cls(**kw)
 
 
@@ -113,11 +129,11 @@ class SupervisorInfo:
     step_sid: int | None = None
     started_at: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Wire:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SupervisorInfo:
+    def from_dict(cls, d: Wire) -> SupervisorInfo:
         kw = pick_fields(cls, d)
         for k in ("pid", "starttime", "step_pid", "step_starttime", "step_pgid", "step_sid"):
             kw[k] = _opt_int(kw.get(k))
@@ -135,23 +151,32 @@ class RunStatus:
     ended_at: float | None = None
     stop_requested: bool = False
     error: str | None = None
-    #: the run directory's disk was full when the step ended: ``{"path", "space_left"}``
-    disk_full: dict[str, Any] | None = None
+    #: the run directory's disk was full when the step ended
+    disk_full: DiskFull | None = None
     #: a service that never got ready: why; the services a step stopped at its end
     not_ready: str | None = None
-    services: list[dict[str, Any]] | None = None
+    services: tuple[Opaque, ...] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def to_dict(self) -> Wire:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["disk_full"] = None if self.disk_full is None else self.disk_full.to_dict()
+        out["services"] = None if self.services is None else [dict(s) for s in self.services]
+        return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunStatus:
+    def from_dict(cls, d: Wire) -> RunStatus:
         kw = pick_fields(cls, d)
         kw["exit_code"] = _opt_int(kw.get("exit_code"))
         kw["signal"] = _opt_int(kw.get("signal"))
         kw["ended_at"] = _opt_float(kw.get("ended_at"))
         kw["stop_requested"] = bool(kw.get("stop_requested"))
-        kw["disk_full"] = kw.get("disk_full") if isinstance(kw.get("disk_full"), dict) else None
+        kw["disk_full"] = DiskFull.read(kw.get("disk_full"))
+        services = kw.get("services")
+        kw["services"] = (
+            None
+            if not isinstance(services, list)
+            else tuple(s for s in services if isinstance(s, dict))
+        )
         return cls(**kw)
 
 
@@ -167,9 +192,9 @@ class RunInfo:
     log_size: int | None = None
     observed_at: float | None = None
     verification: Verification | None = None
-    ready: dict[str, Any] | None = None  # a service's ready.json
+    ready: Ready | None = None  # a service's ready.json
     #: a step with a disk budget: its progress.json (probes/runs/_fill.py)
-    progress: dict[str, Any] | None = None
+    progress: Progress | None = None
 
     @property
     def id(self) -> str:
@@ -190,7 +215,7 @@ class RunInfo:
         declared = self.record.verify is not None
         return derive_state(self.status, self.supervisor_alive, self.verification, declared)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Wire:
         return {
             "record": self.record.to_dict(),
             "supervisor": self.supervisor.to_dict() if self.supervisor else None,
@@ -200,8 +225,8 @@ class RunInfo:
             "log_size": self.log_size,
             "observed_at": self.observed_at,
             "verification": None if self.verification is None else self.verification.to_dict(),
-            "ready": self.ready,
-            **({"progress": self.progress} if self.progress else {}),
+            "ready": None if self.ready is None else self.ready.to_dict(),
+            **({"progress": self.progress.to_dict()} if self.progress else {}),
             # Derived, for readers of --json; from_dict ignores them.
             "state": self.state.value,
             "label": state_label(self),
@@ -209,7 +234,7 @@ class RunInfo:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunInfo:
+    def from_dict(cls, d: Wire) -> RunInfo:
         sup, status, check = d.get("supervisor"), d.get("status"), d.get("verification")
         alive = d.get("supervisor_alive")
         return cls(
@@ -221,12 +246,12 @@ class RunInfo:
             log_size=_opt_int(d.get("log_size")),
             observed_at=_opt_float(d.get("observed_at")),
             verification=Verification.from_dict(check) if isinstance(check, dict) else None,
-            ready=d["ready"] if isinstance(d.get("ready"), dict) else None,
-            progress=d["progress"] if isinstance(d.get("progress"), dict) else None,
+            ready=Ready.read(d.get("ready")),
+            progress=Progress.read(d.get("progress")),
         )
 
     @classmethod
-    def from_facts(cls, facts: dict[str, Any], now: float | None) -> RunInfo:
+    def from_facts(cls, facts: Wire, now: float | None) -> RunInfo:
         """The runs probe's ``run_facts`` (raw files) -> a RunInfo."""
         record = dict(facts.get("record") or {})
         record.setdefault("run_dir", facts.get("run_dir", ""))
@@ -259,13 +284,13 @@ class GpuHolder:
     run_id: str | None = None
     devices: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Wire:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["devices"] = list(self.devices)
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> GpuHolder:
+    def from_dict(cls, d: Wire) -> GpuHolder:
         kw = pick_fields(cls, d)
         kw["devices"] = tuple(kw.get("devices") or ())
         return cls(**kw)
@@ -283,7 +308,7 @@ class Verdict(FlatRecord):
     def __post_init__(self) -> None:
         object.__setattr__(self, "level", Level(self.level))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Wire:
         return {**super().to_dict(), "level": self.level.value}
 
 
@@ -317,7 +342,7 @@ class FailureSummary:
     caller: Frame | None = None
     callee: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> Wire:
         return {
             "exc_type": self.exc_type,
             "message": self.message,
@@ -331,7 +356,7 @@ class FailureSummary:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> FailureSummary:
+    def from_dict(cls, d: Wire) -> FailureSummary:
         root = d.get("root_cause")
         caller = d.get("caller")
         return cls(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Protocol
 
 from harness import __version__
 from harness.errors import NoSpace, RunError
@@ -19,6 +19,7 @@ from harness.models import AskedFacts, GpuInfo, TargetFacts
 from harness.probe_files import probes_dir
 from harness.probe_runner import run_probe
 from harness.runs.models import GpuHolder, RunInfo, RunRecord
+from harness.runs.record import Fingerprint, GroupRecord, NeededService, SmokeRecord
 from harness.runs.steps import VERIFIERS, ResolvedStep
 from harness.runs.stopped import StopReport
 from harness.runs.timings import Timings
@@ -232,14 +233,12 @@ def masked_record(
     target: Target,
     workdir: str,
     pipeline: str | None,
-    smoke: dict[str, Any] | None = None,
-    group: dict[str, Any] | None = None,
-    fingerprint: dict[str, Any] | None = None,
-    services: list[dict[str, Any]] | None = None,
+    extras: RunExtras | None = None,
 ) -> RunRecord:
     """``run.json`` as written on the target: secrets in argv and env replaced by ``***``."""
     secrets = step.secrets()
     check = shell.mask(shell.join(step.verify), secrets) if step.verify else None
+    extras = extras or RunExtras()
     return RunRecord(
         id=run_id,
         step=step.step,
@@ -251,13 +250,20 @@ def masked_record(
         workdir=workdir,
         pipeline=pipeline,
         harness_version=__version__,
-        smoke=smoke,
-        group=group,
+        smoke=extras.smoke,
+        group=extras.group,
         verify=check,
-        fingerprint=fingerprint,
-        service=None if step.service is None else dict(step.service),
-        services=services,
+        fingerprint=extras.fingerprint,
+        service=step.service,
+        services=extras.services,
     )
+
+
+class Written(Protocol):
+    """What a run directory writes as it is (``review.json``: a
+    :class:`harness.report.model.Review`, which sits above this module)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -267,13 +273,13 @@ class RunExtras:
     ``sitecustomize.py``), its place among several hosts (``group``) and the fingerprint of
     what it ran on (for ``--require-smoke``). Each is ``None`` when the launch has none."""
 
-    review: dict[str, Any] | None = None
-    smoke: dict[str, Any] | None = None
+    review: Written | None = None
+    smoke: SmokeRecord | None = None
     hook: dict[str, str] | None = None
-    group: dict[str, Any] | None = None
-    fingerprint: dict[str, Any] | None = None
+    group: GroupRecord | None = None
+    fingerprint: Fingerprint | None = None
     #: the services this step needs (stopped by its supervisor when it ends, unless kept)
-    services: list[dict[str, Any]] | None = None
+    services: tuple[NeededService, ...] | None = None
     #: where the target's GPUs are listed (the stop's GPU-freed check)
     device_glob: str | None = None
 
@@ -301,17 +307,7 @@ def launch(
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
     pipe: only the masked copy is written to disk.
     """
-    record = masked_record(
-        run_id,
-        step,
-        target,
-        workdir,
-        pipeline,
-        extras.smoke,
-        extras.group,
-        extras.fingerprint,
-        extras.services,
-    )
+    record = masked_record(run_id, step, target, workdir, pipeline, extras)
     args = {
         "op": "launch",
         "workdir": workdir,
@@ -324,13 +320,13 @@ def launch(
         "kill_first": [{"pid": h.pid, "starttime": h.starttime} for h in kill_first],
         "grace": timings.stop_grace,
         "handshake_timeout": timings.handshake,
-        "review": extras.review,
+        "review": None if extras.review is None else extras.review.to_dict(),
         "hook": extras.hook,
         "verify": list(step.verify),
         "verify_timeout": step.verify_timeout,
         "verifiers": verifier_sources() if uses_verifiers(step, workdir) else None,
-        "service": None if step.service is None else dict(step.service),
-        "services": extras.services or [],
+        "service": None if step.service is None else step.service.to_dict(),
+        "services": [s.to_dict() for s in extras.services or ()],
         "watch": dict(step.disk) if step.disk else None,  # fill at 90 %, progress (_fill.py)
         "status_timeout": timings.status_wait,
         "device_glob": extras.device_glob,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from harness.errors import ConfigError, UsageError
+from harness.runs.record import ServiceRecord
 from harness.runs.steps import (
     BUILTINS,
     NAME,
@@ -133,8 +133,9 @@ def resolve_step(
 
 def _service(
     pipeline: Pipeline, name: str, step: Step, sub: Callable[[str, tuple[str, ...]], str]
-) -> dict[str, Any]:
-    """A service step's port, health URL and time limit, resolved."""
+) -> ServiceRecord:
+    """A service step's port, health URL and time limit, resolved (``unclaimed_minutes`` only
+    when set: else the run program's default)."""
     assert step.service is not None
     key = ("steps", name, "service", "port")
     port = sub(step.service.port, key)
@@ -145,11 +146,9 @@ def _service(
         )
     health = sub(step.service.health, ("steps", name, "service", "health"))
     url = health if "://" in health else f"http://127.0.0.1:{port}{health}"
-    out: dict[str, Any] = {"port": int(port), "url": url,
-                           "ready_timeout": step.service.ready_timeout}  # fmt: skip
-    if step.service.unclaimed_minutes != UNCLAIMED_MINUTES:  # else the run program's default
-        out["unclaimed_minutes"] = step.service.unclaimed_minutes
-    return out
+    minutes = step.service.unclaimed_minutes
+    return ServiceRecord(int(port), url, step.service.ready_timeout,
+                         None if minutes == UNCLAIMED_MINUTES else minutes)  # fmt: skip
 
 
 def _resolve_values(

@@ -42,11 +42,7 @@ def service_digest(step: ResolvedStep, run_id: str, run_dir: str, smoke: bool = 
         "cwd": norm(step.cwd),
         "env": {k: norm(v) for k, v in sorted(env.items())},
         # how long it waits for a first user is not what it serves
-        "service": {
-            k: v
-            for k, v in (step.service or {}).items()
-            if k not in ("digest", "unclaimed_minutes")
-        },
+        "service": {} if step.service is None else step.service.settings(),
     }
     if smoke:  # only when set: a real service's digest is the one it had before
         blob["smoke"] = True
@@ -63,7 +59,8 @@ def live_service(
         r
         for r in runs
         if r.record.step == step
-        and (r.record.service or {}).get("digest") == digest
+        and r.record.service is not None
+        and r.record.service.digest == digest
         and r.state == RunState.RUNNING
         and bool(r.record.smoke) == smoke
     ]
@@ -77,7 +74,7 @@ def users_of(runs: Sequence[RunInfo], service_id: str) -> list[str]:
         r.id
         for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id))
         if r.state == RunState.RUNNING
-        and any(str(s.get("run_id")) == service_id for s in r.record.services or ())
+        and any(s.run_id == service_id for s in r.record.services or ())
     ]
 
 
@@ -107,7 +104,8 @@ def until_ready(
     if now.state == RunState.RUNNING and now.ready is not None and code != 130:
         return now
     if now.state == RunState.RUNNING:
-        minutes = (now.record.service or {}).get("unclaimed_minutes") or UNCLAIMED_MINUTES
+        service = now.record.service
+        minutes = (service and service.unclaimed_minutes) or UNCLAIMED_MINUTES
         why = " (Ctrl-C)" if code == 130 else ""
         if not keep:
             raise RunError(

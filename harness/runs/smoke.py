@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.errors import UsageError
+from harness.runs.record import Fingerprint, SmokeRecord
 from harness.runs.steps import SMOKE_DIR, Pipeline
 
 DEFAULT_LAYERS = 2
@@ -38,6 +39,10 @@ class SmokePlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"layers": self.layers, "samples": self.samples}
+
+    def record(self, fingerprint: Fingerprint) -> SmokeRecord:
+        """What ``run.json`` keeps of this plan: what the green run vouches for."""
+        return SmokeRecord(self.layers, self.samples, fingerprint)
 
 
 def map_layer_ids(ids: Sequence[int], n: int) -> list[int]:
@@ -169,21 +174,10 @@ class Reviewed(Protocol):
     def applied(self) -> Mapping[str, Sequence[str]]: ...
 
 
-def fingerprint(review: Reviewed) -> dict[str, Any]:
+def fingerprint(review: Reviewed) -> Fingerprint:
     """What a smoke run vouches for: the dist versions and each series' applied patches."""
     dists = review.facts.dists if review.facts is not None else {}
-    return fingerprint_of(dists, review.applied())
-
-
-def fingerprint_of(
-    dists: Mapping[str, str | None], applied: Mapping[str, Sequence[str]]
-) -> dict[str, Any]:
-    """:func:`fingerprint` from its parts (while the review is being built)."""
-    present = {k: v for k, v in dists.items() if v}
-    return {
-        "dists": dict(sorted(present.items())),
-        "patches": {dist: sorted(ids) for dist, ids in applied.items()},
-    }
+    return Fingerprint.of(dists, review.applied())
 
 
 @dataclass(frozen=True)
@@ -214,29 +208,3 @@ class SmokeTested:
             None if last is None else dict(last),
             tuple(d.get("changes") or ()),
         )
-
-
-def changes(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
-    """Pure: what differs between two fingerprints, in words (empty: nothing changed)."""
-    out = []
-    old, new = then.get("dists") or {}, now.get("dists") or {}
-    for name in sorted(set(old) | set(new)):
-        a, b = old.get(name), new.get(name)
-        if a != b:
-            out.append(f"{name} {a or 'absent'} -> {b or 'absent'}")
-    old_p, new_p = then.get("patches") or {}, now.get("patches") or {}
-    for dist in sorted(set(old_p) | set(new_p)):
-        a, b = set(old_p.get(dist) or ()), set(new_p.get(dist) or ())
-        out += [f"{dist} patch {p} applied since" for p in sorted(b - a)]
-        out += [f"{dist} patch {p} no longer applied" for p in sorted(a - b)]
-    if then.get("entry") and now.get("entry") and then["entry"] != now["entry"]:
-        out.append("its pipeline.toml entry changed")
-    old_s, new_s = then.get("services") or {}, now.get("services") or {}
-    for name in sorted(set(old_s) | set(new_s)):  # a served step: its server's environment
-        if name not in old_s:
-            out.append(f"its service {name}'s environment was not recorded then")
-        elif name not in new_s:
-            out.append(f"its service {name}'s environment could not be read now")
-        else:
-            out += [f"service {name}: {c}" for c in changes(old_s[name], new_s[name])]
-    return out

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.runs.record import ServiceRecord
 from harness.targets import shell
 
 PIPELINE_FILENAME = "pipeline.toml"
@@ -275,8 +276,8 @@ class ResolvedStep:
     #: the output check to run after the step exits 0 (empty: none declared), its time limit
     verify: tuple[str, ...] = ()
     verify_timeout: float = VERIFY_TIMEOUT
-    #: a service step's {"port": int, "url": str, "ready_timeout": float}
-    service: Mapping[str, Any] | None = None
+    #: a service step's settings, resolved
+    service: ServiceRecord | None = None
     #: the step's own interpreter (``python = ...``), when it declares one
     python: str | None = None
     #: the disk budget's inputs, resolved (``disk = {...}``), when it declares one
@@ -284,7 +285,7 @@ class ResolvedStep:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "service": None if self.service is None else dict(self.service),
+            "service": None if self.service is None else self.service.to_dict(),
             "python": self.python,
             **({"disk": dict(self.disk)} if self.disk else {}),
             "step": self.step,
@@ -308,7 +309,7 @@ class ResolvedStep:
             shell=bool(d.get("shell")),
             verify=tuple(d.get("verify") or ()),
             verify_timeout=float(d.get("verify_timeout") or VERIFY_TIMEOUT),
-            service=d.get("service"),
+            service=ServiceRecord.from_dict(d["service"]) if d.get("service") else None,
             python=d.get("python"),
             disk=dict(d["disk"]) if d.get("disk") else None,
         )

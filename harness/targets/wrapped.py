@@ -19,42 +19,34 @@ place every time (``docker exec`` into a running container, not ``docker run``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.config import HostEntry, Linker, TableChecker
 from harness.targets import shell
 from harness.targets.base import ByteStream, CommandResult, Target
+from harness.targets.entries import Entry, EntryTarget, common_keys, parse_common
 
 #: ``via = "local"``: the prefix runs on this machine.
 LOCAL = "local"
 _KEYS: dict[str, tuple[type, str]] = {
     "via": (str, 'via = "gpu"  (a host of this file, or "local")'),
     "exec": (list, 'exec = ["docker", "exec", "-i", "NAME"]'),
-    "python": (str, 'python = "/opt/conda/bin/python"'),
-    "workdir": (str, 'workdir = "/workspace"'),
-    "env": (dict, 'env = { HF_HOME = "/data/hf" }'),
+    **common_keys(python='python = "/opt/conda/bin/python"', workdir='workdir = "/workspace"'),
     "address": (str, 'address = "10.0.0.7"'),
-    "timeout": (float, "timeout = 900"),
 }
+_REQUIRED = {key: f"add {_KEYS[key][1]}" for key in ("via", "exec")}
 
 
-@dataclass(frozen=True)
-class ExecEntry:
+@dataclass(frozen=True, kw_only=True)
+class ExecEntry(Entry):
     """One ``[hosts.NAME]`` table of ``kind = "exec"``; ``inner`` is the ``via`` host's entry
     once the file is read (``None``: ``via = "local"``)."""
 
-    name: str
     via: str
     exec: tuple[str, ...]
-    python: str = "python3"
-    workdir: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    timeout: float | None = None
     own_address: str | None = None
-    source: str | None = None
     inner: HostEntry | None = None
-    where: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def kind(self) -> str:
@@ -70,14 +62,8 @@ class ExecEntry:
     def reach(self) -> str:
         return f"{shell.join(self.exec)} on {self.via}"
 
-    def listing(self) -> dict[str, Any]:
-        return {
-            "via": self.via,
-            "exec": list(self.exec),
-            "python": self.python,
-            "workdir": self.workdir,
-            "source": self.source,
-        }
+    def own_listing(self) -> dict[str, Any]:
+        return {"via": self.via, "exec": list(self.exec)}
 
     def link(self, check: TableChecker, host: Linker) -> ExecEntry:
         if self.via == LOCAL:
@@ -88,46 +74,20 @@ class ExecEntry:
 def parse_entry(check: TableChecker, name: str, table: dict[str, Any]) -> ExecEntry:
     """One ``[hosts.NAME]`` table with ``kind = "exec"``: keys, types and the prefix checked
     (``via`` naming a host is checked once every entry is read: :meth:`ExecEntry.link`)."""
-    here = ("hosts", name)
-    check.unknown_keys(table, here, _KEYS)
-    for key in ("via", "exec"):
-        if key not in table:
-            raise check.fail((*here, key), "required key missing", f"add {_KEYS[key][1]}")
-    for key, value in table.items():
-        if key == "timeout":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise check.fail((*here, key), f"expected seconds > 0, got {value!r}",
-                                 f"e.g. {_KEYS[key][1]}")  # fmt: skip
-            continue
-        check.typed(value, _KEYS[key][0], (*here, key), _KEYS[key][1])
+    common = parse_common(check, name, table, _KEYS, _REQUIRED)
     prefix = table["exec"]
     if not prefix or not all(isinstance(a, str) and a for a in prefix):
         raise check.fail(
-            (*here, "exec"),
+            ("hosts", name, "exec"),
             "expected a non-empty list of non-empty strings (the command put in front)",
             f"e.g. {_KEYS['exec'][1]}, or kubectl exec -i POD -c C --",
         )
-    for key in ("via", "python"):
-        if key in table and not table[key].strip():
-            raise check.fail((*here, key), "must not be empty", f"e.g. {_KEYS[key][1]}")
-    env = table.get("env", {})
-    for var, value in env.items():
-        check.typed(value, str, (*here, "env", var), f'env = {{ {var} = "{value}" }}')
     return ExecEntry(
-        name=name,
-        via=table["via"],
-        exec=tuple(prefix),
-        python=table.get("python", "python3"),
-        workdir=table.get("workdir"),
-        env=dict(env),
-        timeout=table.get("timeout"),
-        own_address=table.get("address"),
-        source=check.where(here),
-        where={key: check.where((*here, key)) for key in table},
+        **common, via=table["via"], exec=tuple(prefix), own_address=table.get("address")
     )
 
 
-class ExecTarget(Target):
+class ExecTarget(EntryTarget):
     """``inner`` (an SSH host, this machine, another wrapped target), every command behind
     the entry's prefix. ``env`` and ``cwd`` apply inside the wrapper: a ``/bin/sh`` there
     changes folder and sets them (a wrapper's own options for them differ per tool)."""
@@ -136,11 +96,11 @@ class ExecTarget(Target):
     on_this_machine = False  # paths are the wrapped place's, even with ``via = "local"``
 
     def __init__(self, entry: ExecEntry, inner: Target) -> None:
-        self.entry, self.inner = entry, inner
+        self._entry, self.inner = entry, inner
 
     @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.entry.name
+    def entry(self) -> ExecEntry:
+        return self._entry
 
     @property
     def label(self) -> str:  # type: ignore[override]
@@ -178,9 +138,6 @@ class ExecTarget(Target):
             ) from None
         return replace(got, argv=tuple(argv))
 
-    def python_argv(self) -> list[str]:
-        return [self.entry.python]
-
     def stream(self, argv: Sequence[str]) -> ByteStream:
         return self.inner.stream(self.wrap(argv))
 
@@ -189,25 +146,8 @@ class ExecTarget(Target):
                 "via": self.inner.identity()}  # fmt: skip
 
     @property
-    def run_env(self) -> Mapping[str, str]:
-        return self.entry.env
-
-    @property
-    def default_workdir(self) -> str | None:
-        return self.entry.workdir
-
-    @property
     def peer_address(self) -> str:
         return self.entry.address
-
-    @property
-    def command_timeout(self) -> float:
-        from harness.targets.timeouts import command_timeout
-
-        return command_timeout(self.entry.timeout)
-
-    def setting_line(self, key: str) -> str | None:
-        return self.entry.where.get(key) or self.entry.source
 
     def prefix(self) -> list[str]:
         return [*self.inner.prefix(), *self.entry.exec]

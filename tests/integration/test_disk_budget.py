@@ -164,6 +164,10 @@ def test_fp8_counts_its_codes_and_scales_and_a_fitting_step_runs(box: Harness) -
     fits = box("run", "gen", "-t", box.target, "--set", "hidden=8")
     assert fits.code == 0, fits.out + fits.err
     assert "✓ disk: will write 12.8 KB to" in flat(fits.err)
+    # counted once, by the launch's disk gate: the run's own review (review.json) skips it
+    (ran,) = (box.workdir / ".harness" / "runs").glob("gen-*")
+    step = json.loads((ran / "review.json").read_text())["step"]
+    assert step["disk"] and "budget" not in step and "budget_error" not in step, step
 
 
 def test_a_staging_folder_on_another_filesystem_is_a_warning(box: Harness, tmp_path: Path) -> None:

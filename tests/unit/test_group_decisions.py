@@ -18,6 +18,7 @@ from harness.launch.nodes import Node
 from harness.launch.ray import ray_start_argv
 from harness.launch.spread import node_builtins, socket_env, torchrun_argv
 from harness.models import GpuInfo, TargetFacts
+from harness.runs.record import GroupRecord
 
 CFG = HostsConfig(
     Path("hosts.toml"),
@@ -134,7 +135,11 @@ def test_sameness_leaves_out_what_no_host_has() -> None:
 @dataclass
 class _Rec:
     step: str
-    group: dict[str, Any] | None = None
+    wire: dict[str, Any] | None = None  # run.json's group, as written
+
+    @property
+    def group(self) -> GroupRecord | None:
+        return None if self.wire is None else GroupRecord.from_dict(self.wire)
 
 
 @dataclass

@@ -153,12 +153,19 @@ def test_the_run_path_is_typed() -> None:
     from harness.launch import events
     from harness.launch.nodes import Host, Launch
     from harness.launch.spread import Spread
+    from harness.report.model import Review
     from harness.runs import remote
     from harness.runs.context import Context
+    from harness.runs.record import GroupRecord
     from harness.targets.base import Target
 
-    host, launch = get_type_hints(Host), get_type_hints(Launch, localns=vars(events))
+    host = get_type_hints(Host, localns={"Review": Review})
+    launch = get_type_hints(Launch, localns=vars(events))
     assert (host["target"], host["ctx"], launch["spread"]) == (Target, Context, Spread)
     params = inspect.signature(remote.launch).parameters
     assert get_type_hints(remote.launch)["extras"] is remote.RunExtras
     assert not {"review", "smoke", "hook", "group", "fingerprint"} & set(params)
+    # issue 45 item 1: the record's parts travel typed, serialised only where it is written
+    assert host["review"] == Review | None and launch["group"] == GroupRecord | None
+    extras = get_type_hints(remote.RunExtras)
+    assert not [n for n, t in extras.items() if "Any" in str(t) and n != "hook"], extras

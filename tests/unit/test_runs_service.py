@@ -11,9 +11,11 @@ from harness.runs.failure import summarize
 from harness.runs.lifecycle import derive_state, state_label
 from harness.runs.models import RunInfo, RunRecord, RunStatus, SupervisorInfo
 from harness.runs.pipeline import parse_pipeline
+from harness.runs.record import NeededService, ServiceRecord
 from harness.runs.resolve import resolve_step
 from harness.runs.services import live_service, service_digest, users_of
 from harness.runs.steps import ResolvedStep
+from harness.runs.written import Ready
 from tests.unit.test_runs_pipeline import BUILT
 
 PIPE = """\
@@ -38,18 +40,12 @@ def test_a_service_step_resolves_its_port_url_and_own_interpreter() -> None:
     p = parse_pipeline(PIPE, "p.toml")
     serve = resolve_step(p, "serve", BUILT)
     assert serve.argv[0] == "/opt/vllm/bin/python"  # {python} is the step's own interpreter
-    assert serve.service == {"port": 8000, "url": "http://127.0.0.1:8000/health",
-                             "ready_timeout": 600.0}  # fmt: skip
+    assert serve.service == ServiceRecord(8000, "http://127.0.0.1:8000/health", 600.0)
     gen = resolve_step(p, "generate", BUILT, sets={"port": "9001"})
     assert gen.argv[0] == "/venv/bin/python" and gen.service is None  # the target's
     assert p.steps["generate"].needs == ("serve",)
-    assert (
-        resolve_step(p, "serve", BUILT, sets={"port": "9001"})
-        .service["url"]
-        .endswith(  # type: ignore[index]
-            ":9001/health"
-        )
-    )
+    other = resolve_step(p, "serve", BUILT, sets={"port": "9001"}).service
+    assert other is not None and other.url.endswith(":9001/health")
 
 
 def test_an_entry_without_the_new_keys_digests_as_before() -> None:
@@ -125,10 +121,10 @@ def run(
     rid: str = "serve-1",
 ) -> RunInfo:
     rec = RunRecord(id=rid, step="serve", argv=("x",), cwd="/w",
-                    service={"port": 8000, "url": "u", "digest": digest})  # fmt: skip
+                    service=ServiceRecord(8000, "u", 30.0, digest=digest))  # fmt: skip
     return RunInfo(record=rec, supervisor=SupervisorInfo(pid=1, started_at=started),
                    supervisor_alive=alive, status=status,
-                   ready={"ready_at": 2.0} if ready else None)  # fmt: skip
+                   ready=Ready(ready_at=2.0) if ready else None)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -172,7 +168,7 @@ def test_which_live_service_is_reused() -> None:
 def test_the_digest_ignores_the_run_id_and_nothing_else() -> None:
     def step(run_id: str, model: str = "m") -> ResolvedStep:
         return ResolvedStep("serve", ("py", "--out", f"/w/runs/{run_id}/x", model), "/w",
-                            {"HF_TOKEN": "s"}, {}, service={"port": 1, "url": "u"})  # fmt: skip
+                            {"HF_TOKEN": "s"}, {}, service=ServiceRecord(1, "u", 30.0))  # fmt: skip
 
     a = service_digest(step("serve-1"), "serve-1", "/w/runs/serve-1")
     assert a == service_digest(step("serve-2"), "serve-2", "/w/runs/serve-2")
@@ -187,7 +183,7 @@ def test_last_lines_leave_out_harness_own_and_blank_lines() -> None:
 def test_who_uses_a_service_is_every_live_run_that_recorded_it() -> None:
     def user(rid: str, alive: bool, uses: str = "serve-1", started: float = 1.0) -> RunInfo:
         rec = RunRecord(id=rid, step="generate", argv=("x",), cwd="/w",
-                        services=[{"step": "serve", "run_id": uses, "keep": False}])  # fmt: skip
+                        services=(NeededService("serve", uses),))  # fmt: skip
         return RunInfo(record=rec, supervisor=SupervisorInfo(pid=1, started_at=started),
                        supervisor_alive=alive,
                        status=None if alive else RunStatus(exit_code=0))  # fmt: skip

@@ -146,4 +146,4 @@ def _review(dists: dict, applied: list[str]) -> Review:
     ],
 )
 def test_what_changed_since_the_last_green_smoke_run(then: Review, now: Review, said: list) -> None:
-    assert smoke.changes(smoke.fingerprint(then), smoke.fingerprint(now)) == said
+    assert smoke.fingerprint(now).changes_since(smoke.fingerprint(then)) == said

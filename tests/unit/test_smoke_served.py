@@ -13,6 +13,7 @@ from harness.runs import smoke
 from harness.runs.lifecycle import RunState
 from harness.runs.models import RunInfo, RunRecord
 from harness.runs.pipeline import load_pipeline, parse_pipeline
+from harness.runs.record import Fingerprint
 from harness.runs.resolve import resolve_step
 from harness.runs.services import live_service, service_digest
 from harness.runs.steps import BUILTINS
@@ -159,7 +160,7 @@ def test_a_served_steps_smoke_run_vouches_for_its_servers_environment_too(
     own = fp("0.26.0")  # the client's own environment, unchanged
     a = {**own, **({"services": then} if then else {})}
     b = {**own, **({"services": now} if now else {})}
-    assert smoke.changes(a, b) == said
+    assert Fingerprint.from_dict(b).changes_since(Fingerprint.from_dict(a)) == said
 
 
 def test_a_smoke_step_whose_service_has_no_smoke_mode_is_refused_before_anything_starts() -> None:

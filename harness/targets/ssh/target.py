@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.errors import ConnectError, HarnessError, TargetError
 from harness.targets import shell
-from harness.targets.base import ByteStream, CommandResult, FileStat, Target
+from harness.targets.base import ByteStream, CommandResult, FileStat
+from harness.targets.entries import EntryTarget
 from harness.targets.ssh.channel import (
     SFTP_TIMEOUT_S,
     WINDOW_SIZE,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
-class SshTarget(SharedConnection, Target):
+class SshTarget(SharedConnection, EntryTarget):
     """A ``[hosts.NAME]`` entry: run argv lists and read files over one SSH connection.
 
     Args:
@@ -121,16 +122,8 @@ class SshTarget(SharedConnection, Target):
     on_this_machine = False
 
     @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.host.name
-
-    @property
-    def run_env(self) -> Mapping[str, str]:
-        return self.host.env
-
-    @property
-    def default_workdir(self) -> str | None:
-        return self.host.workdir
+    def entry(self) -> HostConfig:
+        return self.host
 
     @property
     def peer_address(self) -> str:
@@ -141,18 +134,6 @@ class SshTarget(SharedConnection, Target):
         from harness.targets.mux import identity_of
 
         return identity_of(self.host, self.ssh_config_path).to_dict()
-
-    def python_argv(self) -> list[str]:
-        return [self.host.python]
-
-    @property
-    def command_timeout(self) -> float:
-        from harness.targets.timeouts import command_timeout
-
-        return command_timeout(self.host.timeout)
-
-    def setting_line(self, key: str) -> str | None:
-        return self.host.where.get(key) or self.host.source
 
     def stream(self, argv: Sequence[str]) -> ByteStream:
         """Through the kept connection's relay when there is one (no Paramiko import), else
