@@ -345,8 +345,16 @@ class OwnClasses:
                 if (
                     isinstance(n, ast.ClassDef)
                     and n is not facts.node
-                    and any(word.search(ast.unparse(b)) for b in n.bases)
+                    and any(
+                        word.search(ast.unparse(b)) or self._names(module, b, name) for b in n.bases
+                    )
                 ):
                     got.append((module, n, id(n) in top))
         self._subs[name] = got
         return got
+
+    def _names(self, module: str, base: ast.expr, name: str) -> bool:
+        """Does ``base`` (``RA`` of ``import RunArguments as RA``) resolve to a ``name``?"""
+        expr = base.value if isinstance(base, ast.Subscript) else base
+        full = self.index.resolve_dotted(module, dotted(expr)) if dotted(expr) else ""
+        return full.rpartition(".")[2] == name
