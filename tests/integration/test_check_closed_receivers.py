@@ -4,9 +4,11 @@ to compare with (the caller pins a range, as most do): ``closedapp`` 0.1.0 requi
 a parameter annotated with the caller's dataclass deriving from it -- tevatron's and
 FlagEmbedding's runners) and ``PreTrainedConfig._create_repo`` (read on ``self`` of a caller
 class deriving from it through the ``PretrainedConfig`` alias -- auto-round's and optimum's
-configs). No subclass of those caller classes defines the names, so the callee base alone
-decides: an error. ``OpenArguments`` reads ``seed_offset``, which its subclass defines: never
-reported, nor `cache_dir`, which a subclass imported under another name defines."""
+configs). ``TrainingArguments.__post_init__`` sets attributes in a loop over its own literal
+list of field names: that makes no other name, so the class is still read as closed. No
+subclass of those caller classes defines the names, so the callee base alone decides: an
+error. ``OpenArguments`` reads ``seed_offset``, which its subclass defines: never reported,
+nor ``cache_dir``, which a subclass imported under another name defines."""
 
 from __future__ import annotations
 
