@@ -249,6 +249,9 @@ class AttributeUse(Site):
     # (through a caller wrapper's ``__getattr__`` to the callee object it wraps)
     on: str
     via: str = ""  # inherited: the caller's class; forwarded: its __getattr__ and attribute
+    #: inherited: no subclass of the caller's class defines the name (nor may): the callee
+    #: base alone decides whether the object has it, with no baseline needed
+    closed: bool = False
 
     @classmethod
     def from_dict(cls, d: Json) -> AttributeUse:
@@ -258,6 +261,7 @@ class AttributeUse(Site):
             attr=d["attr"],
             on=d.get("on", ""),
             via=d.get("via", ""),
+            closed=bool(d.get("closed", False)),
         )
 
 

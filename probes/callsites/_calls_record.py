@@ -367,6 +367,7 @@ class FileVisitor:
                 "on": on,
                 "ref": ("symbol", base[1], base[2]),
                 **({"via": base[4]} if len(base) > 4 else {}),
+                **({"closed": True} if base[5:6] == ("closed",) else {}),
             }
         )
 

@@ -27,6 +27,7 @@ import ast
 import re
 from typing import Any
 
+from probes._walk import walk
 from probes.callsites._calls_env import TypeEnv
 from probes.callsites._class_facts import (
     OPEN,
@@ -140,11 +141,19 @@ class OwnClasses:
     """The caller's own classes of one scan, read on demand; ``sources``: the caller's texts
     (the names it stores on any object, read once when first needed)."""
 
-    def __init__(self, callees: Any, tops: set[str], sources: list[list[str]]) -> None:
+    def __init__(
+        self,
+        callees: Any,
+        tops: set[str],
+        sources: list[list[str]],
+        trees: list[tuple[str, ast.Module]] | None = None,
+    ) -> None:
         self.callees = callees
         self.index = callees.index
         self.tops = tops
         self.sources = sources
+        self.trees = trees or []  # (module, tree) of the caller's files: its subclasses
+        self._subs: dict[str, list[tuple[str, ast.ClassDef, bool]]] = {}
         self._facts: dict[tuple[str, str], Facts | None] = {}
         self._nodes: dict[tuple[str, str], ast.ClassDef] = {}
         self._attrs: dict[tuple[str, str], dict] = {}
@@ -299,5 +308,53 @@ class OwnClasses:
             return self.target(wrapped[:3], attr, depth + 1) if depth < 4 else None
         if len(facts.callee_bases) == 1 and not facts.external:
             b = facts.callee_bases[0]
-            return ("instance", b[1], b[2], "inherited", facts.qual)
+            closed = not sup and self.closed(facts, attr)
+            return ("instance", b[1], b[2], "inherited", facts.qual, *(["closed"] * closed))
         return None
+
+    def closed(self, facts: Facts, attr: str, depth: int = 0) -> bool:
+        """Does no subclass of the class in the caller define ``attr`` (nor may, through a
+        base we cannot read)? Then the object has the name only if the callee base has it,
+        with no baseline needed to say so."""
+        if depth > 6:
+            return False
+        for module, node, top in self._subclasses(facts):
+            sub = self.facts(module, node.name) if top else None
+            if sub is None or facts not in sub.bases:
+                if sub is None and not top:
+                    return False  # a class in a function: not read
+                continue  # another class of that name
+            if sub.external or sub.is_open() or len(sub.callee_bases) != 1:
+                return False
+            if attr in sub.defined() or not self.closed(sub, attr, depth + 1):
+                return False
+        return True
+
+    def _subclasses(self, facts: Facts) -> list[tuple[str, ast.ClassDef, bool]]:
+        """The caller's classes whose bases spell the class's name (module, node, at top)."""
+        name = facts.qual.rpartition(".")[2]
+        if name in self._subs:
+            return self._subs[name]
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        got: list[tuple[str, ast.ClassDef, bool]] = []
+        for (module, tree), lines in zip(self.trees, self.sources, strict=False):
+            if not any(name in ln for ln in lines):
+                continue
+            top = {id(st) for st in tree.body}
+            for n in walk(tree):
+                if (
+                    isinstance(n, ast.ClassDef)
+                    and n is not facts.node
+                    and any(
+                        word.search(ast.unparse(b)) or self._names(module, b, name) for b in n.bases
+                    )
+                ):
+                    got.append((module, n, id(n) in top))
+        self._subs[name] = got
+        return got
+
+    def _names(self, module: str, base: ast.expr, name: str) -> bool:
+        """Does ``base`` (``RA`` of ``import RunArguments as RA``) resolve to a ``name``?"""
+        expr = base.value if isinstance(base, ast.Subscript) else base
+        full = self.index.resolve_dotted(module, dotted(expr)) if dotted(expr) else ""
+        return full.rpartition(".")[2] == name

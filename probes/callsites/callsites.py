@@ -290,7 +290,9 @@ class Scanner:
                 }
             )  # fmt: skip
         background = self._start_fits(parsed, tops)  # reads the package beside the visits
-        receivers = OwnClasses(callees, caller_tops, [p[3] for p in parsed])
+        receivers = OwnClasses(
+            callees, caller_tops, [p[3] for p in parsed], [(p[0], p[2]) for p in parsed]
+        )
         for mod, rel, tree, lines in parsed:
             env = TypeEnv(callees)  # per file: its imports bind its names
             env.module, env.receivers = mod, receivers

@@ -211,7 +211,7 @@ class Lookup(Probe):
                 if st.name in ("__getattr__", "__getattribute__"):
                     opaque.append({"why": "getattr", "name": where})
                 elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _sets_any(
-                    st, mod.lines
+                    st, mod.lines, cls, names
                 ):
                     opaque.append({"why": "open", "name": f"{where}.{st.name}"})
         names.update(flavour_names(self.classes.flavour(mod, cls)))  # model_dump, dict's, ...
@@ -281,12 +281,22 @@ def _stdlib_names(full: str) -> list[str] | None:
     return sorted({n for c in obj.__mro__ for n in vars(c)})
 
 
-def _sets_any(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
+def _sets_any(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    lines: list[str],
+    cls: ast.ClassDef | None = None,
+    names: set[str] | None = None,
+) -> bool:
     """``setattr(self, name, ...)`` with a computed name, or ``self.__dict__.update(...)``:
-    the instance takes attributes from data (transformers' ``PretrainedConfig(**kwargs)``)."""
+    the instance takes attributes from data (transformers' ``PretrainedConfig(**kwargs)``).
+    A name looped over literal strings (``for f in self._FIELDS:``, the class's own list)
+    makes only those: they join ``names`` (transformers 5's ``TrainingArguments``)."""
     text = "\n".join(lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
     if "setattr" not in text and "__dict__" not in text:
         return False
+    from probes.signatures._loops import looped_literals
+
+    looped = looped_literals(fn, cls)
     for n in walk(fn):
         if not isinstance(n, ast.Call):
             continue
@@ -299,7 +309,11 @@ def _sets_any(fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> b
             and n.args[0].id == "self"
             and not isinstance(n.args[1], ast.Constant)
         ):
-            return True
+            made = looped.get(n.args[1].id) if isinstance(n.args[1], ast.Name) else None
+            if made is None:
+                return True
+            if names is not None:
+                names.update(made)
         if (
             isinstance(f, ast.Attribute)
             and f.attr == "update"

@@ -28,9 +28,19 @@ REACHED = frozenset({"inherited", "forwarded"})
 
 
 def removed(ctx: Context, use: AttributeUse) -> bool:
-    """Pure: did the baseline's class have ``use.attr`` (in its bases included)?"""
+    """Pure: did the baseline's class have ``use.attr`` (in its bases included)? With no
+    baseline of the callee read, a use the probe found closed (no subclass of the caller's
+    class defines the name) stands on the installed class alone."""
     was = ctx.base_callee(use.ref.key)
-    return was is not None and use.attr in was.mro_members
+    if was is not None:
+        return use.attr in was.mro_members
+    return use.closed and not has_baseline(ctx, use.ref.module)
+
+
+def has_baseline(ctx: Context, module: str) -> bool:
+    """Pure: was a baseline of ``module``'s dist read (any of its symbols)?"""
+    top = module.split(".")[0]
+    return any(k.split(".")[0].split(":")[0] == top for k in ctx.baseline or ())
 
 
 def reached_finding(ctx: Context, use: AttributeUse, cls: Callee) -> Finding:
@@ -43,11 +53,25 @@ def reached_finding(ctx: Context, use: AttributeUse, cls: Callee) -> Finding:
     member = ctx.base_callee(f"{key}.{use.attr}")
     base_v = f"{was.dist} {was.version}" if was is not None and was.version else "the baseline"
     where = f" at {member.file}:{member.symbol.line}" if member and member.file else ""
+    at = f" ({cls.file}:{cls.symbol.line})" if cls.file else ""
+    if use.on == "inherited" and was is None:  # closed: no baseline needed (``removed``)
+        return ctx.finding(
+            Severity.ERROR,
+            Category.MISSING_ATTRIBUTE,
+            use,
+            f"{key}.{use.attr}",
+            f"'{name}' object has no attribute '{use.attr}' ({now}): {use.via} reads it "
+            f"through its base {name}{at}, which defines it nowhere in its bases, and no "
+            f"subclass of {use.via} in the caller defines it",
+            f"{name} no longer has '{use.attr}' in {now}; find its replacement with "
+            "`harness diff` and use that.",
+            cls,
+            attribute=use.attr,
+        )
     if use.on == "inherited":
         how = f"{use.via or 'the caller class'} inherits it from {name}"
     else:
         how = f"{use.via or 'the wrapper'} hands it to the wrapped {name}"
-    at = f" ({cls.file}:{cls.symbol.line})" if cls.file else ""
     return ctx.finding(
         Severity.ERROR,
         Category.MISSING_ATTRIBUTE,
