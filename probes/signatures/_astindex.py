@@ -160,9 +160,10 @@ def summarize(
         for table in read.values():
             s.lazy.update(table)
     if loc.is_package and "sys.modules[" in source:  # transformers 4's _import_structure
-        served, unsure = structure_exports(tree, name)
+        served, unsure, stars = structure_exports(tree, name)
         for k, v in served.items():
             s.lazy.setdefault(k, v)
+        s.star_imports.extend(m for m in stars if m not in s.star_imports)
         s.has_getattr |= unsure  # with no shims read: any other name may be served
     return s
 
