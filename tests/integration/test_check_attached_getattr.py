@@ -40,6 +40,12 @@ def test_a_name_gone_from_the_attached_table_is_an_error(env: dict[str, str]) ->
     assert set(errors) == {(2, "import-missing"), (10, "missing-attribute")}, errors
     assert "'old_download' from 'lazylib' (lazylib 2.0.0)" in errors[(2, "import-missing")]
     assert "old_download" in errors[(10, "missing-attribute")]
+    # where it is no longer served: the __getattr__ the factory made, in the package's file
+    said = errors[(2, "import-missing")]
+    assert (
+        "lazylib's __getattr__ (lazylib/__init__.py) serves 3 names and raises "
+        "AttributeError for 'old_download'" in said
+    )
     # nothing is left unverifiable: the table says what is served
     assert not [f for f in data["findings"] if f["category"] == "unverifiable"]
 
