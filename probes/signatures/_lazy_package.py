@@ -179,8 +179,12 @@ def structure_exports(
             and n.args
             and isinstance(n.args[0], ast.Subscript)
             and dotted(n.args[0].value) == "sys.modules"
-        ):
-            unsure = True  # ``setattr(sys.modules[__name__], name, value)``: names put on it
+        ):  # ``setattr(sys.modules[__name__], name, value)``: names put on it
+            got = _set_by_calls(tree, n, package)
+            if got is None:
+                unsure = True
+            for name in got or ():  # module "": put there at run time, value unknown
+                out.setdefault(name, ("", name, n.lineno))
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             owner = n.func.value
             if isinstance(owner, ast.Subscript) and dotted(owner.value) == table:
@@ -191,6 +195,37 @@ def structure_exports(
             elif dotted(owner) == table and n.func.attr in ("update", "setdefault", "__setitem__"):
                 unsure = True
     return out, unsure, stars
+
+
+def _set_by_calls(tree: ast.Module, call: ast.Call, package: str) -> set[str] | None:
+    """The names a ``setattr(sys.modules[__name__], ...)`` inside ``def f(...)`` may put on
+    the module, when every call of ``f`` passes only strings (``f(f"{__name__}.x", ".y")``):
+    each dotted part of them, a superset (transformers 5's ``_create_tokenization_alias``);
+    none when ``f`` is never called; None (unsure) for a setattr anywhere else."""
+    fn = next(
+        (
+            d
+            for d in ast.walk(tree)
+            if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(c is call for c in ast.walk(d))
+        ),
+        None,
+    )
+    if fn is None:
+        return None
+    names: set[str] = set()
+    for c in ast.walk(tree):
+        if not (isinstance(c, ast.Call) and dotted(c.func) == fn.name):
+            continue
+        for a in [*c.args, *(k.value for k in c.keywords)]:
+            parts = a.values if isinstance(a, ast.JoinedStr) else [a]
+            for p in parts:
+                if isinstance(p, ast.FormattedValue) and dotted(p.value) == "__name__":
+                    continue
+                if not (isinstance(p, ast.Constant) and isinstance(p.value, str)):
+                    return None
+                names.update(x for x in p.value.split(".") if x.isidentifier())
+    return names - {package}
 
 
 def _merged_into(tree: ast.Module, handed: set[str]) -> list[str]:

@@ -210,7 +210,7 @@ def served_by(index: Any, mod: Any, name: str) -> list[str]:
     """Words for a name a module's readable ``__getattr__`` or lazy import structure does
     not serve: what serves the module's names, and where."""
     at = index.rel(mod.loc.file) if mod.loc.file else mod.name
-    if mod.has_getattr and mod.shims is not None and mod.shims.readable:
+    if mod.has_getattr and mod.shims is not None and mod.shims.readable and mod.shims.served:
         return [
             f"{mod.name}'s __getattr__ ({at}) serves {len(mod.shims.served)} names and "
             f"raises AttributeError for {name!r}"

@@ -98,3 +98,18 @@ def test_a_table_written_otherwise_is_unsure(extra: str) -> None:
 def test_no_lazy_module_no_exports() -> None:
     got = structure_exports(ast.parse('_import_structure = {"a": ["A"]}\n'), "pkg")
     assert got == ({}, False, [])
+
+
+def test_a_setattr_in_a_helper_called_with_strings_may_serve_their_parts() -> None:
+    """transformers 5: ``def alias(a, t): ...; setattr(sys.modules[__name__], a.rsplit(".")[-1],
+    m)`` called as ``alias(f"{__name__}.tokenization_utils", ".x")``: those parts may exist
+    (value unknown, module ""); the table's names are read all the same."""
+    src = LAZY + (
+        "def alias(a, t):\n    setattr(sys.modules[__name__], a.rsplit('.', 1)[-1], t)\n"
+        'alias(f"{__name__}.tokenization_utils", ".tokenization_new")\n'
+    )
+    served, unsure, _ = structure_exports(ast.parse(src), "pkg")
+    assert not unsure
+    assert served["tokenization_utils"][0] == "" and served["BertModel"][0] == "pkg.models.bert"
+    called = src + "alias(name_from_elsewhere, None)\n"
+    assert structure_exports(ast.parse(called), "pkg")[1] is True
