@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+_V = TypeVar("_V", str, "Version")
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,8 @@ class VersionGate:
     version: str = ""
     taken: bool = True
     python: bool | None = None
+    #: ``m.__version__ < "4.2.0"``: compared as Python compares two strings, not as versions
+    strings: bool = False
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> VersionGate:
@@ -37,6 +44,7 @@ class VersionGate:
             version=str(d.get("version") or ""),
             taken=bool(d.get("taken", True)),
             python=d.get("python"),
+            strings=bool(d.get("strings", False)),
         )
 
 
@@ -53,15 +61,23 @@ def holds(gate: VersionGate, installed: str | None) -> bool | None:
         have, want = Version(installed), Version(gate.version)
     except InvalidVersion:
         return None
-    test = {
+    test = (
+        _compare(installed, gate.op, gate.version)
+        if gate.strings
+        else _compare(have, gate.op, want)
+    )
+    return None if test is None else test == gate.taken
+
+
+def _compare(have: _V, op: str, want: _V) -> bool | None:
+    return {
         "<": have < want,
         "<=": have <= want,
         ">": have > want,
         ">=": have >= want,
         "==": have == want,
         "!=": have != want,
-    }.get(gate.op)
-    return None if test is None else test == gate.taken
+    }.get(op)
 
 
 def dead_branch(gates: Sequence[VersionGate], versions: Mapping[str, str | None]) -> str:

@@ -2,7 +2,8 @@
 
 ``if hasattr(x, "a"): x.a`` (and ``hasattr(x, "a") and x.a``, ``x.a if hasattr(x, "a") else
 d``, ``if not hasattr(x, "a"): return`` then ``x.a``), and any read inside ``try:`` whose
-handlers catch ``AttributeError`` by name. A guard is a set of
+handlers catch ``AttributeError`` by name (and calls inside ``try:`` whose handlers catch
+``TypeError`` by name: :data:`CALLS`). A guard is a set of
 ``(object text, attribute)`` pairs, or :data:`ANY` for a ``try``; the use recorder
 (:class:`probes.callsites._calls_record.FileVisitor`) keeps a stack of them and records no
 attribute use a guard covers.
@@ -20,6 +21,9 @@ ANY = ("*", "*")
 #: not a test for the name (a removed API there still silently stops working)
 _CATCHES = {"AttributeError"}
 Guard = frozenset[tuple[str, str]]
+#: a ``try`` whose handlers catch ``TypeError`` by name: a call's binding error is handled
+CALLS = ("*", "TypeError")
+_BINDS = frozenset({"TypeError"})
 
 
 def pairs(test: ast.expr | None, positive: bool = True) -> Guard:
@@ -49,8 +53,11 @@ def body_guard(st: ast.stmt, body: list[ast.stmt]) -> Guard:
     """What guards ``body``, one of ``st``'s blocks."""
     if isinstance(st, (ast.If, ast.While)):
         return pairs(st.test, body is st.body)
-    if isinstance(st, ast.Try) and body is st.body and any(_catches(h) for h in st.handlers):
-        return frozenset({ANY})
+    if isinstance(st, ast.Try) and body is st.body:
+        got = {ANY} if any(_catches(h) for h in st.handlers) else set()
+        if any(_catches(h, _BINDS) for h in st.handlers):
+            got.add(CALLS)
+        return frozenset(got)
     return frozenset()
 
 
@@ -108,8 +115,15 @@ def covers(guards: list[Guard], node: ast.Attribute) -> bool:
     return any((text, node.attr) in g for g in guards)
 
 
-def _catches(handler: ast.ExceptHandler) -> bool:
+def calls_caught(stack: list[Guard]) -> bool:
+    """Is a call here inside ``try:`` whose handlers catch ``TypeError`` by name? A call that
+    no longer binds raises TypeError there, which the caller handles (an older signature's
+    fallback, a logged skip): no break surfaces."""
+    return any(CALLS in g for g in stack)
+
+
+def _catches(handler: ast.ExceptHandler, names: frozenset[str] = frozenset(_CATCHES)) -> bool:
     if handler.type is None:
         return False
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(dotted(k).split(".")[-1] in _CATCHES for k in kinds)
+    return any(dotted(k).split(".")[-1] in names for k in kinds)

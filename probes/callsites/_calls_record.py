@@ -260,7 +260,7 @@ class FileVisitor:
 
     # -- expressions ----------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
-        if guards.covered(self._guards, self._held, node.func):
+        if guards.covered(self._guards, self._held, node.func) or guards.calls_caught(self._guards):
             return
         r = self.env.ref(node.func, local, cls)
         if r is None or r[0] == "module" or not self.callees.is_callee(r[1]):

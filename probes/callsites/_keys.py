@@ -63,7 +63,9 @@ def direct_read(view: ast.AST, parent: dict[int, ast.AST]) -> tuple[str, str, as
 
 def name_reads(scope: ast.AST, name: str, line: int) -> list[tuple[str, str, ast.AST]]:
     """Reads of ``name`` (bound to a view at ``line``) by a key that must be there, until it is
-    bound again; none for keys the scope tests or writes, none at all if it is passed on."""
+    bound again; none for keys the scope tests or writes, none after it is passed on (or
+    written by keys we cannot read): a read before that raises all the same (``d.pop("k")``
+    then ``Config(**d)``), unless a loop may bring the later line round first."""
     parent: dict[int, ast.AST] = {}
     loads: list[ast.Name] = []
     until = 10**9
@@ -77,9 +79,12 @@ def name_reads(scope: ast.AST, name: str, line: int) -> list[tuple[str, str, ast
                 until = min(until, node.lineno)
     reads: list[tuple[str, str, ast.AST]] = []
     spared: set[str] = set()
-    for n in loads:
+    spoiled = until  # from this line on another hand may have filled it
+    for n in sorted(loads, key=lambda x: (x.lineno, x.col_offset)):
         if not line < n.lineno <= until:
             continue
+        if n.lineno > spoiled:
+            break
         up = parent.get(id(n))
         if isinstance(up, ast.Subscript) and up.value is n:
             key = _const(up.slice)
@@ -90,7 +95,7 @@ def name_reads(scope: ast.AST, name: str, line: int) -> list[tuple[str, str, ast
             elif key:
                 spared.add(key)  # written: there from here on
             else:
-                return []  # d[k] = ... with a key we cannot read
+                spoiled = n.lineno  # d[k] = ... with a key we cannot read
         elif isinstance(up, ast.Attribute):
             call = parent.get(id(up))
             args = call.args if isinstance(call, ast.Call) and call.func is up else []
@@ -102,7 +107,7 @@ def name_reads(scope: ast.AST, name: str, line: int) -> list[tuple[str, str, ast
             elif up.attr in ("keys", "items", "values", "copy", "get"):
                 continue
             else:
-                return []  # update(), clear(), ...: keys we cannot name may come or go
+                spoiled = n.lineno  # update(), clear(), ...: keys we cannot name come or go
         elif isinstance(up, ast.Compare) and any(
             isinstance(o, (ast.In, ast.NotIn)) for o in up.ops
         ):
@@ -113,8 +118,19 @@ def name_reads(scope: ast.AST, name: str, line: int) -> list[tuple[str, str, ast
         ):
             continue
         else:
-            return []  # passed on, returned, stored: another hand may fill it
-    return [r for r in reads if r[0] not in spared]
+            spoiled = n.lineno  # passed on, returned, stored: another hand may fill it
+    if spoiled < until and any(_in_loop(r[2], parent, scope) for r in reads):
+        return []  # a later line may run before a read, on the loop's next turn
+    return [r for r in reads if r[0] not in spared and r[2].lineno < spoiled]
+
+
+def _in_loop(node: ast.AST, parent: dict[int, ast.AST], scope: ast.AST) -> bool:
+    up = parent.get(id(node))
+    while up is not None and up is not scope:
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)):
+            return True
+        up = parent.get(id(up))
+    return False
 
 
 def record(

@@ -138,12 +138,23 @@ class _Reader:
         left, right = node.left, node.comparators[0]
         if op is None:
             return None
-        module, version = self.installed(left), _literal(right)
+        module, version, asked = self.installed(left), _literal(right), op
         if module is None:
             module, version, op = self.installed(right), _literal(left), _FLIP[op]
         if module is None or version is None:
-            return None
+            return self.as_strings(left, asked, right)
         return {"module": module, "op": op, "version": version}
+
+    def as_strings(self, left: ast.expr, op: str, right: ast.expr) -> dict[str, Any] | None:
+        """``m.__version__ < "4.2.0"``: Python compares the two strings, character by
+        character (``"4.57.6" < "4.2.0"`` is False), not as versions."""
+        for node, other, how in ((left, right, op), (right, left, _FLIP[op])):
+            text = _text(other)
+            if isinstance(node, ast.Attribute) and node.attr == "__version__" and text:
+                head = ast.unparse(node.value)
+                module = self.modules.get(head.split(".")[0], head).split(".")[0]
+                return {"module": module, "op": how, "version": text, "strings": True}
+        return None
 
     def installed(self, node: ast.expr, depth: int = 0) -> str | None:
         """The module whose installed version ``node`` is, parsed (None: not one)."""

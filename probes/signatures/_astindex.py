@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from probes._finder import Finder, ModuleLocation, ProbeFailure
 from probes._walk import walk
 from probes.signatures._bound import made_class as bound_made_class
-from probes.signatures._lazy_exports import lazy_table, read_getattr
+from probes.signatures._lazy_exports import Shims, lazy_table, read_getattr
 from probes.signatures._lazy_package import (
     getattr_rules,
     import_structure_modules,
@@ -160,9 +160,15 @@ def summarize(
         for table in read.values():
             s.lazy.update(table)
     if loc.is_package and "sys.modules[" in source:  # transformers 4's _import_structure
-        served, unsure = structure_exports(tree, name)
+        served, unsure, stars = structure_exports(tree, name)
         for k, v in served.items():
-            s.lazy.setdefault(k, v)
+            if v[0]:
+                s.lazy.setdefault(k, v)
+            else:  # a setattr puts it there: it may exist, from nowhere we can read
+                s.shims = s.shims or Shims({}, {}, set(), readable=True)
+                s.shims.unsure.add(k)
+                s.has_getattr = True
+        s.star_imports.extend(m for m in stars if m not in s.star_imports)
         s.has_getattr |= unsure  # with no shims read: any other name may be served
     return s
 

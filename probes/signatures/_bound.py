@@ -199,6 +199,25 @@ def made_symbol(probe: Any, mod: Any, node: ast.Assign, name: str) -> dict[str, 
     return sym
 
 
+def bound_method(describer: Any, mod: Any, node: ast.Assign) -> tuple[Any, Any, str] | None:
+    """``f = api.method`` at module level, ``api = Cls(...)`` there too (huggingface_hub's
+    ``model_info = api.model_info``): ``(module, def, what)`` of the method the name is bound
+    to -- it signs without ``self`` (or ``cls``); None for anything else."""
+    from probes.signatures._syntax import dotted
+
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)):
+        return None
+    made = mod.defs.get(v.value.id)
+    if not (isinstance(made, ast.Assign) and isinstance(made.value, ast.Call)):
+        return None
+    owner = describer._resolve_class(mod.name, dotted(made.value.func))
+    found = _in_mro(describer, owner, v.attr, 0, frozenset()) if owner else None
+    if found is None or not isinstance(found[1], FUNCS):
+        return None
+    return found[0], found[1], f"{v.value.id}.{v.attr}: {owner[1].name}.{v.attr}, bound"
+
+
 def describe_params(mod: Any, fn: Any) -> list[dict[str, Any]]:
     from probes.signatures._describe import parameters
 

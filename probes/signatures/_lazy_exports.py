@@ -43,13 +43,18 @@ class Shims:
 
 
 def read_getattr(s: Any, tables: dict[str, dict]) -> Shims:
-    """What a module's ``def __getattr__`` serves, from its source alone (``s``: a summary)."""
-    fn = s.defs.get("__getattr__")
+    """What a module's ``def __getattr__`` serves, from its source alone (``s``: a summary);
+    also one a factory of the module makes (``__getattr__, __dir__, __all__ = attach(__name__,
+    submod_attrs=TABLE)``, the lazy-loader idiom): its inner ``def __getattr__``, read with the
+    factory's parameters bound to the call's arguments."""
+    fn, closure = s.defs.get("__getattr__"), {}
+    if not isinstance(fn, ast.FunctionDef):
+        fn, closure = attached_getattr(s, tables)
     out = Shims({}, {}, set())
     args = fn.args.posonlyargs + fn.args.args if isinstance(fn, ast.FunctionDef) else []
     if not args:
         return out
-    ev = _Eval(s, args[0].arg, tables)
+    ev = _Eval(s, args[0].arg, tables, closure)
     prefix: list[ast.stmt] = []  # imports, assignments, warnings: every branch runs them
     body = list(fn.body)
     while body:
@@ -77,6 +82,57 @@ def read_getattr(s: Any, tables: dict[str, dict]) -> Shims:
     return out
 
 
+def attached_getattr(s: Any, tables: dict[str, dict]) -> tuple[ast.FunctionDef | None, dict]:
+    """``__getattr__[, ...] = factory(args)`` at module level, ``factory`` a function of this
+    module that defines ``def __getattr__`` and returns it: that inner function, and the values
+    its closure holds (the factory's parameters bound to the call's arguments, then the
+    assignments that run before the ``def``); (None, {}) when any of it cannot be followed."""
+    call = None
+    for st in s.tree.body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+            names = {getattr(n, "id", "") for t in st.targets for n in walk(t)}
+            if "__getattr__" in names:
+                call = st.value
+    factory = s.defs.get(dotted(call.func)) if call is not None else None
+    if call is None or not isinstance(factory, ast.FunctionDef):
+        return None, {}
+    ev = _Eval(s, "", tables)
+    a = factory.args
+    params = [p.arg for p in a.posonlyargs + a.args]
+    defaults = dict(zip(params[len(params) - len(a.defaults) :], a.defaults, strict=True))
+    given = dict(zip(params, call.args, strict=False))
+    given.update({k.arg: k.value for k in call.keywords if k.arg})
+    if len(call.args) > len(params) or not set(given) <= set(params):
+        return None, {}
+    env = {p: ev.value(given.get(p, defaults.get(p)), {}, "") for p in params}
+    for st in factory.body:
+        if isinstance(st, ast.FunctionDef) and st.name == "__getattr__":
+            return st, env
+        if isinstance(st, ast.Assign) and len(st.targets) == 1:
+            t = st.targets[0]
+            if isinstance(t, ast.Name):
+                env[t.id] = ev.value(st.value, env, "")
+        elif isinstance(st, ast.If):
+            taken = ev.truth(st.test, env)
+            for sub in [st] if taken is None else st.body if taken else st.orelse:
+                if (
+                    sub is not st
+                    and isinstance(sub, ast.Assign)
+                    and isinstance(sub.targets[0], ast.Name)
+                ):
+                    env[sub.targets[0].id] = ev.value(sub.value, env, "")
+                    continue
+                for t in walk(sub):  # what we cannot follow: its names unknown
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                        env[t.id] = None
+    return None, {}
+
+
+def _silent(st: ast.If) -> bool:
+    """An ``if`` that neither returns nor raises, in any branch."""
+    return not any(isinstance(n, (ast.Return, ast.Raise)) for n in walk(st))
+
+
 def _raises(body: list[ast.stmt]) -> bool:
     return (
         bool(body)
@@ -89,8 +145,11 @@ class _Eval:
     """One ``__getattr__`` branch, evaluated for one name. Values: ``("path", "pkg.mod.x")``,
     ``("str", s)``, ``("tuple", [...])``, ``("dict", node)``; None when we cannot say."""
 
-    def __init__(self, s: Any, param: str, tables: dict[str, dict]) -> None:
+    def __init__(
+        self, s: Any, param: str, tables: dict[str, dict], closure: dict | None = None
+    ) -> None:
         self.s, self.param, self.tables = s, param, tables
+        self.closure = closure or {}
         self.package = s.name if s.loc.is_package else s.name.rpartition(".")[0]
 
     def names(self, test: ast.expr) -> set[str] | None:
@@ -146,9 +205,16 @@ class _Eval:
                             env[e.id] = v
             elif isinstance(st, ast.If):
                 sel = self.names(st.test)
+                if sel is None and _silent(st):  # neither returns nor raises: runs past it
+                    for t in walk(st):
+                        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                            env[t.id] = None
+                    continue
                 if sel is None and not _raises(st.body):
                     return None
                 todo = list(st.body if sel and name in sel else st.orelse) + todo
+            elif isinstance(st, ast.Try):  # what runs when nothing fails
+                todo = [*st.body, *st.orelse, *st.finalbody, *todo]
             elif isinstance(st, ast.Raise):
                 return "raise"
             elif isinstance(st, ast.Return) and st.value is not None:
@@ -204,13 +270,85 @@ class _Eval:
             return None
         if isinstance(e, ast.Call):
             return self._call(e, env, name)
+        if isinstance(e, ast.DictComp):
+            return self._dictcomp(e, env, name)
         return None
+
+    def truth(self, test: ast.expr, env: dict) -> bool | None:
+        """``x is None`` / ``x is not None`` with ``x`` known; None for any other test."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        right = test.comparators[0]
+        if not (isinstance(right, ast.Constant) and right.value is None):
+            return None
+        got = self.value(test.left, env, "")
+        if got is None or not isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            return None
+        is_none = got == ("const", None)
+        return is_none if isinstance(test.ops[0], ast.Is) else not is_none
+
+    def _items(self, e: ast.expr, env: dict, name: str) -> list | None:
+        """What a comprehension's ``for`` runs over: a tuple's elements, a dict's keys, or
+        its ``.items()`` as pairs."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.args:
+            base = self.value(e.func.value, env, name)
+            if e.func.attr == "items" and base and base[0] == "dict":
+                node = base[1]
+                return [
+                    ("tuple", [self.value(k, {}, ""), self.value(v, env, name)])
+                    for k, v in zip(node.keys, node.values, strict=True)
+                ]
+            return None
+        got = self.value(e, env, name)
+        if got and got[0] == "dict":
+            return [self.value(k, {}, "") for k in got[1].keys]
+        return list(got[1]) if got and got[0] == "tuple" else None
+
+    def _dictcomp(self, e: ast.DictComp, env: dict, name: str) -> tuple | None:
+        """``{k: v for ... in ... for ...}`` over known values, into a dict of literals."""
+        keys: list[ast.expr] = []
+        values: list[ast.expr] = []
+
+        def run(gens: list[ast.comprehension], scope: dict) -> bool:
+            if not gens:
+                k, v = self.value(e.key, scope, name), self.value(e.value, scope, name)
+                if not (k and v and k[0] == "str" and v[0] in ("str", "const")):
+                    return False
+                keys.append(ast.Constant(k[1]))
+                values.append(ast.Constant(v[1]))
+                return True
+            g = gens[0]
+            items = self._items(g.iter, scope, name)
+            if items is None or g.ifs or g.is_async:
+                return False
+            for item in items:
+                inner = dict(scope)
+                if isinstance(g.target, ast.Name):
+                    inner[g.target.id] = item
+                elif isinstance(g.target, ast.Tuple) and item and item[0] == "tuple":
+                    if len(item[1]) != len(g.target.elts):
+                        return False
+                    for t, v in zip(g.target.elts, item[1], strict=True):
+                        if not isinstance(t, ast.Name):
+                            return False
+                        inner[t.id] = v
+                else:
+                    return False
+                if not run(gens[1:], inner):
+                    return False
+            return True
+
+        if not run(list(e.generators), dict(env)):
+            return None
+        return ("dict", ast.Dict(keys=keys, values=values))
 
     def _name(self, ident: str, env: dict, name: str) -> tuple | None:
         if ident == self.param and name:
             return ("str", name)
         if ident in env:
             return env[ident]
+        if ident in self.closure:
+            return self.closure[ident]
         if ident in ("__name__", "__package__"):
             return ("str", self.s.name if ident == "__name__" else self.package)
         node = self.s.defs.get(ident)
@@ -230,6 +368,10 @@ class _Eval:
             if not all(a and a[0] in ("str", "const") for a in args):
                 return None
             return ("tuple", [("str", x) for x in getattr(base[1], func)(*(a[1] for a in args))])
+        if func in ("set", "list", "tuple", "frozenset") and isinstance(e.func, ast.Name):
+            if len(args) == 1 and args[0] and args[0][0] in ("tuple", "dict"):
+                return args[0] if args[0][0] == "tuple" else self._call_keys(args[0])
+            return ("tuple", []) if not e.args else None
         if not (args and all(a and a[0] in ("str", "path") for a in args)):
             return None
         if func == "import_module" and args[0][0] == "str":
@@ -242,3 +384,6 @@ class _Eval:
         if func == "getattr" and len(args) == 2 and args[0][0] == "path" and args[1][0] == "str":
             return ("path", f"{args[0][1]}.{args[1][1]}")
         return None
+
+    def _call_keys(self, got: tuple) -> tuple:
+        return ("tuple", [self.value(k, {}, "") for k in got[1].keys])

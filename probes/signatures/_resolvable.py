@@ -186,6 +186,8 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
     close = close_names(name, sorted(names))
     passed: list[str] = []
     why = opaque(index, mod, name, passed=passed)
+    if not why:  # a lazy table read in full: it is where the name is no longer served
+        passed[:0] = served_by(index, mod, name)
     stub = stub_declares(index, mod, name)
     return ProbeFailure(
         "symbol-not-found",
@@ -202,6 +204,20 @@ def missing(index: Any, mod: Any, name: str) -> ProbeFailure:
             "passed_over": "" if why else "; ".join(dict.fromkeys(passed)),
         },
     )
+
+
+def served_by(index: Any, mod: Any, name: str) -> list[str]:
+    """Words for a name a module's readable ``__getattr__`` or lazy import structure does
+    not serve: what serves the module's names, and where."""
+    at = index.rel(mod.loc.file) if mod.loc.file else mod.name
+    if mod.has_getattr and mod.shims is not None and mod.shims.readable and mod.shims.served:
+        return [
+            f"{mod.name}'s __getattr__ ({at}) serves {len(mod.shims.served)} names and "
+            f"raises AttributeError for {name!r}"
+        ]
+    if mod.lazy:
+        return [f"{mod.name}'s lazy export table ({at}) lists no {name!r}"]
+    return []
 
 
 def from_import(finder: Any, lookup: Any, module: str, name: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes.signatures._absorbed import absorb
 from probes.signatures._astindex import Hop, Index, Resolved
-from probes.signatures._bound import made_symbol, wrapped
+from probes.signatures._bound import bound_method, made_symbol, wrapped
 from probes.signatures._describe import describe_function, is_accessor, module_overloads
 from probes.signatures._describe_class import ClassDescriber
 from probes.signatures._platform import target_python
@@ -66,6 +66,19 @@ class Probe:
                 d = absorb(self.classes, mod, node, wrapped(self.classes, mod, node, d))
         elif isinstance(node, ast.Assign) and (made := made_symbol(self, mod, node, qualname)):
             return made  # ``f = make_function(...)``: what the factory returns (_factory)
+        elif isinstance(node, ast.Assign) and (bound := bound_method(self.classes, mod, node)):
+            m, fn, what = bound  # ``f = api.method``: the bound method, without self
+            d = describe_function(fn, qualname, True, [], m.src)
+            if fn.decorator_list:
+                d = absorb(self.classes, m, fn, wrapped(self.classes, m, fn, d))
+            static = d["kind"] == "staticmethod"
+            d.update(
+                parameters=d["parameters"] if static else d["parameters"][1:],
+                kind="function",
+                line=node.lineno,
+                end_line=node.end_lineno or node.lineno,
+                doc=f"{qualname} = {what}",
+            )
         else:
             d = {
                 "qualname": qualname,

@@ -38,7 +38,7 @@ sys.modules[__name__] = _LazyModule(__name__, globals()["__file__"], _import_str
 
 
 def test_structure_exports_reads_the_literal_table() -> None:
-    served, unsure = structure_exports(ast.parse(LAZY), "pkg")
+    served, unsure, stars = structure_exports(ast.parse(LAZY), "pkg")
     assert {k: v[0] for k, v in served.items()} == {
         "BertModel": "pkg.models.bert",
         "Loader": "pkg.loaders",
@@ -47,6 +47,39 @@ def test_structure_exports_reads_the_literal_table() -> None:
         "SlowLoader": "pkg.loaders",
     }
     assert unsure is False
+    assert stars == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "served", "stars"),
+    [  # a dummy module imported here: its public names, as a star import binds them
+        (
+            "from .utils import dummy\n"
+            '_import_structure["dummy"] = [n for n in dir(dummy) if not n.startswith("_")]\n',
+            set(),
+            ["pkg.utils.dummy"],
+        ),
+        ("_import_structure = {k: set(v) for k, v in _import_structure.items()}\n", set(), []),
+    ],
+)
+def test_structure_exports_follows_what_keeps_the_names(
+    extra: str, served: set[str], stars: list[str]
+) -> None:
+    got, unsure, star = structure_exports(ast.parse(LAZY + extra), "pkg")
+    assert not unsure and star == stars and served <= set(got)
+
+
+def test_a_structure_merged_into_the_one_handed_over_is_read() -> None:
+    src = """
+import sys
+_import_structure = {"loaders": ["Loader"]}
+structure = define()
+structure[frozenset()].update(_import_structure)
+sys.modules[__name__] = _Lazy(__name__, __file__, structure, extra_objects={"__version__": v})
+"""
+    served, unsure, _ = structure_exports(ast.parse(src), "pkg")
+    assert not unsure
+    assert served["Loader"][0] == "pkg.loaders" and served["__version__"][0] == "pkg"
 
 
 @pytest.mark.parametrize(
@@ -55,6 +88,7 @@ def test_structure_exports_reads_the_literal_table() -> None:
         '_import_structure["dummy"] = [n for n in dir(dummy) if not n.startswith("_")]\n',
         "_import_structure.update(more)\n",
         '_import_structure["loaders"] += extra\n',
+        "setattr(sys.modules[__name__], name, value)\n",
     ],
 )
 def test_a_table_written_otherwise_is_unsure(extra: str) -> None:
@@ -62,4 +96,20 @@ def test_a_table_written_otherwise_is_unsure(extra: str) -> None:
 
 
 def test_no_lazy_module_no_exports() -> None:
-    assert structure_exports(ast.parse('_import_structure = {"a": ["A"]}\n'), "pkg") == ({}, False)
+    got = structure_exports(ast.parse('_import_structure = {"a": ["A"]}\n'), "pkg")
+    assert got == ({}, False, [])
+
+
+def test_a_setattr_in_a_helper_called_with_strings_may_serve_their_parts() -> None:
+    """transformers 5: ``def alias(a, t): ...; setattr(sys.modules[__name__], a.rsplit(".")[-1],
+    m)`` called as ``alias(f"{__name__}.tokenization_utils", ".x")``: those parts may exist
+    (value unknown, module ""); the table's names are read all the same."""
+    src = LAZY + (
+        "def alias(a, t):\n    setattr(sys.modules[__name__], a.rsplit('.', 1)[-1], t)\n"
+        'alias(f"{__name__}.tokenization_utils", ".tokenization_new")\n'
+    )
+    served, unsure, _ = structure_exports(ast.parse(src), "pkg")
+    assert not unsure
+    assert served["tokenization_utils"][0] == "" and served["BertModel"][0] == "pkg.models.bert"
+    called = src + "alias(name_from_elsewhere, None)\n"
+    assert structure_exports(ast.parse(called), "pkg")[1] is True

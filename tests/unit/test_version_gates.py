@@ -71,12 +71,22 @@ def test_the_probe_reads_a_version_test(test: str, branch: str, want: tuple) -> 
     ("test", "branch"),
     [
         ('x and version.parse(tf.__version__) > version.parse("4")', "else"),  # any may fail
-        ("tf.__version__ >= '5'", "body"),  # a string comparison: not a version test
         ("flag", "body"),
     ],
 )
 def test_what_says_nothing(test: str, branch: str) -> None:
     assert gates_of(test, branch) == []
+
+
+def test_a_string_comparison_of_the_version_is_read_as_one() -> None:
+    """``tf.__version__ >= '5'`` compares strings, as Python does: the gate says so."""
+    (g,) = gates_of("'4.2.0' > tf.__version__")
+    assert (g["module"], g["op"], g["version"], g.get("strings")) == (
+        "transformers",
+        "<",
+        "4.2.0",
+        True,
+    )
 
 
 def test_the_targets_python_decides_a_version_info_test() -> None:
@@ -100,6 +110,10 @@ def gate(op: str, version: str, taken: bool = True, module: str = "transformers"
         ((gate(">=", "5", module="torch"),), "4.57.6", False),  # no torch version: unknown
         ((gate(">=", "not a version"),), "4.57.6", False),
         ((VersionGate(line=3, text="sys.version_info >= (3, 99)", python=False),), None, True),
+        # ``__version__ < "4.2.0"`` as strings: "4.57.6" < "4.2.0" is False, "4.10.0" < ... True
+        ((VersionGate(9, "t", "transformers", "<", "4.2.0", strings=True),), "4.57.6", True),
+        ((VersionGate(9, "t", "transformers", "<", "4.2.0", strings=True),), "4.10.0", False),
+        ((gate("<", "4.2.0"),), "4.10.0", True),  # as versions, the other way round
     ],
 )
 def test_dead_branch(gates: tuple[VersionGate, ...], installed: str | None, dead: bool) -> None:

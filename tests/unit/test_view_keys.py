@@ -18,7 +18,8 @@ def reads(body: str) -> list[tuple[str, str]]:
     ("body", "want"),
     [
         ('    return d["a"]\n', [("a", "subscript")]),
-        ('    x = d["a"]\n    return d\n', []),  # handed on anywhere: nothing said (conservative)
+        ('    x = d["a"]\n    return d\n', [("a", "subscript")]),  # read before it is handed on
+        ('    for i in r:\n        x = d["a"]\n        fill(d)\n', []),  # the loop comes round
         (
             '    x = d["a"]\n    y = d.pop("b")\n    del d["c"]\n',
             [("a", "subscript"), ("b", "pop"), ("c", "del")],
