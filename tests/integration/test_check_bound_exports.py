@@ -9,32 +9,16 @@ The pair is handwritten (``tests/fixtures/fixpairs/boundapp-0.1.0``, ``boundlib-
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair
 
 
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:boundapp==0.1.0,boundlib=={lib}"
-    r = run_cli("check", "boundapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
-
-
-def test_a_keyword_gone_from_the_bound_method_is_an_error(env: dict[str, str]) -> None:
-    data = check(env, "2.0.0")
+def test_a_keyword_gone_from_the_bound_method_is_an_error(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "boundapp", "boundlib", "2.0.0")
     got = {(f["line"], f["severity"], f["category"]) for f in data["findings"]}
     assert got == {(5, "error", "unexpected-kwarg")}, data["findings"]
     (f,) = data["findings"]
     assert "use_auth_token" in f["message"]
 
 
-def test_the_release_it_was_written_for_is_clean(env: dict[str, str]) -> None:
-    assert check(env, "1.0.0")["summary"]["error"] == 0
+def test_the_release_it_was_written_for_is_clean(fixpairs_env: dict[str, str]) -> None:
+    assert check_fixpair(fixpairs_env, "boundapp", "boundlib", "1.0.0")["summary"]["error"] == 0

@@ -12,22 +12,13 @@ nor ``cache_dir``, which a subclass imported under another name defines."""
 
 from __future__ import annotations
 
-import json
-
-from tests.support.cli import run_cli
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:closedapp==0.1.0,closedlib=={lib}"
-    r = run_cli("check", "closedapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
+from tests.support.fixcheck import check_fixpair
 
 
 def test_members_gone_from_the_callee_base_without_a_baseline(
     fixpairs_env: dict[str, str],
 ) -> None:
-    data = check(fixpairs_env, "2.0.0")
+    data = check_fixpair(fixpairs_env, "closedapp", "closedlib", "2.0.0")
     assert not data.get("baseline")
     errors = {
         (f["file"], f["line"], f["symbol"]): f["message"]
@@ -49,5 +40,5 @@ def test_members_gone_from_the_callee_base_without_a_baseline(
 
 
 def test_the_release_it_works_on_says_nothing(fixpairs_env: dict[str, str]) -> None:
-    data = check(fixpairs_env, "1.0.0")
+    data = check_fixpair(fixpairs_env, "closedapp", "closedlib", "1.0.0")
     assert [f for f in data["findings"] if f["severity"] == "error"] == []

@@ -10,33 +10,21 @@ helper; 2.0.0's pops ``proxies`` and deletes ``resume`` only, and ``download`` h
 
 from __future__ import annotations
 
-import json
+from tests.support.fixcheck import check_fixpair
 
-import pytest
-
-from tests.support.cli import run_cli
+AGAINST = ("--against", "decolib")
 
 
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:decoapp==0.1.0,decolib=={lib}"
-    r = run_cli("check", "decoapp", "-t", spec, "--against", "decolib", "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
-
-
-def test_a_keyword_the_decorator_no_longer_takes_is_the_error(env: dict[str, str]) -> None:
-    errors = [f for f in check(env, "2.0.0")["findings"] if f["severity"] == "error"]
+def test_a_keyword_the_decorator_no_longer_takes_is_the_error(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "decoapp", "decolib", "2.0.0", *AGAINST)
+    errors = [f for f in data["findings"] if f["severity"] == "error"]
     assert [(f["line"], f["category"]) for f in errors] == [(5, "unexpected-kwarg")]
     said = errors[0]["message"]
     assert "download() got an unexpected keyword argument 'use_token'" in said
     assert "proxies" not in said  # the decorator's helper pops it: it binds
 
 
-def test_the_release_it_was_written_for_has_no_error(env: dict[str, str]) -> None:
+def test_the_release_it_was_written_for_has_no_error(fixpairs_env: dict[str, str]) -> None:
     """1.0.0's decorator takes use_token (popped in its wrapper) and proxies (its helper)."""
-    assert check(env, "1.0.0")["summary"]["error"] == 0
+    data = check_fixpair(fixpairs_env, "decoapp", "decolib", "1.0.0", *AGAINST)
+    assert data["summary"]["error"] == 0

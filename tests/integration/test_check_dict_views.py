@@ -10,27 +10,11 @@ class whose ``to_dict`` deep-copies ``self.__dict__``, and a dataclass read thro
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair
 
 
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:viewapp==0.1.0,viewlib=={lib}"
-    r = run_cli("check", "viewapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
-
-
-def test_a_key_of_a_field_the_release_dropped_is_an_error(env: dict[str, str]) -> None:
-    data = check(env, "2.0.0")
+def test_a_key_of_a_field_the_release_dropped_is_an_error(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "viewapp", "viewlib", "2.0.0")
     got = {(f["line"], f["severity"], f["category"], f["attribute"]) for f in data["findings"]}
     assert got == {
         (9, "error", "missing-key", "fp16"),
@@ -49,5 +33,6 @@ def test_a_key_of_a_field_the_release_dropped_is_an_error(env: dict[str, str]) -
     assert said[12]["symbol"] == "viewlib:RunConfig"
 
 
-def test_the_release_it_was_written_for_is_clean(env: dict[str, str]) -> None:
-    assert check(env, "1.0.0")["summary"] == {"error": 0, "warning": 0, "info": 0}
+def test_the_release_it_was_written_for_is_clean(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "viewapp", "viewlib", "1.0.0")
+    assert data["summary"] == {"error": 0, "warning": 0, "info": 0}

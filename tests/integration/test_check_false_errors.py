@@ -10,23 +10,7 @@ _LazyModule(..., _import_structure)``); 2.0.0 renamed ``OldLoader`` to ``NewLoad
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
-
-
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:falseapp==0.1.0,falselib=={lib}"
-    r = run_cli("check", "falseapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
+from tests.support.fixcheck import check_fixpair
 
 
 def errors(data: dict) -> set[tuple[str, int, str]]:
@@ -35,18 +19,18 @@ def errors(data: dict) -> set[tuple[str, int, str]]:
     }
 
 
-def test_only_the_real_breaks_are_errors(env: dict[str, str]) -> None:
+def test_only_the_real_breaks_are_errors(fixpairs_env: dict[str, str]) -> None:
     """gates.py's dead branches (imports: :10/:12 one each release, :17, :25, :31; a use:
     :40), own.py's own receivers (:19 an attribute rebound, :26 a local rebound) and lazy.py's
     lazy names say nothing; the branch every release takes (:28), the same use with no version
     test (:45) and the callee's own object (own.py:30) do."""
-    assert errors(check(env, "2.0.0")) == {
+    assert errors(check_fixpair(fixpairs_env, "falseapp", "falselib", "2.0.0")) == {
         ("falseapp/gates.py", 28, "import-missing"),
         ("falseapp/gates.py", 45, "missing-attribute"),
         ("falseapp/own.py", 30, "missing-attribute"),
     }
 
 
-def test_the_release_it_was_written_for_has_no_error(env: dict[str, str]) -> None:
+def test_the_release_it_was_written_for_has_no_error(fixpairs_env: dict[str, str]) -> None:
     """1.0.0 lacks NewLoader (:10, the 2.x branch) and serves OldLoader and BertModel lazily."""
-    assert errors(check(env, "1.0.0")) == set()
+    assert errors(check_fixpair(fixpairs_env, "falseapp", "falselib", "1.0.0")) == set()

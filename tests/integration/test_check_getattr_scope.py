@@ -11,33 +11,17 @@ The pair is handwritten (``tests/fixtures/fixpairs/shimapp-0.1.0``, ``shimlib-1.
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair
 
 USES = "shimapp/uses.py"
-
-
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:shimapp==0.1.0,shimlib=={lib}"
-    r = run_cli("check", "shimapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
 
 
 def by_line(data: dict) -> dict[int, tuple[str, str]]:
     return {f["line"]: (f["severity"], f["category"]) for f in data["findings"]}
 
 
-def test_a_getattr_of_another_module_does_not_hide_a_removal(env: dict[str, str]) -> None:
-    data = check(env, "2.0.0")
+def test_a_getattr_of_another_module_does_not_hide_a_removal(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "shimapp", "shimlib", "2.0.0")
     got = by_line(data)
     # the package and api star-import compat, whose __all__ does not list warmup
     assert got[6] == ("error", "import-missing")
@@ -56,14 +40,14 @@ def test_a_getattr_of_another_module_does_not_hide_a_removal(env: dict[str, str]
         assert said[line].endswith("shimlib 1.0.0 defined it at shimlib/core.py:10")
 
 
-def test_a_getattr_that_could_serve_the_name_stays_a_warning(env: dict[str, str]) -> None:
+def test_a_getattr_that_could_serve_the_name_stays_a_warning(fixpairs_env: dict[str, str]) -> None:
     """compat.__all__ lists LegacyEngine (:5, :9): the star asks compat's __getattr__ for it;
     plugins (:10) and compat (:11) are asked for their own names."""
     for lib in ("1.0.0", "2.0.0"):
-        got = by_line(check(env, lib))
+        got = by_line(check_fixpair(fixpairs_env, "shimapp", "shimlib", lib))
         for line in (5, 9, 10, 11):
             assert got[line] == ("warning", "unverifiable"), (lib, line)
 
 
-def test_the_release_it_was_written_for_has_no_error(env: dict[str, str]) -> None:
-    assert check(env, "1.0.0")["summary"]["error"] == 0
+def test_the_release_it_was_written_for_has_no_error(fixpairs_env: dict[str, str]) -> None:
+    assert check_fixpair(fixpairs_env, "shimapp", "shimlib", "1.0.0")["summary"]["error"] == 0

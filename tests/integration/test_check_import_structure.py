@@ -11,32 +11,12 @@ The pair is handwritten (``tests/fixtures/fixpairs/structapp-0.1.0``, ``structli
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair, errors_by_line
 
 
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:structapp==0.1.0,structlib=={lib}"
-    r = run_cli("check", "structapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
-
-
-def test_a_name_gone_from_the_import_structure_is_an_error(env: dict[str, str]) -> None:
-    data = check(env, "2.0.0")
-    errors = {
-        (f["line"], f["category"]): f["message"]
-        for f in data["findings"]
-        if f["severity"] == "error"
-    }
+def test_a_name_gone_from_the_import_structure_is_an_error(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "structapp", "structlib", "2.0.0")
+    errors = errors_by_line(data)
     assert set(errors) == {(2, "import-missing"), (10, "missing-attribute")}, errors
     assert "'old_engine' from 'structlib' (structlib 2.0.0)" in errors[(2, "import-missing")]
     assert not [f for f in data["findings"] if f["category"] == "unverifiable"]
@@ -44,7 +24,7 @@ def test_a_name_gone_from_the_import_structure_is_an_error(env: dict[str, str]) 
     assert "structlib's lazy export table (structlib/__init__.py) lists no 'old_engine'" in said
 
 
-def test_the_names_it_serves_have_no_error(env: dict[str, str]) -> None:
-    data = check(env, "1.0.0")
+def test_the_names_it_serves_have_no_error(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "structapp", "structlib", "1.0.0")
     assert data["summary"]["error"] == 0, data["findings"]
     assert not [f for f in data["findings"] if f["category"] == "unverifiable"]

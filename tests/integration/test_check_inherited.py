@@ -16,15 +16,13 @@ from __future__ import annotations
 import json
 
 from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair
 
 FILE = "inheritapp/__init__.py"
 
 
 def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:inheritapp==0.1.0,inheritlib=={lib}"
-    r = run_cli("check", "inheritapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    data = json.loads(r.out)
+    data = check_fixpair(env, "inheritapp", "inheritlib", lib)
     # the pair also holds test_check_receivers' Trainer subclasses (inheritapp/train.py, base.py)
     data["findings"] = [f for f in data["findings"] if f["file"] == FILE]
     return data

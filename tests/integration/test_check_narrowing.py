@@ -14,25 +14,9 @@ object has members its narrowed class never had. ``narrowapp`` was written for n
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair
 
 USES = "narrowapp/uses.py"
-
-
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str, *args: str) -> dict:
-    spec = f"pypi:narrowapp==0.1.0,narrowlib=={lib}"
-    r = run_cli("check", "narrowapp", "-t", spec, "--json", *args, env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
 
 
 def findings(data: dict) -> set[tuple[int, str, str]]:
@@ -40,9 +24,9 @@ def findings(data: dict) -> set[tuple[int, str, str]]:
 
 
 def test_a_member_the_baseline_had_is_an_error_past_continue_assert_and_helper(
-    env: dict[str, str],
+    fixpairs_env: dict[str, str],
 ) -> None:
-    data = check(env, "2.0.0")
+    data = check_fixpair(fixpairs_env, "narrowapp", "narrowlib", "2.0.0")
     assert data["baseline"] == {"narrowlib": "1.0.0"}
     # :18 past `if not isinstance(m, C): continue`, :25 past an assert, :30 through a helper
     assert findings(data) == {
@@ -58,15 +42,16 @@ def test_a_member_the_baseline_had_is_an_error_past_continue_assert_and_helper(
         assert said in f["message"]
 
 
-def test_a_member_the_baseline_lacked_stays_silent(env: dict[str, str]) -> None:
+def test_a_member_the_baseline_lacked_stays_silent(fixpairs_env: dict[str, str]) -> None:
     """``to_empty`` (:19), ``parameters`` (:26), ``named_parameters`` (:31): the module's own
     members, which no narrowlib release had -- the mixin's instance has them at run time."""
-    data = check(env, "2.0.0")
+    data = check_fixpair(fixpairs_env, "narrowapp", "narrowlib", "2.0.0")
     assert not {f["line"] for f in data["findings"]} & {19, 26, 31}
     # with no baseline to say what was removed, nothing on a narrowed object is a proof
-    assert check(env, "2.0.0", "--no-baseline")["findings"] == []
+    data = check_fixpair(fixpairs_env, "narrowapp", "narrowlib", "2.0.0", "--no-baseline")
+    assert data["findings"] == []
 
 
-def test_the_release_it_was_written_for_is_clean(env: dict[str, str]) -> None:
-    data = check(env, "1.0.0")
+def test_the_release_it_was_written_for_is_clean(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "narrowapp", "narrowlib", "1.0.0")
     assert data["summary"] == {"error": 0, "warning": 0, "info": 0}

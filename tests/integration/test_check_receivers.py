@@ -12,23 +12,9 @@ wraps, a tokenizer call passing a keyword a release renamed behind ``**kwargs``.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.support.cli import run_cli
-
-
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], app: str, lib: str, version: str, *args: str) -> dict:
-    spec = f"pypi:{app}==0.1.0,{lib}=={version}"
-    r = run_cli("check", app, "-t", spec, "--json", *args, env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
+from tests.support.fixcheck import check_fixpair
 
 
 def errors(data: dict) -> dict[tuple[str, int], dict]:
@@ -36,9 +22,9 @@ def errors(data: dict) -> dict[tuple[str, int], dict]:
 
 
 def test_a_removed_base_method_on_self_is_an_error_through_super_and_our_own_bases(
-    env: dict[str, str],
+    fixpairs_env: dict[str, str],
 ) -> None:
-    data = check(env, "inheritapp", "inheritlib", "2.0.0")
+    data = check_fixpair(fixpairs_env, "inheritapp", "inheritlib", "2.0.0")
     assert data["baseline"] == {"inheritlib": "1.0.0"}
     # inheritapp/__init__.py is test_check_inherited's connector (its own findings)
     got = {k: f for k, f in errors(data).items() if k[0] != "inheritapp/__init__.py"}
@@ -61,17 +47,17 @@ def test_a_removed_base_method_on_self_is_an_error_through_super_and_our_own_bas
     assert "LayeredTrainer inherits it" in got[(train, 26)]["message"]
 
 
-def test_names_our_classes_define_set_or_serve_stay_silent(env: dict[str, str]) -> None:
+def test_names_our_classes_define_set_or_serve_stay_silent(fixpairs_env: dict[str, str]) -> None:
     """compute_loss (BaseTrainer defines it), evaluation_hook (set in __init__), custom_hook
     (only our subclass has it), self.model (the base sets it), Forgiving's __getattr__."""
-    data = check(env, "inheritapp", "inheritlib", "2.0.0")
+    data = check_fixpair(fixpairs_env, "inheritapp", "inheritlib", "2.0.0")
     reads = [f for f in data["findings"] if f["category"] not in CLASS_LEVEL]
     assert not [f for f in reads if f["file"] == "inheritapp/base.py"]
     lines = {f["line"] for f in reads if f["file"] == "inheritapp/train.py"}
     assert not lines & {15, 20, 25, 42}
     # with no baseline, a read through self is a proof only where no subclass of ours defines
     # the name (custom_hook's subclass would): the removals, less the super() read
-    data = check(env, "inheritapp", "inheritlib", "2.0.0", "--no-baseline")
+    data = check_fixpair(fixpairs_env, "inheritapp", "inheritlib", "2.0.0", "--no-baseline")
     got = {k for k in errors(data) if k[0] != "inheritapp/__init__.py"}
     assert got == {
         ("inheritapp/train.py", 14),
@@ -85,8 +71,10 @@ def test_names_our_classes_define_set_or_serve_stay_silent(env: dict[str, str]) 
 CLASS_LEVEL = {"base-method-added", "override-orphaned", "literal-changed"}
 
 
-def test_c_a_removed_member_through_a_wrappers_getattr_is_an_error(env: dict[str, str]) -> None:
-    data = check(env, "wrapapp", "wraplib", "2.0.0")
+def test_c_a_removed_member_through_a_wrappers_getattr_is_an_error(
+    fixpairs_env: dict[str, str],
+) -> None:
+    data = check_fixpair(fixpairs_env, "wrapapp", "wraplib", "2.0.0")
     got = errors(data)
     serve, wrapper = "wrapapp/serve.py", "wrapapp/wrapper.py"
     # :18 an attribute set from a constructor, :19 from our function's return annotation,
@@ -106,9 +94,9 @@ def test_c_a_removed_member_through_a_wrappers_getattr_is_an_error(env: dict[str
 
 
 def test_d_a_renamed_parameter_swallowed_by_kwargs_is_reported_every_way_it_is_reached(
-    env: dict[str, str],
+    fixpairs_env: dict[str, str],
 ) -> None:
-    data = check(env, "swallowapp", "swallowlib", "2.0.0")
+    data = check_fixpair(fixpairs_env, "swallowapp", "swallowlib", "2.0.0")
     got = errors(data)
     text = "swallowapp/text.py"
     # direct, getattr with a default, getattr without, a local name, a module-level name,
@@ -134,8 +122,8 @@ def test_d_a_renamed_parameter_swallowed_by_kwargs_is_reported_every_way_it_is_r
     [("inheritapp", "inheritlib"), ("wrapapp", "wraplib"), ("swallowapp", "swallowlib")],
 )
 def test_the_release_each_app_was_written_for_is_clean(
-    env: dict[str, str], app: str, lib: str
+    fixpairs_env: dict[str, str], app: str, lib: str
 ) -> None:
-    data = check(env, app, lib, "1.0.0")
+    data = check_fixpair(fixpairs_env, app, lib, "1.0.0")
     assert data["summary"]["error"] == 0
     assert data["summary"]["warning"] == 0

@@ -9,27 +9,11 @@ The pair is handwritten (``tests/fixtures/fixpairs/kindapp-0.1.0``, ``kindlib-1.
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
-from tests.support.cli import run_cli
+from tests.support.fixcheck import check_fixpair
 
 
-@pytest.fixture
-def env(fixpairs_env: dict[str, str]) -> dict[str, str]:
-    return fixpairs_env
-
-
-def check(env: dict[str, str], lib: str) -> dict:
-    spec = f"pypi:kindapp==0.1.0,kindlib=={lib}"
-    r = run_cli("check", "kindapp", "-t", spec, "--json", env=env)
-    assert r.code in (0, 1), r.err
-    return json.loads(r.out)
-
-
-def test_each_use_the_kind_decides_is_drift(env: dict[str, str]) -> None:
-    data = check(env, "2.0.0")
+def test_each_use_the_kind_decides_is_drift(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "kindapp", "kindlib", "2.0.0")
     got = {(f["line"], f["severity"], f["category"]) for f in data["findings"]}
     # :7 if, :9 not, :12 assert through `ok`, :13 `ok and`, :14 `is True`, :16 while not
     assert got == {(n, "warning", "drift") for n in (7, 9, 12, 13, 14, 16)}
@@ -43,5 +27,6 @@ def test_each_use_the_kind_decides_is_drift(env: dict[str, str]) -> None:
     assert "exists() returns `(key in self._keys, key)`" in said[16]["message"]
 
 
-def test_the_release_it_was_written_for_is_clean(env: dict[str, str]) -> None:
-    assert check(env, "1.0.0")["summary"] == {"error": 0, "warning": 0, "info": 0}
+def test_the_release_it_was_written_for_is_clean(fixpairs_env: dict[str, str]) -> None:
+    data = check_fixpair(fixpairs_env, "kindapp", "kindlib", "1.0.0")
+    assert data["summary"] == {"error": 0, "warning": 0, "info": 0}
