@@ -283,6 +283,12 @@ def test_llamafactory_on_trl(cli_env: dict[str, str]) -> None:
     assert errors(data) == {
         (PPO, 36, "import-missing", "trl.core:logprobs_from_logits"),
         (PPO, 87, "unexpected-kwarg", "trl:PPOConfig"),
+        # ppo_config.accelerator_kwargs / .log_with read back (under a deepspeed plugin): 0.19.0's
+        # PPOConfig(OnPolicyConfig(TrainingArguments)) defines neither -- read since
+        # TrainingArguments' setattr loop over its own literal names no longer opens the class
+        (PPO, 108, "missing-attribute", "trl:PPOConfig.accelerator_kwargs"),
+        (PPO, 111, "missing-attribute", "trl:PPOConfig.accelerator_kwargs"),
+        (PPO, 112, "missing-attribute", "trl:PPOConfig.log_with"),
         (PPO, 128, "unexpected-kwarg", "trl:PPOTrainer.__init__"),
         (PPO, 128, "missing-required-arg", "trl:PPOTrainer.__init__"),
         (PPO, 298, "override-incompatible", "trl:PPOTrainer.create_optimizer"),
