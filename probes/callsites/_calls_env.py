@@ -118,6 +118,7 @@ class TypeEnv:
         if typ is None:  # it holds something unknown now (a callee instance is kept: the
             # value is most often the same object, ``m = m.to(device)``)
             for t in targets:
+                self._unknown_attr(t, st.value, local, cls)
                 for n in walk(t) if isinstance(t, (ast.Name, ast.Tuple, ast.List)) else ():
                     if not isinstance(n, ast.Name) or self._kept(local.get(n.id)):
                         continue
@@ -141,8 +142,40 @@ class TypeEnv:
                 and t.value.id == "self"
                 and cls is not None
                 and not self._own(cls["attrs"].get(t.attr))
-            ):  # learnt from every method, in no order: the caller's own class, once, wins
+                and (typ[0] == "own" or cls["attrs"].get(t.attr, typ) is not None)
+            ):  # learnt from every method, in no order: the caller's own class, once, wins;
+                # else one made by an unknown call (``_unknown_attr``) does
                 cls["attrs"][t.attr] = typ
+
+    def _unknown_attr(
+        self, target: ast.expr, value: ast.expr | None, local: dict[str, Ref], cls: dict | None
+    ) -> None:
+        """``self.x = make(...)`` of an unknown type: ``self.x`` is not the callee class
+        another assignment names (peft's ``self.base_model = model`` or ``= cls(model, ...)``
+        by branch: a tuner at run time). A constant (``= None``), a name, and a method of the
+        attribute or of a callee instance (``self.x = self.x.to(d)``, ``= model.cuda()``: most
+        often the same object) leave it as it was."""
+        if not (
+            cls is not None
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(value, ast.Call)
+            and not self._own(cls["attrs"].get(target.attr))
+        ):
+            return
+        func = value.func
+        if isinstance(func, ast.Attribute) and self._kept(self.ref(func.value, local, cls)):
+            return
+        reads_itself = any(
+            isinstance(n, ast.Attribute)
+            and n.attr == target.attr
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+            for n in walk(value)
+        )
+        if not reads_itself:
+            cls["attrs"][target.attr] = None
 
     def _kept(self, r: Ref | None) -> bool:
         return r is not None and r[0] == "instance" and self.callees.is_callee(r[1])

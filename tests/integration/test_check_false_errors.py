@@ -22,8 +22,10 @@ def errors(data: dict) -> set[tuple[str, int, str]]:
 def test_only_the_real_breaks_are_errors(fixpairs_env: dict[str, str]) -> None:
     """gates.py's dead branches (imports: :10/:12 one each release, :17, :25, :31; a use:
     :40), own.py's own receivers (:19 an attribute rebound, :26 a local rebound) and lazy.py's
-    lazy names say nothing; the branch every release takes (:28), the same use with no version
-    test (:45) and the callee's own object (own.py:30) do."""
+    lazy names say nothing, nor own.py:48 (``self.model`` is the callee's Model on one branch
+    and what an unknown call made on the other: peft's ``self.base_model``); the branch every
+    release takes (:28), the same use with no version test (:45) and the callee's own object
+    (own.py:30) do."""
     assert errors(check_fixpair(fixpairs_env, "falseapp", "falselib", "2.0.0")) == {
         ("falseapp/gates.py", 28, "import-missing"),
         ("falseapp/gates.py", 45, "missing-attribute"),
