@@ -17,10 +17,12 @@ Scoring, per tool, only over the files the pair lists (its key is complete for t
 
 The halves are reported apart: ``built`` (the pairs rules were first written from), ``held_out``
 (round 1's test half: read when stop 40 scored it, so rules may learn from it since) and
-``fresh`` (round 2, ``round = 2`` in pair.toml: mined after those rules, unread by whoever writes
-one until the end). ``--half learn`` runs what a rule may be written from (built + held_out).
+``round2`` (round 2, ``round = 2``: the test half of stop 47, read when it was scored, so rules may
+learn from it since) and ``fresh`` (the newest round, ``round = 3``: mined after those rules,
+unread by whoever writes one until the end). ``--half learn`` runs what a rule may be written from
+(every half but ``fresh``).
 
-Usage: python bench/corpus_bench.py [--half built|held_out|fresh|learn|all] [--pair SUBSTR]
+Usage: python bench/corpus_bench.py [--half built|held_out|round2|fresh|learn|all] [--pair SUBSTR]
        [--no-mypy] [--no-pyright] [--detail] [--write bench/results/corpus.txt]
 """
 
@@ -86,13 +88,13 @@ class Pair:
 
     @property
     def half(self) -> str:
-        """built; held_out (round 1, read at stop 40: rules may learn from it); fresh (unread)."""
+        """built; held_out (round 1), round2: read once scored, rules may learn; fresh: unread."""
         if not self.held_out:
             return "built"
-        return "held_out" if self.round == 1 else "fresh"
+        return {1: "held_out", 2: "round2"}.get(self.round, "fresh")
 
 
-HALVES = ("built", "held_out", "fresh")
+HALVES = ("built", "held_out", "round2", "fresh")
 
 
 def load_pair(folder: Path) -> Pair:
@@ -279,7 +281,7 @@ def main() -> None:
         "--half",
         choices=(*HALVES, "learn", "all"),
         default="all",
-        help="learn = built + held_out (what a rule may be written from); fresh stays unread",
+        help="learn = every half but fresh (what a rule may be written from); fresh stays unread",
     )
     ap.add_argument("--pair", default="", help="only pairs whose folder name holds this")
     ap.add_argument("--no-mypy", action="store_true")
@@ -289,7 +291,9 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=CORPUS, help="the pairs' folder")
     opts = ap.parse_args()
     pairs = [load_pair(d) for d in sorted(opts.corpus.iterdir()) if (d / "pair.toml").is_file()]
-    wanted_halves = {"all": HALVES, "learn": ("built", "held_out")}.get(opts.half, (opts.half,))
+    wanted_halves = {"all": HALVES, "learn": ("built", "held_out", "round2")}.get(
+        opts.half, (opts.half,)
+    )
     pairs = [p for p in pairs if p.half in wanted_halves and opts.pair in p.name]
     if not pairs:
         wanted = f"--half {opts.half}, --pair {opts.pair!r}"
