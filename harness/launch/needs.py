@@ -29,6 +29,15 @@ Wait = Callable[[Host, RunInfo], RunInfo]
 Start = Callable[..., Any]
 
 
+def metrics_url(health: str) -> str:
+    """The Prometheus ``/metrics`` beside a service's health URL (vLLM serves both; a server
+    that does not is asked once)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    u = urlsplit(health)
+    return urlunsplit((u.scheme or "http", u.netloc, "/metrics", "", ""))
+
+
 def ready_services(
     pipeline: Pipeline,
     host: Host,
@@ -77,6 +86,10 @@ def ready_services(
         took = None if reused else time.monotonic() - began
         port = None if info.record.service is None else info.record.service.port
         on_event(ServiceUp(need, info.id, port, reused, took))
+        if info.record.service is not None and host.resolved is not None and host.resolved.disk:
+            # the step's progress lines add what its server counts (probes/runs/_metrics.py)
+            disk = {"metrics": metrics_url(info.record.service.url), **host.resolved.disk}
+            host.resolved = replace(host.resolved, disk=disk)
         # a smoke service stops with its smoke run: no real run may ever find it kept
         out.append(NeededService(need, info.id, req.keep_service and smoke is None))
     return out

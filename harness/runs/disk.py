@@ -103,7 +103,7 @@ def progress_words(p: Progress) -> str:
         s = int(p.eta)
         clock = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return (f" · {p.done:,}/{p.total:,} samples · {p.tokens_per_s:,.0f} tokens/s · ETA {clock} · "
-            f"{size(float(p.bytes))} written")  # fmt: skip
+            f"{size(float(p.bytes))} written" + (p.server.words() if p.server else ""))  # fmt: skip
 
 
 def count(target: Target, spec: Mapping[str, str], python: str | None, step: str) -> Budget:

@@ -31,7 +31,7 @@ PROBE = "runs"
 #: into every run directory (it runs from there, by its path, for as long as the run exists).
 PROGRAM = (
     "supervisor.py", "_rundir.py", "_follow.py", "_verify.py", "_proctree.py", "_stop.py",
-    "_service.py", "_pin.py", "_ports.py", "_fill.py",
+    "_service.py", "_pin.py", "_ports.py", "_fill.py", "_metrics.py",
 )  # fmt: skip
 
 

@@ -66,6 +66,38 @@ class DiskFull:
 
 
 @dataclass(frozen=True)
+class ServerLoad:
+    """``progress.json``'s ``server``: what the step's service counts at its ``/metrics``
+    (``probes/runs/_metrics.py``): prompt tokens per second since the previous look, requests
+    running, waiting and finished; None where the server does not say."""
+
+    prompt_tokens_per_s: float | None = None
+    running: int | None = None
+    waiting: int | None = None
+    finished: int | None = None
+
+    def to_dict(self) -> Wire:
+        out = {"prompt_tokens_per_s": self.prompt_tokens_per_s, "running": self.running,
+               "waiting": self.waiting, "finished": self.finished}  # fmt: skip
+        return {k: v for k, v in out.items() if v is not None}
+
+    @classmethod
+    def read(cls, v: object) -> ServerLoad | None:
+        if not isinstance(v, Mapping) or not v:
+            return None
+        return cls(_num(v.get("prompt_tokens_per_s")), _int(v.get("running")),
+                   _int(v.get("waiting")), _int(v.get("finished")))  # fmt: skip
+
+    def words(self) -> str:
+        """`` · server 41,000 prompt tokens/s, 32 running, 180 waiting``."""
+        bits = [] if self.prompt_tokens_per_s is None else [
+            f"{self.prompt_tokens_per_s:,.0f} prompt tokens/s"]  # fmt: skip
+        bits += [f"{n:,} {k}" for k, n in (("running", self.running), ("waiting", self.waiting))
+                 if n is not None]  # fmt: skip
+        return f" · server {', '.join(bits)}" if bits else ""
+
+
+@dataclass(frozen=True)
 class Progress:
     """``progress.json`` (``probes/runs/_fill.py``): a budgeted step's samples done of
     ``total``, the bytes and tokens written, the rate, and the time left (``None``: unknown)."""
@@ -78,6 +110,7 @@ class Progress:
     elapsed: float = 0.0
     eta: float | None = None
     at: float | None = None  # when it was written (the target's clock)
+    server: ServerLoad | None = None  # a served step: what its server counts
 
     def to_dict(self) -> Wire:
         out: dict[str, Any] = {
@@ -86,6 +119,8 @@ class Progress:
         }  # fmt: skip
         if self.at is not None:
             out["at"] = self.at
+        if self.server is not None:
+            out["server"] = self.server.to_dict()
         return out
 
     @classmethod
@@ -97,4 +132,5 @@ class Progress:
             return None
         return cls(done, total, _int(v.get("bytes")) or 0, _int(v.get("tokens")) or 0,
                    _num(v.get("tokens_per_s")) or 0.0, _num(v.get("elapsed")) or 0.0,
-                   _num(v.get("eta")), _num(v.get("at")))  # fmt: skip
+                   _num(v.get("eta")), _num(v.get("at")),
+                   ServerLoad.read(v.get("server")))  # fmt: skip

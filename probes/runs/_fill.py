@@ -80,28 +80,38 @@ def progress(out: str, since: float, total: int, per_token: int, elapsed: float)
 
 def progress_words(p: dict) -> str:
     """``harness: progress 120/5,000 samples · 10,240 tokens/s · elapsed 0:10:00 · ETA
-    6:46:40 · 7.5 GB written``."""
+    6:46:40 · 7.5 GB written`` (and `` · server ...`` when its service's metrics answer)."""
+    from probes.runs._metrics import words as server_words
+
     eta = "?" if p["eta"] is None else _clock(p["eta"])
     return (f"harness: progress {p['done']:,}/{p['total']:,} samples · "
             f"{p['tokens_per_s']:,.0f} tokens/s · elapsed {_clock(p['elapsed'])} · ETA {eta} · "
-            f"{_mb(p['bytes'])} written")  # fmt: skip
+            f"{_mb(p['bytes'])} written" + server_words(p.get("server") or {}))  # fmt: skip
 
 
 def watch(spec: dict, say: Callable[[str], None], run_dir: str, poll: float = POLL) -> Any:
     """Start the watch (a daemon thread: it ends with the supervisor): the fill of the output
     filesystem (once, at 90 %), and every ``every`` seconds a progress line in the log and
-    ``progress.json`` in the run directory."""
+    ``progress.json`` in the run directory -- with the server's own counts when the step's
+    service answers ``metrics`` (a URL the launch added; asked until it fails once)."""
     import json
     import threading  # here: a run that declares no budget does not import it
+
+    from probes.runs._metrics import load, scrape
 
     path = str(spec["out"])
     total, per_token = int(spec.get("samples") or 0), int(spec.get("per_token") or 0)
     every = float(spec.get("every") or 60.0)
     since, started = time.time(), time.monotonic()
+    metrics = [str(spec["metrics"])] if spec.get("metrics") else []
 
     def run() -> None:
         first: tuple[int, float] | None = None
         warned, last = False, started
+        seen: tuple[dict[str, float], float] | None = None  # the last scrape, and when
+        if metrics:
+            got = scrape(metrics[0])
+            seen = None if got is None else (got, started)
         while True:
             now = time.monotonic()
             try:
@@ -116,6 +126,12 @@ def watch(spec: dict, say: Callable[[str], None], run_dir: str, poll: float = PO
             if total and now - last >= every:
                 last = now
                 p = progress(path, since, total, per_token, now - started)
+                got = scrape(metrics[0]) if metrics else None
+                if got is not None:
+                    p["server"] = load(seen[0] if seen else None, got, now - seen[1] if seen else 0)
+                    seen = (got, now)
+                elif metrics:  # no metrics there (or gone): stop asking
+                    metrics.clear()
                 say(progress_words(p))
                 tmp = os.path.join(run_dir, "progress.json.tmp")
                 try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,34 @@ from tests.support.sshd import SshServer
 
 #: 4 samples of 50 tokens: 200 tokens x 4 layers x 4096 x 2 B = 6,553,600 B
 TOKENS, LAYERS = 200, "2, 16, 29, 32"
+
+
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def served(name: str, python: str, prepared: Path, flags: str = "") -> str:
+    """A stand-in vLLM (tests/support/fake_vllm.py) and a client step that needs it, with the
+    same disk budget as gen_progress: 4 requests, 0.5 s apart."""
+    server, client, port = SUPPORT / "fake_vllm.py", SUPPORT / "hs_client.py", free_port()
+    return f"""
+[steps.{name}_serve]
+python = "{python}"
+command = ["{{python}}", "{server}", "--port", "{port}", "--out", "{{out}}",
+           "--startup", "0.3"{flags}]
+service = {{ port = "{port}", health = "/health", ready_timeout = 30 }}
+
+[steps.{name}]
+python = "{python}"
+command = ["{{python}}", "{client}", "--port", "{port}", "--n", "4", "--delay", "0.5"]
+needs = ["{name}_serve"]
+disk = {{ out = "{{out}}", prepared = "{prepared}", layers = "{LAYERS}", hidden = "8" }}
+"""
 
 
 def pipeline(python: str, small: Path, prepared: Path, model: Path) -> str:
@@ -70,6 +99,8 @@ time.sleep(1.0)
 ''', "{{out}}"]
 disk = {{ out = "{{out}}", prepared = "{prepared}", layers = "{LAYERS}", hidden = "8" }}
 
+{served("gen_served", python, prepared)}
+{served("gen_unmetered", python, prepared, ', "--no-metrics"')}
 [steps.gen_model]
 python = "{python}"
 command = ["{{python}}", "-c", "pass"]
@@ -229,3 +260,24 @@ def test_runs_shows_a_running_steps_progress(box: Harness) -> None:
     as_json = json.loads(box("runs", "-t", box.target, "--json").out)
     (row,) = [x for x in as_json if x["record"]["step"] == "gen_progress"]
     assert row.get("progress") is None or row["progress"]["total"] == 4
+
+
+def test_a_served_steps_progress_adds_what_its_server_counts(box: Harness) -> None:
+    """The step's progress lines carry its service's own /metrics: prompt tokens per second
+    since the last look, requests running and waiting (issue 42, item 4)."""
+    r = box("run", "gen_served", "-t", box.target, HARNESS_RUN_PROGRESS_S="0.4")
+    assert r.code == 0, r.out + r.err
+    line = (
+        r"harness: progress (\d)/4 samples · [\d,]+ tokens/s · elapsed \S+ · ETA \S+ · "
+        r"\S+ MB written · server ([\d,]+) prompt tokens/s, (\d+) running, 0 waiting"
+    )
+    got = re.findall(line, r.out)
+    assert got, r.out
+    assert any(int(g[1].replace(",", "")) > 0 for g in got), got  # 50 tokens a request
+
+
+def test_a_server_without_metrics_leaves_the_files_progress_alone(box: Harness) -> None:
+    r = box("run", "gen_unmetered", "-t", box.target, HARNESS_RUN_PROGRESS_S="0.4")
+    assert r.code == 0, r.out + r.err
+    assert re.search(r"harness: progress \d/4 samples", r.out), r.out
+    assert "· server" not in r.out

@@ -13,7 +13,9 @@ error line like vLLM's, exit 1); ``--hang`` (never ready; leaves a worker in a s
 own that ignores SIGTERM, as engine cores do); ``--die-after N`` (exits after N completions),
 ``--fail-after N`` (from request N+1: vLLM's engine-core fatal error in its log, then 500s);
 ``--bind-after S`` (binds its port only after S seconds of "loading", as ``vllm serve``
-does); ``--not-http`` (speaks SSH's banner on its port instead of HTTP).
+does); ``--not-http`` (speaks SSH's banner on its port instead of HTTP). ``/metrics`` counts
+as vLLM 0.26.0's does (``vllm:prompt_tokens_total``, ``vllm:num_requests_running`` / ``_waiting``,
+``vllm:request_success_total``), with ``--no-metrics`` a 404 there.
 
 A smoke server (the served pipeline's ``--smoke``): ``--load-format dummy`` and
 ``--hf-overrides '{"num_hidden_layers": N}'`` as vLLM takes them, said in its start line;
@@ -84,6 +86,7 @@ def main() -> int:
     ap.add_argument("--num-layers", type=int, default=32)
     ap.add_argument("--values", choices=("zeros", "ramp"), default="zeros")
     ap.add_argument("--nan-at", type=int, default=-1)
+    ap.add_argument("--no-metrics", action="store_true")
     args = ap.parse_args()
     depth = int(json.loads(args.hf_overrides).get("num_hidden_layers", args.num_layers))
     ids = [int(x) for x in args.layer_ids.replace(",", " ").split()]
@@ -135,6 +138,7 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     ready_at = time.monotonic() + args.startup
     served = [0]
+    counts = {"prompt": 0, "running": 0, "done": 0}  # what /metrics says
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -156,9 +160,38 @@ def main() -> int:
                 return self.answer(200, {})
             if self.path == "/v1/models":
                 return self.answer(200, {"object": "list", "data": [{"id": args.model}]})
+            if self.path == "/metrics" and not args.no_metrics:
+                return self.metrics()
             return self.answer(404, {"error": self.path})
 
+        def metrics(self) -> None:
+            with lock:
+                c = dict(counts)
+            labels = f'{{engine="0",model_name="{args.model}"}}'
+            raw = "\n".join([
+                "# TYPE vllm:prompt_tokens_total counter",
+                f"vllm:prompt_tokens_total{labels} {float(c['prompt'])}",
+                f"vllm:num_requests_running{labels} {float(c['running'])}",
+                f"vllm:num_requests_waiting{labels} 0.0",
+                f'vllm:request_success_total{{finished_reason="length"}} {float(c["done"])}', "",
+            ]).encode()  # fmt: skip
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
         def do_POST(self) -> None:
+            with lock:
+                counts["running"] += 1
+            try:
+                self.complete()
+            finally:
+                with lock:
+                    counts["running"] -= 1
+                    counts["done"] += 1
+
+        def complete(self) -> None:
             if self.path != "/v1/completions":
                 return self.answer(404, {"error": self.path})
             req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -168,6 +201,7 @@ def main() -> int:
             with lock:
                 n = served[0]
                 served[0] += 1
+                counts["prompt"] += len(ids)
             if args.fail_after and n >= args.fail_after:  # the engine died: 500s from now on
                 if n == args.fail_after:
                     for line in FATAL:

@@ -171,3 +171,46 @@ def test_progress_as_the_run_program_writes_it(tmp_path: Path) -> None:
     assert progress_words(got).startswith(" · 3/10 samples · 1,536 tokens/s · ETA 0:00:")
     assert Progress.read({"done": "3"}) is None and Progress.read(None) is None
     assert DiskFull.read({"path": "/w", "space_left": 0}) == DiskFull("/w", 0)
+
+
+METRICS = """# HELP vllm:prompt_tokens_total Number of prefill tokens processed.
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{engine="0",model_name="m {x}"} 9000.0
+vllm:prompt_tokens_total{engine="1",model_name="m"} 1000.0
+vllm:num_requests_running{engine="0",model_name="m"} 32.0
+vllm:num_requests_waiting{engine="0",model_name="m"} 180.0
+vllm:request_success_total{engine="0",finished_reason="length"} 7.0 1700000000000
+vllm:request_success_total{engine="0",finished_reason="stop"} 1.0
+vllm:prompt_tokens_cached_total{engine="0"} 5.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("before", "seconds", "words"),
+    [
+        (None, 0.0, " · server 32 running, 180 waiting"),
+        (
+            {"prompt_tokens": 2000.0},
+            2.0,
+            " · server 4,000 prompt tokens/s, 32 running, 180 waiting",
+        ),
+        ({"prompt_tokens": 20000.0}, 2.0, " · server 0 prompt tokens/s, 32 running, 180 waiting"),
+    ],
+)
+def test_the_servers_metrics_as_progress_shows_them(
+    before: dict[str, float] | None, seconds: float, words: str
+) -> None:
+    """vLLM's Prometheus text summed over label sets (engines, finish reasons; a label value
+    with braces or spaces; a sample timestamp), the rate since the last look, through
+    progress.json into the words ``runs`` shows."""
+    from probes.runs._metrics import load, parse
+    from probes.runs._metrics import words as program_words
+
+    seen = parse(METRICS)
+    assert seen == {"prompt_tokens": 10000.0, "running": 32.0, "waiting": 180.0, "finished": 8.0}
+    server = load(before, seen, seconds)
+    got = Progress.read({"done": 1, "total": 2, "server": json.loads(json.dumps(server))})
+    assert got is not None and got.server is not None
+    assert got.server.words() == program_words(server) == words
+    assert progress_words(got).endswith(words)
+    assert Progress.read({"done": 1, "total": 2, "server": {}}).server is None  # type: ignore[union-attr]
