@@ -369,6 +369,7 @@ OTHER_RUN_WORDS = {
     ("harness/views/runs.py", "killed"): "the stop report's key: the pids it killed",
     ("harness/runs/verification.py", "killed"): "the leftovers report's key: pids killed",
     ("harness/runs/verification.py", "failed"): "Outcome.FAILED's word and the report's key",
+    ("harness/runs/written.py", "running"): "a server's requests in flight (its /metrics)",
 }
 
 
