@@ -5,6 +5,7 @@ import signal
 import pytest
 
 from tests.support.cli import cli_env, harness_cache  # noqa: F401
+from tests.support.faultout import faultdata_out  # noqa: F401
 from tests.support.fixpairs import fixpairs_cache, fixpairs_env  # noqa: F401
 from tests.support.index import index, index_wheels  # noqa: F401
 from tests.support.netns import three_nodes  # noqa: F401

@@ -16,22 +16,37 @@ carry it back (:func:`stamp`): a report answering another ``go`` is refused, not
 from __future__ import annotations
 
 import os
+import select
+from collections.abc import Callable
 from typing import Any
 
 GATE_ENV = "HARNESS_VERIFY_GATE"
 #: The report's key for the secret that came with ``go`` (the supervisor takes it out)
 GO_KEY = "go"
 _said: list[str] = []  # the secret of the ``go`` this check answered
+#: seconds the gate sleeps when ``meanwhile`` has nothing to do
+IDLE = 1.0
 
 
-def wait_for_go() -> bool:
-    """Block until the supervisor's word: True for ``go``, False for anything else or EOF."""
+def wait_for_go(meanwhile: Callable[[], bool] | None = None) -> bool:
+    """Block until the supervisor's word: True for ``go``, False for anything else or EOF.
+    ``meanwhile()`` does one piece of work while no word has come (True: it did some; False:
+    none waits, ask again in :data:`IDLE` s); it stops at the word, and at its first error."""
     fd = os.environ.pop(GATE_ENV, None)
     if not fd:
         return True
-    got = b""
+    got, busy = b"", True
     try:
         while not got.endswith(b"\n"):
+            if (
+                meanwhile is not None
+                and not select.select([int(fd)], [], [], 0 if busy else IDLE)[0]
+            ):
+                try:
+                    busy = meanwhile()
+                except Exception:  # best effort: the check after go does it all
+                    meanwhile = None
+                continue
             chunk = os.read(int(fd), 64)
             if not chunk:
                 return False

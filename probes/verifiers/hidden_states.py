@@ -53,6 +53,7 @@ import time
 from pathlib import Path
 
 from _gate import wait_for_go
+from _hs_early import SETTLE, Early
 from _hs_floor import (
     FLIP_MAX,
     FLIP_RATE,
@@ -138,6 +139,8 @@ def arguments() -> argparse.Namespace:
     ap.add_argument("--alone", action="store_true", help="smoke: batch vs one at a time")
     ap.add_argument("--structure", action="store_true", help="smoke of a served model (random "
                     "weights, no reference): ids, shapes, layer count, finite values")  # fmt: skip
+    ap.add_argument("--settle", type=float, default=SETTLE, help="seconds since a file's last "
+                    "write before its statistics are read while the step runs")  # fmt: skip
     ap.add_argument("--max-samples", type=int, default=0,
                     help="the samples the step was asked for (0: every prepared one)")  # fmt: skip
     ap.add_argument("--seq-length", type=int, default=2048)
@@ -270,7 +273,8 @@ def main() -> int:
     if args.structure:
         return structure(args, torch) if wait_for_go() else 0
     warm(args)
-    if not wait_for_go():  # the step failed or was stopped: nothing to check
+    early = Early(Path(args.data), torch, args.settle)  # files that land before the gate opens
+    if not wait_for_go(early.step):  # the step failed or was stopped: nothing to check
         return 0
     start = time.monotonic()
     folder = Folder(Path(args.data), args.layer_ids)
@@ -298,7 +302,8 @@ def main() -> int:
     def load(i: int) -> Sample:
         s = folder.load(i, list(range(len(configured))), torch)
         if s.error is None and s.held == len(configured):
-            s.stats = profile([s.states[p] for p in range(s.held)])
+            s.stats = early.profile_of(folder.paths.get(i)) or profile(
+                [s.states[p] for p in range(s.held)])  # fmt: skip
         keep = {configured.index(k) for k in layers_of(i)} if i in picks else set()
         # a copy of each layer kept: a view would keep the whole file's states in memory
         s.states = {p: x.contiguous() for p, x in s.states.items() if p in keep}
@@ -359,6 +364,8 @@ def main() -> int:
     if every != layers and at_every < values["compared"]:
         values["every_layer_on"] = at_every
     report["drift"] = drift(floors, rule)
+    if early.kept:  # statistics read while the step ran, still those files after it
+        report["early"] = {"files": early.reused, "seconds": round(early.seconds, 1)}
     kept = folder.kept(step_started())
     if kept is not None:
         report["kept"] = {"files": kept[0], "of": kept[1]}

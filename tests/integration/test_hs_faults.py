@@ -46,10 +46,9 @@ def _run(python: Path, *argv: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def results(faultdata_out: Path) -> dict[str, dict[str, Any]]:
     venv = verify_cpu_venv()
-    out = tmp_path_factory.mktemp("faults")
-    _run(venv.python, str(REPO / "tests" / "support" / "faultdata.py"), str(out))
+    out = faultdata_out
     _run(venv.python, FAULTS, "plant", str(out / "clean"), str(out / "planted"), "--model",
          str(out / "model"), "--other", str(out / "other"))  # fmt: skip
     got = _run(venv.python, FAULTS, "run", str(out / "planted"), "--", "--model",
