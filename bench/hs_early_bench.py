@@ -3,7 +3,11 @@ time from ``go`` (the step's end) to its report, with the files' statistics read
 while the step ran, against the same check that reads nothing before ``go`` -- in the same run,
 on 8B-shaped files (``bench/hs_cost.py make``: hidden 4096, 4 layers, ~830 tokens a sample).
 
-    python bench/hs_early_bench.py OUT [--samples 64] [--python PY]
+    python bench/hs_early_bench.py OUT [--samples 64] [--python PY] [-- CHECK-ARGS...]
+
+CHECK-ARGS go to both checks, e.g. ``--samples 2 --full-samples 0``: the CPU's reference forward
+(~85 % of the check's CPU time at this shape, the GPU's to do fast) left nearly out, so the
+figures show the per-file work (reading, statistics, identity tests) that ``go`` waits for.
 
 Both checks start at a real gate (``HARNESS_VERIFY_GATE``, a pipe, as the supervisor makes it);
 the early one gets ``go`` once it says it has read every file, the other (``--settle`` so large
@@ -30,13 +34,13 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "0"}
 
 
 def one(
-    python: str, out: Path, settle: str, wait: float | None, n: int
+    python: str, out: Path, settle: str, wait: float | None, n: int, extra: list[str]
 ) -> tuple[float, float, dict]:
     """(seconds before go, seconds from go to the report, the report)."""
     read, write = os.pipe()
     argv = [python, str(CHECK), "--data", str(out / "hs"), "--model", str(out / "model"),
             "--prepared", str(out / "prepared"), "--layer-ids", "1,2,3,4", "--capture", "input",
-            "--device", "cpu", "--dtype", "float32", "--settle", settle]  # fmt: skip
+            "--device", "cpu", "--dtype", "float32", "--settle", settle, *extra]  # fmt: skip
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, env={**ENV, "HARNESS_VERIFY_GATE": str(read)}, pass_fds=(read,),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=CHECK.parent)  # fmt: skip
@@ -66,7 +70,9 @@ def main() -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--samples", type=int, default=64)
     ap.add_argument("--python", default=sys.executable)
-    opts = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    opts = ap.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     if not (opts.out / "hs").is_dir():
         sys.path.insert(0, str(REPO / "bench"))
         subprocess.run([opts.python, str(REPO / "bench" / "hs_cost.py"), "make", str(opts.out),
@@ -74,8 +80,8 @@ def main() -> int:
     ago = time.time() - 60  # the step wrote them: settled
     for f in (opts.out / "hs").iterdir():
         os.utime(f, (ago, ago))
-    b1, a1, r1 = one(opts.python, opts.out, "2", None, opts.samples)
-    _, a0, r0 = one(opts.python, opts.out, "1e12", b1, opts.samples)
+    b1, a1, r1 = one(opts.python, opts.out, "2", None, opts.samples, extra)
+    _, a0, r0 = one(opts.python, opts.out, "1e12", b1, opts.samples, extra)
     print(
         f"samples {opts.samples}, 8B-shaped (hidden 4096, 4 layers); this machine: {os.cpu_count()} cores"
     )

@@ -3,13 +3,17 @@ fault kind per copy, and the check's verdict on each -- on the CPU in CI, on the
 
 The kinds were split into two halves BEFORE the pass rule was tuned (``HALF``, below, written
 first and not changed since): the rule's factors were chosen looking only at the ``tuning``
-half and the controls; the ``held-out`` half was run once, after. A kind plants into samples
-chosen by a seeded RNG over every sample (not only the ones a spread compares at every layer),
-and a row fault into every captured layer of its rows (a chunk slip writes whole rows).
+half and the controls; the ``held-out`` half was run once, after. ``round2`` (stop 48): eight
+more kinds and two more controls, written after the rule was done and run once, untuned --
+since the held-out half has been read, the measure of what the rule was not written from.
+A kind plants into samples chosen by a seeded RNG over every sample (not only the ones a
+spread compares at every layer), and a row fault into every captured layer of its rows (a
+chunk slip writes whole rows).
 
 Run by the check's own Python (torch; safetensors for speculators 0.9.0's files)::
 
     python bench/hs_faults.py plant CLEAN OUT --model M [--other OTHER] [--seed 0]
+                                   [--layer-ids 2,4,5,8] [--half tuning|held-out|round2]
     python bench/hs_faults.py run OUT [HALF|KIND...] [--census FILE] -- CHECK-ARGS...
 
 ``plant`` writes ``OUT/<kind>/`` (and the controls ``untouched``, ``noise-2pct``, ``float32``)
@@ -49,8 +53,18 @@ HALF = {
     "missing-last": "held-out",  # the last file removed
     "other-model": "held-out",  # every file's states from another model (same ids)
     "scale-layer": "held-out",  # one sample's highest layer alone x0.85
+    # round 2 (stop 48): written after the rule was done, run once, never tuned to
+    "rows-reversed": "round2",  # one sample's rows in reverse order (its ids as they were)
+    "zero-tail": "round2",  # one sample's last 30 % of rows zeros (a buffer written short)
+    "layer-off-by-one": "round2",  # every file: each captured id but the final holds id + 1
+    "whole-shift": "round2",  # one sample: row t holds row t-1's states (row 0 kept)
+    "fp8-unscaled": "round2",  # every file's states through float8 e4m3 with no scale
+    "noise-10pct-one": "round2",  # one sample: 10 % noise on every row of every layer
+    "halves-swapped": "round2",  # one sample's first and second half of rows swapped
+    "scale-1.05": "round2",  # one sample's states x1.05 at every layer
 }
-CONTROLS = ("untouched", "noise-2pct", "float32")
+#: the first three since stop 41; ``noise-1pct`` and ``fp16-roundtrip`` added with round 2
+CONTROLS = ("untouched", "noise-2pct", "float32", "noise-1pct", "fp16-roundtrip")
 
 
 @dataclass
@@ -114,6 +128,7 @@ class Ctx:
     model: Path
     other: Path | None
     torch: Any
+    layer_ids: list[int] = field(default_factory=list)  # --layer-ids (vLLM's meaning)
 
     def pick(self, n: int = 1, min_rows: int = 0) -> list[int]:
         ok = [i for i in sorted(self.folder.files) if self.rows(i) >= min_rows]
@@ -287,6 +302,87 @@ def _scale_layer(c: Ctx) -> list[int]:
     return [i]
 
 
+def _rows_reversed(c: Ctx) -> list[int]:
+    (i,) = c.pick(min_rows=4)
+    c.folder.edit(i, lambda f: setattr(f, "states", f.states.flip(1).contiguous()))
+    return [i]
+
+
+def _zero_tail(c: Ctx) -> list[int]:
+    (i,) = c.pick(min_rows=4)
+
+    def fn(f: File) -> None:
+        f.states[:, int(f.states.shape[1] * 0.7) :] = 0.0
+
+    c.folder.edit(i, fn)
+    return [i]
+
+
+def _layer_off_by_one(c: Ctx) -> list[int]:
+    """Each captured id k but the final holds the stream entering layer k + 1 (vLLM's
+    meaning), from a float32 forward of the same model: a capture slip by one layer."""
+    from transformers import AutoModelForCausalLM
+
+    if not c.layer_ids:
+        return []
+    model = AutoModelForCausalLM.from_pretrained(str(c.model), dtype=c.torch.float32)
+    ids = c.layer_ids
+    for i in sorted(c.folder.files):
+        f = c.folder.read(i)
+        with c.torch.no_grad():
+            hs = model(f.ids[None], output_hidden_states=True).hidden_states
+        for p, k in enumerate(ids[:-1]):
+            f.states[p] = hs[k + 1][0].float()
+        c.folder.write(f)
+    return sorted(c.folder.files)
+
+
+def _whole_shift(c: Ctx) -> list[int]:
+    (i,) = c.pick(min_rows=4)
+
+    def fn(f: File) -> None:
+        f.states[:, 1:] = f.states[:, :-1].clone()
+
+    c.folder.edit(i, fn)
+    return [i]
+
+
+def _fp8_unscaled(c: Ctx) -> list[int]:
+    for i in sorted(c.folder.files):
+        c.folder.edit(i, lambda f: setattr(f, "states", f.states.to(c.torch.float8_e4m3fn).float()))
+    return sorted(c.folder.files)
+
+
+def _noise_10pct_one(c: Ctx) -> list[int]:
+    (i,) = c.pick()
+    g = c.torch.Generator().manual_seed(c.rng.randrange(1 << 30))
+
+    def fn(f: File) -> None:
+        n = c.torch.randn(f.states.shape, generator=g)
+        rows = f.states.norm(dim=-1, keepdim=True) / n.norm(dim=-1, keepdim=True)
+        f.states = f.states + n * rows * 0.10
+
+    c.folder.edit(i, fn)
+    return [i]
+
+
+def _halves_swapped(c: Ctx) -> list[int]:
+    (i,) = c.pick(min_rows=4)
+
+    def fn(f: File) -> None:
+        h = f.states.shape[1] // 2
+        f.states = c.torch.cat([f.states[:, h:], f.states[:, :h]], dim=1).contiguous()
+
+    c.folder.edit(i, fn)
+    return [i]
+
+
+def _scale_105(c: Ctx) -> list[int]:
+    (i,) = c.pick()
+    c.folder.edit(i, lambda f: f.states.mul_(1.05))
+    return [i]
+
+
 PLANT: dict[str, Callable[[Ctx], list[int]]] = {
     "scale": _scale, "neighbour-row": _neighbour_row, "run-elsewhere": _run_elsewhere,
     "layers-swapped": _layers_swapped, "post-norm-final": _post_norm_final,
@@ -294,6 +390,10 @@ PLANT: dict[str, Callable[[Ctx], list[int]]] = {
     "elsewhere-row": _elsewhere_row, "neighbour-run": _neighbour_run,
     "layer-replaced": _layer_replaced, "missing-last": _missing_last,
     "other-model": _other_model, "scale-layer": _scale_layer,
+    "rows-reversed": _rows_reversed, "zero-tail": _zero_tail,
+    "layer-off-by-one": _layer_off_by_one, "whole-shift": _whole_shift,
+    "fp8-unscaled": _fp8_unscaled, "noise-10pct-one": _noise_10pct_one,
+    "halves-swapped": _halves_swapped, "scale-1.05": _scale_105,
 }  # fmt: skip
 
 
@@ -311,10 +411,18 @@ def control(name: str, folder: Folder, seed: int) -> None:
             folder.write(f)
         elif name == "float32":
             folder.write(f, torch.float32)
+        elif name == "noise-1pct":
+            n = torch.randn(f.states.shape, generator=g)
+            rows = f.states.norm(dim=-1, keepdim=True) / n.norm(dim=-1, keepdim=True)
+            f.states = f.states + n * rows * 0.01
+            folder.write(f)
+        elif name == "fp16-roundtrip":  # the same values through float16 and back
+            f.states = f.states.to(torch.float16).float()
+            folder.write(f)
 
 
 def plant(clean: Path, out: Path, model: Path, other: Path | None, seed: int,
-          kinds: list[str]) -> dict[str, Any]:  # fmt: skip
+          kinds: list[str], layer_ids: list[int] | None = None) -> dict[str, Any]:  # fmt: skip
     import torch
 
     planted: dict[str, Any] = {}
@@ -327,7 +435,7 @@ def plant(clean: Path, out: Path, model: Path, other: Path | None, seed: int,
             control(name, folder, seed + k)
             planted[name] = {"half": "control", "samples": []}
             continue
-        ctx = Ctx(folder, random.Random(f"{seed}:{name}"), model, other, torch)
+        ctx = Ctx(folder, random.Random(f"{seed}:{name}"), model, other, torch, layer_ids or [])
         samples = PLANT[name](ctx)
         prefix = "hs_" if any(clean.glob("hs_*.safetensors")) else "data_"
         planted[name] = {"half": HALF[name], "samples": [f"{prefix}{i}" for i in samples]}
@@ -375,7 +483,9 @@ def main(argv: list[str]) -> int:
         opts = dict(zip(argv[3::2], argv[4::2], strict=False))
         other = Path(opts["--other"]) if "--other" in opts else None
         kinds = [k for k in HALF if opts.get("--half", "all") in ("all", HALF[k])]
-        got = plant(clean, out, Path(opts["--model"]), other, int(opts.get("--seed", 0)), kinds)
+        ids = [int(x) for x in opts.get("--layer-ids", "").split(",") if x.strip()]
+        got = plant(clean, out, Path(opts["--model"]), other, int(opts.get("--seed", 0)), kinds,
+                    ids)  # fmt: skip
         print(json.dumps(got))
         return 0
     if argv[:1] == ["run"]:

@@ -5,13 +5,16 @@ population rule) against copies of a clean output of a tiny Llama shaped like th
 meaning), one fault kind per copy (``bench/hs_faults.py``; its ``HALF`` split the kinds before
 the rule was tuned).
 
-* the three controls -- untouched, 2 % noise on every row, the same values stored as float32 --
-  pass;
+* the five controls -- untouched, 2 % and 1 % noise on every row, the same values stored as
+  float32, through float16 and back -- pass;
 * every kind of the tuning half fails, naming the planted samples and no other;
 * the held-out half, run once after the rule was done: every kind but ``scale-layer`` (one
   sample's highest layer alone x0.85, in a sample the spread does not compare at every layer:
   within this tiny model's spread of norm profiles) fails the same way -- pinned as measured, so
   a change of the rule shows here;
+* round 2 (eight kinds written after the rule was done, run once): every kind but
+  ``fp8-unscaled`` fails (at this model's magnitudes an unscaled fp8 cast is the precision the
+  FP8 connector stores; its floor is said in the words), pinned as measured;
 * a tiny DeepSeek-V3 (8 routed experts): bf16 against float32 flips experts for 1-4 % of its
   rows at layers 2 and 4 (20 of 513 at layer 4), lone rows up to 0.37 -- more and larger than
   the DeepSeek-V3 shape on the GPU (~1 % at layer 2, up to 0.237), so the defaults fail it, and
@@ -50,7 +53,7 @@ def results(faultdata_out: Path) -> dict[str, dict[str, Any]]:
     venv = verify_cpu_venv()
     out = faultdata_out
     _run(venv.python, FAULTS, "plant", str(out / "clean"), str(out / "planted"), "--model",
-         str(out / "model"), "--other", str(out / "other"))  # fmt: skip
+         str(out / "model"), "--other", str(out / "other"), "--layer-ids", "2,4,5,8")  # fmt: skip
     got = _run(venv.python, FAULTS, "run", str(out / "planted"), "--", "--model",
                str(out / "model"), "--prepared", str(out / "prepared"), *LLAMA)  # fmt: skip
     rows = [json.loads(x) for x in got.splitlines() if x.startswith("{")]
@@ -68,7 +71,9 @@ def results(faultdata_out: Path) -> dict[str, dict[str, Any]]:
     return by
 
 
-@pytest.mark.parametrize("kind", ["untouched", "noise-2pct", "float32"])
+@pytest.mark.parametrize(
+    "kind", ["untouched", "noise-2pct", "float32", "noise-1pct", "fp16-roundtrip"]
+)
 def test_the_controls_pass_with_the_rule_in_their_words(results: dict, kind: str) -> None:
     r = results[kind]
     assert r["ok"] and r["exit"] == 0, r
@@ -85,13 +90,20 @@ HELD_OUT = ["offset", "elsewhere-row", "neighbour-run", "layer-replaced", "missi
             "other-model", "scale-layer"]  # fmt: skip
 
 
-@pytest.mark.parametrize("kind", TUNING + HELD_OUT)
+#: round 2 (stop 48): written after the rule was done, run once, untuned (verifier-faults-cpu.txt)
+ROUND2 = ["rows-reversed", "zero-tail", "layer-off-by-one", "whole-shift", "fp8-unscaled",
+          "noise-10pct-one", "halves-swapped", "scale-1.05"]  # fmt: skip
+#: at this model's magnitudes an unscaled fp8 cast is the FP8 connector's own precision: passed
+ROUND2_MISSED = {"fp8-unscaled"}
+
+
+@pytest.mark.parametrize("kind", TUNING + HELD_OUT + ROUND2)
 def test_each_planted_kind_is_named_or_the_miss_is_the_measured_one(
     results: dict, kind: str
 ) -> None:
     r = results[kind]
-    assert r["half"] == ("tuning" if kind in TUNING else "held-out")
-    if kind in HELD_OUT_MISSED:
+    assert r["half"] == ("tuning" if kind in TUNING else "round2" if kind in ROUND2 else "held-out")
+    if kind in HELD_OUT_MISSED | ROUND2_MISSED:
         assert not r["ok"] and r["exit"] == 0, r
     else:
         assert r["ok"], r  # failed, naming planted samples only (all of them, when few)
