@@ -1,0 +1,12 @@
+# DESlib 0.3.7: SingleBest.fit on a fitted pool -> deslib/static/single_best.py line 77 (self._validate_data, a BaseEstimator method)
+import numpy as np
+from sklearn.ensemble import BaggingClassifier
+from sklearn.linear_model import Perceptron
+from deslib.static.single_best import SingleBest
+rs = np.random.RandomState(0)
+X = rs.rand(120, 4); y = (X[:, 0] + X[:, 1] > 1).astype(int)
+pool = BaggingClassifier(Perceptron(max_iter=10), n_estimators=5, random_state=0).fit(X[:60], y[:60])
+clf = SingleBest(pool, random_state=0)
+clf.fit(X[60:], y[60:])
+print(clf.predict(X[:5]))
+print("OK")
