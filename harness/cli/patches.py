@@ -194,9 +194,9 @@ def warn_live_runs(t: Any) -> None:
     from rich.markup import escape
 
     from harness.errors import HarnessError
-    from harness.runs import remote
-    from harness.runs.context import workdir_for
-    from harness.runs.lifecycle import RunState
+    from harness.runs.record.lifecycle import RunState
+    from harness.runs.target import remote
+    from harness.runs.target.context import workdir_for
 
     try:
         wd = workdir_for(t, os.environ.get("HARNESS_WORKDIR"), absolute=False)

@@ -212,11 +212,11 @@ def _serve_report(
 ) -> CheckReport:
     """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
     starts no vLLM server); ``smoke``: those of its ``--smoke`` run."""
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.describe import StepRequest, describe
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
-    from harness.runs.resolve import parse_sets
-    from harness.runs.serve import check_serve, pipeline_text
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.pipeline.file import find_pipeline_file, load_pipeline
+    from harness.runs.pipeline.resolve import parse_sets
+    from harness.runs.target.describe import StepRequest, describe
+    from harness.runs.target.step_check import check_serve, pipeline_text
 
     overrides = parse_sets(sets)
     cut = None
@@ -227,7 +227,7 @@ def _serve_report(
     plan = describe(t, StepRequest(step, pipeline, resolved_sets, smoke=cut))
     report = check_serve(t, plan, pipeline_text(plan), overrides)
     if report is not None:
-        from harness.runs.serve import outside
+        from harness.runs.target.step_check import outside
 
         report = outside(plan, report)  # the step's known_good, said here too
     if report is None:

@@ -19,7 +19,7 @@ from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 
 if TYPE_CHECKING:
     from harness.launch.nodes import Host
-    from harness.runs.context import Context
+    from harness.runs.target.context import Context
     from harness.targets.base import ByteStream
 
 WorkdirOpt = Annotated[
@@ -34,7 +34,7 @@ WorkdirOpt = Annotated[
 
 
 def ctx(target: str | None, accept: bool, workdir: str | None = None) -> Context:
-    from harness.runs.context import context
+    from harness.runs.target.context import context
 
     return context(hosts_config(), target, accept, workdir)
 
@@ -183,19 +183,19 @@ def run_step(
     its events shown as they come), then (unless ``detach``) follow to the step's exit code."""
 
     from harness.cache import cache_root
+    from harness.cli.common import console
     from harness.cli.foreground import check_copy_folder, check_stdout, launched
     from harness.cli.screen import SCREEN
     from harness.errors import UsageError
     from harness.launch.gates import refuse_flags_that_cannot_apply
     from harness.launch.start import Request, finish, opened, spread_for, start_run
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.attach import early_stream, follow_run, print_next
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
-    from harness.runs.resolve import parse_sets, resolve_step
-    from harness.runs.services import until_ready
-    from harness.runs.steps import BUILTINS
+    from harness.runs.follow.attach import early_stream, follow_run, print_next
+    from harness.runs.follow.services import until_ready
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.pipeline.file import find_pipeline_file, load_pipeline
+    from harness.runs.pipeline.resolve import parse_sets, resolve_step
+    from harness.runs.pipeline.steps import BUILTINS
     from harness.views import launch as view
-    from harness.views.runs import console
 
     err = console(stderr=True)
     pipeline = load_pipeline(find_pipeline_file(pipeline_file))
@@ -286,9 +286,9 @@ def run_step(
 def follow_group(hosts: Sequence[str], run_id: str, accept: bool, workdir: str | None) -> int:
     """Follow ``run_id`` on every host to its end, each line with ``[host]`` in front."""
     from harness.cli.across import detached, follow_each, followed
+    from harness.cli.common import console
     from harness.cli.screen import SCREEN
-    from harness.runs.commands import show_logs
-    from harness.views.runs import console
+    from harness.runs.follow.commands import show_logs
 
     err = console(stderr=True)
     try:

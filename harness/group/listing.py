@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.group.result import GroupResult, run_each
-from harness.runs.lifecycle import RunState
+from harness.runs.record.lifecycle import RunState
 
 
 def _listing(make_ctx: Callable[[str], Any], names: Sequence[str]) -> GroupResult[Any]:
-    from harness.runs import remote
-    from harness.runs.context import workdir_for
+    from harness.runs.target import remote
+    from harness.runs.target.context import workdir_for
 
     def one(name: str) -> Any:
         ctx = make_ctx(name)
@@ -47,7 +47,7 @@ class GroupRun:
 def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
     """Pure: runs per host -> one row per run id (a spread run's hosts folded into one row;
     the Ray cluster's own runs are part of their step's row, not rows of their own)."""
-    from harness.runs.lifecycle import state_label
+    from harness.runs.record.lifecycle import state_label
 
     rows: dict[str, GroupRun] = {}
     for host, runs in listed.items():
@@ -90,8 +90,8 @@ def stop_on(
 ) -> GroupResult[list[str]]:
     """Stop the run on every host that has it, and the Ray cluster it started, if any; per
     host, the runs stopped there."""
-    from harness.runs import remote
-    from harness.runs.context import workdir_for
+    from harness.runs.target import remote
+    from harness.runs.target.context import workdir_for
 
     def one(name: str) -> list[str]:
         ctx = make_ctx(name)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from harness.errors import RunError
 from harness.launch.events import DiskChecked, RunEvent
 from harness.launch.nodes import Host
-from harness.runs.disk import Budget, count, refusal
+from harness.runs.target.disk import Budget, count, refusal
 
 #: seconds between two progress lines in the step's log (default 60)
 PROGRESS_ENV = "HARNESS_RUN_PROGRESS_S"

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from harness.group.sameness import Sameness
     from harness.report.model import Review
-    from harness.runs.disk import Budget
-    from harness.runs.models import RunInfo, Verdict
-    from harness.runs.smoke import SmokePlan
+    from harness.runs.pipeline.smoke import SmokePlan
+    from harness.runs.record.models import RunInfo, Verdict
+    from harness.runs.target.disk import Budget
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ reads for the review (the review itself is :func:`harness.report.build.build_rev
 by a :class:`~harness.report.request.ReviewRequest` built from the step the launch resolved).
 
 :func:`harness.launch.start.start_run` (the one launch path, one target or several) calls them
-per host; following the launched run is :mod:`harness.runs.attach`. Here, above
+per host; following the launched run is :mod:`harness.runs.follow.attach`. Here, above
 :mod:`harness.report` and :mod:`harness.runs`, because the review is the report's and the
 preflight the runs probe's; ``run`` and ``report`` refuse the flags no run of a step could
 satisfy through :func:`refuse_flags_that_cannot_apply`.
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.runs.context import Context
-from harness.runs.describe import preflight_of
-from harness.runs.preflight import Preflight
-from harness.runs.steps import Pipeline, ResolvedStep
+from harness.runs.pipeline.steps import Pipeline, ResolvedStep
+from harness.runs.target.context import Context
+from harness.runs.target.describe import preflight_of
+from harness.runs.target.preflight import Preflight
 from harness.targets.base import Target
 
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harness.runs.context import Context
-from harness.runs.record import GroupRecord
-from harness.runs.steps import ResolvedStep, Step
+from harness.runs.pipeline.steps import ResolvedStep, Step
+from harness.runs.record.parts import GroupRecord
+from harness.runs.target.context import Context
 from harness.targets.base import Target
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import RunError
 from harness.group.result import run_each
 from harness.launch.events import ClusterStopped, ClusterUp
-from harness.runs.record import GroupRecord, Role
+from harness.runs.record.parts import GroupRecord, Role
 
 if TYPE_CHECKING:
     from harness.launch.nodes import Host, Launch, Node
@@ -72,7 +72,7 @@ while True:
 def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
     """One supervised ``ray start --block`` per host (head first), then wait for all nodes;
     each run started goes into ``launch.cluster`` as it starts."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     nodes, port, run_id = launch.nodes, launch.port or RAY_PORT, launch.run_id
     group = launch.group or GroupRecord(run_id)
@@ -130,7 +130,7 @@ def _wait_port(h: Host, port: int, timeout: float = 60.0) -> None:
 
 def stop_cluster(hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
     """Stop exactly the Ray processes this run started (by the run's marker, tree and all)."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     t0 = time.monotonic()
     started = {cid.rsplit("-ray", 1)[-1]: cid for cid in cluster}

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from harness.launch.nodes import Host, Launch, Node, Spread
-from harness.runs.steps import ResolvedStep, Step
+from harness.runs.pipeline.steps import ResolvedStep, Step
 
 TORCHRUN_PORT = 29500
 

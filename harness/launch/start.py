@@ -6,7 +6,7 @@ spread runs on (a Ray cluster), launches detached and returns; what happens is t
 ``on_event`` as host-tagged events (:mod:`harness.launch.events`), never printed. A step
 feature (smoke, output verification, timeouts, the gates) lives in the resolve, the review or
 the launch here, so it holds on one host and across hosts alike. Following is the CLI's
-(:mod:`harness.runs.attach`); :func:`finish` stops what the spread started, afterwards.
+(:mod:`harness.runs.follow.attach`); :func:`finish` stops what the spread started, afterwards.
 
 One target is a group of one: its errors are its own (a HarnessError as raised); several
 hosts' are named per host, and nothing launches anywhere unless every host is ready.
@@ -35,15 +35,15 @@ from harness.launch.events import (
 )
 from harness.launch.nodes import Host, Launch, Node
 from harness.launch.spread import SINGLE, SPREADS, Spread
-from harness.runs.models import Level, RunInfo
-from harness.runs.record import Fingerprint, GroupRecord, NeededService, Role
-from harness.runs.steps import Pipeline
+from harness.runs.pipeline.steps import Pipeline
+from harness.runs.record.models import Level, RunInfo
+from harness.runs.record.parts import Fingerprint, GroupRecord, NeededService, Role
 
 if TYPE_CHECKING:
     from harness.report.model import Review
-    from harness.runs.context import Context
-    from harness.runs.preflight import Preflight
-    from harness.runs.smoke import SmokePlan
+    from harness.runs.pipeline.smoke import SmokePlan
+    from harness.runs.target.context import Context
+    from harness.runs.target.preflight import Preflight
 
 T = TypeVar("T")
 
@@ -89,7 +89,7 @@ def spread_for(pipeline: Pipeline, step: str, names: Sequence[str]) -> Spread:
         return SINGLE
     spec = pipeline.steps.get(step)
     if spec is None:
-        from harness.runs.resolve import resolve_step
+        from harness.runs.pipeline.resolve import resolve_step
 
         resolve_step(pipeline, step, {}, {})  # the usual "no step" message
         raise AssertionError("unreachable")
@@ -107,7 +107,7 @@ def opened(
     names: Sequence[str], make_ctx: Callable[[str], Context], address_of: Callable[[str], str]
 ) -> Iterator[list[Host]]:
     """Every host's target open, with its workdir; all closed on the way out."""
-    from harness.runs.context import workdir_for
+    from harness.runs.target.context import workdir_for
 
     nodes = [Node(n, i, address_of(n)) for i, n in enumerate(names)]
     with ExitStack() as stack:
@@ -144,8 +144,8 @@ def start_run(
         NotReady: the review says not ready (on any host) and ``force`` is not set.
         RunError: a preflight check failed (on any host), or a host could not be reviewed.
     """
-    from harness.runs import remote
-    from harness.runs.state import new_run_id
+    from harness.runs.record.state import new_run_id
+    from harness.runs.target import remote
 
     step = req.step
     needs = pipeline.steps[step].needs if step in pipeline.steps else ()
@@ -211,7 +211,7 @@ def start_run(
 
 def _stop_started(host: Host, started: list[str], keep: bool) -> None:
     """The services this launch started, stopped: the step they were for did not start."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     for run_id in [] if keep else started:
         with contextlib.suppress(Exception):  # the launch's own error is the one to show
@@ -226,9 +226,9 @@ def finish(launch: Launch) -> None:
 
 
 def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
-    from harness.runs import remote
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.describe import resolve_on
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.target import remote
+    from harness.runs.target.describe import resolve_on
 
     spec = pipeline.steps.get(req.step)
     for h in launch.hosts:
@@ -337,8 +337,8 @@ def _launch(
     stale: Any, services: tuple[NeededService, ...] | None = None,
     prints: Mapping[str, Fingerprint] | None = None,
 ) -> RunInfo:  # fmt: skip
-    from harness.runs import remote
-    from harness.runs import smoke as smoke_mode
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.target import remote
 
     assert h.resolved is not None
     review = reviews[h.node.host]

@@ -14,11 +14,11 @@ from harness.models import TargetFacts
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.report.request import ReviewRequest
-from harness.runs.describe import StepPlan, StepRequest
-from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, RunInfo
-from harness.runs.record import Fingerprint
-from harness.runs.smoke import SmokeTested
+from harness.runs.pipeline.smoke import SmokeTested
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import GpuHolder, RunInfo
+from harness.runs.record.parts import Fingerprint
+from harness.runs.target.describe import StepPlan, StepRequest
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
     """Processes holding /dev/nvidia* that ``harness run`` would refuse to start next to."""
-    from harness.runs.commands import stale_holders
+    from harness.runs.follow.commands import stale_holders
 
     try:
         return stale_holders(target, workdir)
@@ -39,7 +39,7 @@ def _step(target: Target, request: ReviewRequest) -> StepPlan | None:
     """The step as it will launch (the launch's own, resolved), with its preflight."""
     if request.step is None:
         return None
-    from harness.runs.describe import describe
+    from harness.runs.target.describe import describe
 
     preflight = True if request.preflight is None else request.preflight
     try:
@@ -57,7 +57,7 @@ def _serve(
         return None
     if "vllm" not in str(plan.command):  # every server form names vllm: spare the import
         return None
-    from harness.runs.serve import check_serve, pipeline_text
+    from harness.runs.target.step_check import check_serve, pipeline_text
 
     try:
         return check_serve(target, plan, pipeline_text(plan), sets or {})
@@ -68,7 +68,7 @@ def _serve(
 
 def _runs_of(target: Target, step: StepPlan) -> tuple[RunInfo, ...]:
     """The step's runs on this target (one probe answers both questions below)."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     try:
         runs = remote.list_runs(target, step.workdir).runs
@@ -100,7 +100,7 @@ def _unless_newest_failed(
 ) -> SmokeTested:
     """A verified run vouches while no newer real run of the same environment (nothing
     changed since) failed its check: the newest run there is what counts, not the last pass."""
-    from harness.runs.lifecycle import state_label
+    from harness.runs.record.lifecycle import state_label
 
     if tested.last is None or tested.changes:
         return tested
@@ -117,7 +117,7 @@ def _unless_newest_failed(
 
 def _own_python(asked: StepRequest, step: str) -> bool:
     """Whether ``step`` runs in an interpreter of its own (``python =``), not the host's."""
-    from harness.runs.describe import python_origin
+    from harness.runs.target.describe import python_origin
 
     try:
         return python_origin(asked.load(), step) is not None
@@ -135,7 +135,7 @@ def _verified(r: RunInfo) -> bool:
 
 def _last_failed(runs: tuple[RunInfo, ...]) -> str | None:
     """The newest real run's label if its output failed its check."""
-    from harness.runs.lifecycle import state_label
+    from harness.runs.record.lifecycle import state_label
 
     real = [r for r in runs if not r.record.smoke and r.state != RunState.RUNNING]
     last = max(real, key=lambda r: r.record.created_at or 0.0) if real else None
@@ -153,7 +153,7 @@ def _run_fingerprint(r: RunInfo) -> Fingerprint | None:
 
 def _budget(target: Target, plan: StepPlan) -> StepPlan:
     """The step with what it will write counted on the target (or why it could not be)."""
-    from harness.runs.disk import count
+    from harness.runs.target.disk import count
 
     assert plan.disk is not None
     try:
@@ -174,8 +174,8 @@ def _service_prints(
     from packaging.utils import canonicalize_name
 
     from harness.reading.probe import gather_facts
-    from harness.runs.context import workdir_for
-    from harness.runs.describe import python_origin, resolve_on
+    from harness.runs.target.context import workdir_for
+    from harness.runs.target.describe import python_origin, resolve_on
     from harness.targets.interp import with_python
 
     out: dict[str, Fingerprint] = {}
@@ -255,7 +255,7 @@ def build_review(target: Target, request: ReviewRequest) -> Review:
         plan = _budget(host, plan)
     given = request.known_facts
     if plan is not None and asked is not None and plan.python:  # its own environment
-        from harness.runs.describe import python_origin
+        from harness.runs.target.describe import python_origin
         from harness.targets.interp import with_python
 
         origin = python_origin(asked.load(), plan.name)

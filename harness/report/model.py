@@ -15,9 +15,9 @@ from harness.analysis.findings import CheckReport, Finding, Severity
 from harness.models import TargetFacts
 from harness.patching.states import Status
 from harness.report.parts import SeriesView
-from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder, Level
-from harness.runs.smoke import SmokeTested
+from harness.runs.pipeline.smoke import SmokeTested
+from harness.runs.record.models import GpuHolder, Level
+from harness.runs.target.describe import StepPlan
 from harness.vocab import Word
 
 
@@ -234,7 +234,7 @@ def _vouch(tested: SmokeTested | None, who: str, done: str, run: str, hint: str)
 def _disk(step: StepPlan) -> list[Reason]:
     """What the step will write against the room there: as ``harness run``'s disk gate
     decides it (a step that will not fit is refused there unless ``--force``)."""
-    from harness.runs.disk import refusal
+    from harness.runs.target.disk import refusal
 
     if step.budget_error is not None:
         return [Reason(WARNING, f"disk: {step.budget_error}",

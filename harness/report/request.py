@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.models import AskedFacts
-from harness.runs.describe import StepRequest
-from harness.runs.models import Verdict
-from harness.runs.steps import Pipeline, ResolvedStep
+from harness.runs.pipeline.steps import Pipeline, ResolvedStep
+from harness.runs.record.models import Verdict
+from harness.runs.target.describe import StepRequest
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from harness.views.runs import esc, verdict_lines
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from harness.runs.steps import Pipeline
+    from harness.runs.pipeline.steps import Pipeline
 
 
 def lines(event: RunEvent) -> list[RenderableType]:
@@ -93,7 +93,7 @@ def lines(event: RunEvent) -> list[RenderableType]:
 def steps(pipeline: Pipeline) -> Lines:
     """``harness run`` without a step: the steps of the pipeline and their parameters."""
     lines = Lines()
-    from harness.runs.resolve import step_parameters
+    from harness.runs.pipeline.resolve import step_parameters
 
     lines.add(f"steps in {pipeline.path}:")
     for name, step in pipeline.steps.items():

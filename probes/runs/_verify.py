@@ -42,7 +42,8 @@ from probes.runs._pin import moved
 from probes.runs._proctree import run_tree, self_and_ancestors, terminate
 from probes.runs._rundir import proc_stat, write_record
 
-#: An output check reports its counts on a line starting with this (harness.runs.verification)
+#: An output check reports its counts on a line starting with this
+#: (harness.runs.record.verification)
 VERIFY_MARK = b"HARNESS_VERIFY "
 #: The environment variable naming the check's report fd
 REPORT_FD_ENV = "HARNESS_VERIFY_FD"

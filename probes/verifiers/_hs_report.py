@@ -1,7 +1,7 @@
 """The extraction check's report: a count per check, the failures, the drift warnings; and
 where it goes (``HARNESS_VERIFY_FD`` when the supervisor runs the check, stdout otherwise).
 
-Shape (harness/runs/verification.py reads it)::
+Shape (harness/runs/record/verification.py reads it)::
 
     {"checks": {"values": {"passed": P, "compared": C, "of": N, "layers": [2],
                            "max_rel_err": x, "chosen_by": "all" | "spread"[, "fp8": F]},

@@ -25,9 +25,11 @@ from harness.probe_files import probes_dir
 from harness.probe_runner import MARK, probe_modules, run_probe
 from harness.reading.compare import diff
 from harness.reading.probe import gather_facts, probe
-from harness.runs import preflight, remote, state, stream, verification
-from harness.runs.describe import StepPlan
-from harness.runs.serve import read_vocab, serve_call
+from harness.runs.follow import stream
+from harness.runs.record import state, verification
+from harness.runs.target import preflight, remote
+from harness.runs.target.describe import StepPlan
+from harness.runs.target.step_check import read_vocab, serve_call
 from harness.targets.local import LocalTarget
 from probes.runs import _follow, _proctree, _rundir, runs, supervisor
 from tests.support.tinydist import FolderTarget, install

@@ -18,11 +18,11 @@ from harness.patching.manifest import NONE, Backup, Manifest
 from harness.patching.ops import read_state
 from harness.patching.plan import FileChange
 from harness.patching.writing import write_files
-from harness.runs import remote
-from harness.runs.models import RunInfo
-from harness.runs.steps import ResolvedStep
-from harness.runs.stream import Follower, LocalCopy, follower_argv
-from harness.runs.timings import Timings
+from harness.runs.follow.stream import Follower, LocalCopy, follower_argv
+from harness.runs.pipeline.steps import ResolvedStep
+from harness.runs.record.models import RunInfo
+from harness.runs.target import remote
+from harness.runs.target.timings import Timings
 from harness.targets.local import LocalTarget
 from probes.patching import patchops
 from probes.runs import runs

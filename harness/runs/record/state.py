@@ -12,9 +12,8 @@ import time
 from collections.abc import Sequence
 
 from harness.errors import UsageError
-from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, RunInfo
-from harness.runs.steps import LATEST_WORDS
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import GpuHolder, RunInfo
 
 #: Process names of init systems: a GPU holder re-parented to one of them lost its parent.
 INIT_NAMES = frozenset({"systemd", "init", "tini", "dumb-init", "docker-init", "catatonit"})
@@ -22,6 +21,8 @@ INIT_NAMES = frozenset({"systemd", "init", "tini", "dumb-init", "docker-init", "
 GPU_DAEMONS = frozenset(
     {"nvidia-persistenced", "nvidia-smi", "nv-hostengine", "Xorg", "Xwayland", "dcgm"}
 )
+#: What ``harness logs`` / ``stop`` read as "the newest run": no step may be named so.
+LATEST_WORDS = ("last", "latest")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 
 

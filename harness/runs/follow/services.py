@@ -3,50 +3,26 @@ following one's start until it is ready.
 
 A service run is "the same" as the one a step would start when its resolved command, cwd,
 environment and service settings are (its own run id and run directory aside):
-:func:`service_digest`, recorded in its ``run.json`` at launch. What happens on the target
-(the health poll, ``ready.json``, the stop when the steps that needed it end) is
-``probes/runs/_service.py``'s.
+:func:`harness.runs.pipeline.digest.service_digest`, recorded in its ``run.json`` at launch.
+What happens on the target (the health poll, ``ready.json``, the stop when the steps that
+needed it end) is ``probes/runs/_service.py``'s.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 
 from harness.cache import cache_root
 from harness.errors import RunError
-from harness.runs import remote
-from harness.runs.attach import Screen, follow_run
-from harness.runs.context import Context
-from harness.runs.decode import last_lines
-from harness.runs.lifecycle import RunState, state_label
-from harness.runs.models import RunInfo
-from harness.runs.steps import UNCLAIMED_MINUTES, ResolvedStep
-from harness.runs.stream import LocalCopy, copy_path
-from harness.targets import shell
+from harness.runs.follow.attach import Screen, follow_run
+from harness.runs.follow.decode import last_lines
+from harness.runs.follow.stream import LocalCopy, copy_path
+from harness.runs.pipeline.steps import UNCLAIMED_MINUTES
+from harness.runs.record.lifecycle import RunState, state_label
+from harness.runs.record.models import RunInfo
+from harness.runs.target import remote
+from harness.runs.target.context import Context
 from harness.targets.base import Target
-
-
-def service_digest(step: ResolvedStep, run_id: str, run_dir: str, smoke: bool = False) -> str:
-    """What makes two runs of a service interchangeable, as a short hash (pure). A smoke
-    service (random weights, a cut model) never answers for a real one, nor the reverse."""
-
-    def norm(text: str) -> str:
-        return text.replace(run_dir, "{run_dir}").replace(run_id, "{run_id}")
-
-    env = shell.mask_env(step.env, step.secrets())
-    blob: dict[str, object] = {
-        "step": step.step,
-        "argv": [norm(a) for a in step.argv],
-        "cwd": norm(step.cwd),
-        "env": {k: norm(v) for k, v in sorted(env.items())},
-        # how long it waits for a first user is not what it serves
-        "service": {} if step.service is None else step.service.settings(),
-    }
-    if smoke:  # only when set: a real service's digest is the one it had before
-        blob["smoke"] = True
-    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def live_service(

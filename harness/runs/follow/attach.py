@@ -16,12 +16,9 @@ from rich.markup import escape as esc
 
 from harness.cache import cache_root
 from harness.errors import ConnectError, HarnessError, RunError
-from harness.runs.context import Context
-from harness.runs.decode import last_lines, tail_offset
-from harness.runs.failure import summarize
-from harness.runs.lifecycle import RunState, exit_code_of, state_label
-from harness.runs.models import FailureSummary, RunInfo
-from harness.runs.stream import (
+from harness.runs.follow.decode import last_lines, tail_offset
+from harness.runs.follow.failure import summarize
+from harness.runs.follow.stream import (
     Follower,
     LocalCopy,
     complete_copy,
@@ -30,6 +27,9 @@ from harness.runs.stream import (
     follower_argv,
     mark_complete,
 )
+from harness.runs.record.lifecycle import RunState, exit_code_of, state_label
+from harness.runs.record.models import FailureSummary, RunInfo
+from harness.runs.target.context import Context
 from harness.targets.base import ByteStream, LinkLost, Target
 
 
@@ -324,7 +324,7 @@ def _conclude(
     path: Path,
     target: Target | None = None,
 ) -> None:
-    from harness.runs.state import duration_of, format_duration
+    from harness.runs.record.state import duration_of, format_duration
 
     label = state_label(info)
     took = format_duration(duration_of(info))

@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from harness.runs.models import FailureSummary, Frame
-from harness.runs.service_faults import ServiceFault, service_fault
+from harness.runs.follow.service_faults import ServiceFault, service_fault
+from harness.runs.record.models import FailureSummary, Frame
 
 #: ``(VllmWorker TP0 pid=123) `` / ``(EngineCore_DP0 pid=9) `` -- vLLM's per-process prefix.
 _PROC_PREFIX = re.compile(r"^\((?:[A-Za-z_][\w ]*?)\s+pid=\d+\)\s?")

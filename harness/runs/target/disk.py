@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import RunError
-from harness.runs.written import Progress
+from harness.runs.record.written import Progress
 from harness.targets.base import Target
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.runs.models import Phase
+from harness.runs.record.models import Phase
 
 _BAR = r":\s+(?P<pct>\d+)%(?:\|[^|\r\n]*\||\s+Completed\s+\|)\s*(?P<done>\d+)/(?P<total>\d+)"
 

@@ -14,18 +14,18 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from harness.runs import remote
-from harness.runs.context import GPU_GLOB_ENV, workdir_for
-from harness.runs.disk import Budget
-from harness.runs.models import Level, Verdict
-from harness.runs.needs import Need
-from harness.runs.pipeline import find_pipeline_file, load_pipeline
-from harness.runs.preflight import Preflight, decide
-from harness.runs.resolve import resolve_step
-from harness.runs.services import service_digest
-from harness.runs.smoke import SmokePlan, SmokeTested
-from harness.runs.state import tensor_parallel
-from harness.runs.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
+from harness.runs.pipeline.digest import service_digest
+from harness.runs.pipeline.file import find_pipeline_file, load_pipeline
+from harness.runs.pipeline.requires import Need
+from harness.runs.pipeline.resolve import resolve_step
+from harness.runs.pipeline.smoke import SmokePlan, SmokeTested
+from harness.runs.pipeline.steps import SMOKE_DIR, VERIFIERS, Pipeline, ResolvedStep, SmokeSpec
+from harness.runs.record.models import Level, Verdict
+from harness.runs.record.state import tensor_parallel
+from harness.runs.target import remote
+from harness.runs.target.context import GPU_GLOB_ENV, workdir_for
+from harness.runs.target.disk import Budget
+from harness.runs.target.preflight import Preflight, decide
 from harness.targets.base import Target
 from harness.targets.interp import with_python
 
@@ -53,7 +53,7 @@ def resolve_on(
     laptop) as they happen, not in 8 KB blocks. A smoke run also gets ``{smoke_dir}`` and
     the hook's switch (``HARNESS_SMOKE``) in its environment.
     """
-    from harness.runs import smoke as smoke_mode
+    from harness.runs.pipeline import smoke as smoke_mode
 
     builtins = {
         "workdir": workdir,
@@ -234,7 +234,7 @@ def describe(
     there (the verdicts themselves: the ones the launch just made). ``workdir``: the one
     the launch resolved (``--workdir``); else hosts.toml's, ``$HARNESS_WORKDIR``'s."""
     from harness.reading.probe import gather_facts
-    from harness.runs.needs import needs, pip_line, step_paths
+    from harness.runs.pipeline.requires import needs, pip_line, step_paths
 
     pipeline, step = asked.load(), asked.name
     workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"), absolute=True)
@@ -326,18 +326,11 @@ def _reviewed(verdicts: Sequence[Verdict]) -> tuple[Verdict, ...]:
     )
 
 
-def describe_step(
-    target: Target, step: str, pipeline_file: Path | None, overrides: dict[str, str]
-) -> dict[str, Any]:
-    """:func:`describe` as JSON (``harness report --format json`` writes this)."""
-    return describe(target, StepRequest(step, pipeline_file, overrides)).to_dict()
-
-
 def python_origin(pipeline: Pipeline, step: str) -> tuple[str, str] | None:
     """Where a step's own interpreter is named, and how to change it: a parameter it names
     (``python = "{vllm_python}"``: ``--set`` or ``[params]``), else the step's line -- never
     hosts.toml, which names the host's interpreter, not this step's."""
-    from harness.runs.steps import PLACEHOLDER
+    from harness.runs.pipeline.steps import PLACEHOLDER
 
     declared = pipeline.steps.get(step)
     if declared is None or declared.python is None:

@@ -1,7 +1,8 @@
 """``harness check --step STEP``: a step's ``vllm serve`` flags and JSON config keys against
 the vLLM the target has, read statically (any target kind, ``pypi:vllm==X`` included).
 
-The step is resolved as ``harness run`` would launch it (:func:`harness.runs.describe.describe`),
+The step is resolved as ``harness run`` would launch it
+(:func:`harness.runs.target.describe.describe`),
 the server's arguments are read from its argv (:func:`harness.analysis.serve.find_serve`), one
 ``serveargs`` probe reads what that vLLM accepts, and the ``serve`` rule decides -- before any
 model loads. Findings point at the line of ``pipeline.toml`` that writes the flag or key.
@@ -31,7 +32,7 @@ from harness.analysis.uses import Site
 from harness.config import locate_line
 from harness.errors import TargetError
 from harness.probe_runner import run_probe
-from harness.runs.describe import StepPlan
+from harness.runs.target.describe import StepPlan
 from harness.targets.base import Target
 
 
@@ -89,7 +90,7 @@ def _venv(program: str) -> str | None:
 def read_vocab(target: Target, call: ServeCall, plan: StepPlan) -> tuple[ServeVocab, bool]:
     """What the target's vLLM accepts (the environment the command names, the step's
     ``PYTHONPATH`` first): one probe, cached by the files it read."""
-    from harness.runs.needs import step_paths
+    from harness.runs.pipeline.requires import step_paths
 
     args = {**probe_args(call), "prepend": step_paths(plan.env, plan.cwd or "/")}
     venv = _venv(call.program)

@@ -1,8 +1,8 @@
 """``harness runs``, ``logs`` and ``stop`` as use cases (callable from tests).
 
-Each opens the target once, asks :mod:`~harness.runs.remote` for facts or an action, lets
+Each opens the target once, asks :mod:`~harness.runs.target.remote` for facts or an action, lets
 the pure modules decide, and returns a model (:func:`list_runs`, :func:`stop_run`) for the
-CLI to render; :func:`show_logs` follows a run live (:mod:`~harness.runs.attach`) and returns
+CLI to render; :func:`show_logs` follows a run live (:mod:`~harness.runs.follow.attach`) and returns
 its exit code. ``harness run`` is :mod:`harness.launch`.
 """
 
@@ -15,15 +15,15 @@ from typing import Any
 
 from harness.cache import cache_root
 from harness.errors import UsageError
-from harness.runs import remote
-from harness.runs.attach import Screen, follow_run, show_copy
-from harness.runs.context import GPU_GLOB_ENV, Context, workdir_for
-from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, RunInfo
-from harness.runs.services import users_of
-from harness.runs.state import classify_holders, match_run
-from harness.runs.stopped import StopReport
-from harness.runs.stream import COMPLETE, complete_copy, copy_path
+from harness.runs.follow.attach import Screen, follow_run, show_copy
+from harness.runs.follow.services import users_of
+from harness.runs.follow.stream import COMPLETE, complete_copy, copy_path
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import GpuHolder, RunInfo
+from harness.runs.record.state import classify_holders, match_run
+from harness.runs.record.stopped import StopReport
+from harness.runs.target import remote
+from harness.runs.target.context import GPU_GLOB_ENV, Context, workdir_for
 from harness.targets.base import Target
 
 

@@ -18,11 +18,11 @@ from harness.errors import NoSpace, RunError
 from harness.models import AskedFacts, GpuInfo, TargetFacts
 from harness.probe_files import probes_dir
 from harness.probe_runner import run_probe
-from harness.runs.models import GpuHolder, RunInfo, RunRecord
-from harness.runs.record import Fingerprint, GroupRecord, NeededService, SmokeRecord
-from harness.runs.steps import VERIFIERS, ResolvedStep
-from harness.runs.stopped import StopReport
-from harness.runs.timings import Timings
+from harness.runs.pipeline.steps import VERIFIERS, ResolvedStep
+from harness.runs.record.models import GpuHolder, RunInfo, RunRecord
+from harness.runs.record.parts import Fingerprint, GroupRecord, NeededService, SmokeRecord
+from harness.runs.record.stopped import StopReport
+from harness.runs.target.timings import Timings
 from harness.targets import shell
 from harness.targets.base import Target
 
@@ -285,7 +285,9 @@ class RunExtras:
 
 
 @dataclass(frozen=True)
-class Launched:
+class Spawned:
+    """What the launch probe answered: the run, and the stale GPU holders it ended first."""
+
     run: RunInfo
     killed: tuple[int, ...] = ()
     kill_remaining: tuple[int, ...] = ()
@@ -301,7 +303,7 @@ def launch(
     timings: Timings,
     kill_first: tuple[GpuHolder, ...] = (),
     extras: RunExtras = RunExtras(),
-) -> Launched:
+) -> Spawned:
     """Create the run directory and start the supervisor detached; return once it answered.
 
     The real argv and env travel in the probe's stdin and then on the supervisor's stdin
@@ -341,7 +343,7 @@ def launch(
         ) from None
     run = RunInfo.from_facts(data["run"], data.get("now"))
     killed = data.get("killed") or {}
-    return Launched(
+    return Spawned(
         run=run,
         killed=tuple(killed.get("terminated") or ()) + tuple(killed.get("killed") or ()),
         kill_remaining=tuple(killed.get("remaining") or ()),

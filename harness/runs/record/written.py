@@ -2,7 +2,8 @@
 ``ready.json``, a budgeted step's ``progress.json`` and, in ``status.json``, the disk that was
 full when the step ended.
 
-Read once where the runs probe's answer arrives (:meth:`harness.runs.models.RunInfo.from_facts`);
+Read once where the runs probe's answer arrives
+(:meth:`harness.runs.record.models.RunInfo.from_facts`);
 ``to_dict`` writes back the JSON the run program wrote, key for key (``--json`` shows it), and
 anything malformed reads as ``None``, never a traceback.
 """
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.runs.record import Wire
+from harness.runs.record.parts import Wire
 
 #: JSON harness carries through without reading it (the stop reports of the services a step
 #: stopped when it ended: ``probes/runs/_service.stop_services``).

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.errors import UsageError
-from harness.runs.record import Fingerprint, SmokeRecord
-from harness.runs.steps import SMOKE_DIR, Pipeline
+from harness.runs.pipeline.steps import SMOKE_DIR, Pipeline
+from harness.runs.record.parts import Fingerprint, SmokeRecord
 
 DEFAULT_LAYERS = 2
 DEFAULT_SAMPLES = 4

@@ -12,8 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.errors import ConfigError, UsageError
-from harness.runs.record import ServiceRecord
-from harness.runs.steps import (
+from harness.runs.pipeline.steps import (
     BUILTINS,
     NAME,
     PLACEHOLDER,
@@ -23,6 +22,7 @@ from harness.runs.steps import (
     ResolvedStep,
     Step,
 )
+from harness.runs.record.parts import ServiceRecord
 from harness.targets import shell
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.models import AskedFacts
-from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, Level, Verdict
-from harness.runs.remote import PreflightFacts
-from harness.runs.state import classify_holders, describe_holder
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import GpuHolder, Level, Verdict
+from harness.runs.record.state import classify_holders, describe_holder
+from harness.runs.target.remote import PreflightFacts
 
 #: Less space than this left where the run directory goes: the disk is full (as the
 #: supervisor judges it, ``FULL_BELOW`` in probes/runs/_rundir.py).

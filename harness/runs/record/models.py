@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from harness.models import FlatRecord, pick_fields
-from harness.runs.lifecycle import RunState, derive_state, exit_code_of, state_label
-from harness.runs.record import (
+from harness.runs.record.lifecycle import RunState, derive_state, exit_code_of, state_label
+from harness.runs.record.parts import (
     Fingerprint,
     GroupRecord,
     NeededService,
@@ -20,8 +20,8 @@ from harness.runs.record import (
     Wire,
     needed_from,
 )
-from harness.runs.verification import Verification
-from harness.runs.written import DiskFull, Opaque, Progress, Ready
+from harness.runs.record.verification import Verification
+from harness.runs.record.written import DiskFull, Opaque, Progress, Ready
 from harness.vocab import Word
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.runs.record import ServiceRecord
+from harness.runs.record.parts import ServiceRecord
 from harness.targets import shell
 
 PIPELINE_FILENAME = "pipeline.toml"
@@ -29,8 +29,6 @@ SMOKE_DIR = "smoke_dir"
 VERIFIERS = "verifiers"
 #: How long a step's output check may take unless its ``verify.timeout`` says otherwise.
 VERIFY_TIMEOUT = 3600.0
-#: What ``harness logs`` / ``stop`` read as "the newest run": no step may be named so.
-LATEST_WORDS = ("last", "latest")
 #: A parameter name.
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: ``{name}``, or an escaped brace.
@@ -48,7 +46,7 @@ class SmokeSpec:
     ``args``: appended to the command in smoke mode (``{smoke_layers}`` is the cut): a step
     that cuts its model itself -- ``vllm serve --load-format dummy --hf-overrides ...`` --
     gets no start-up hook. ``layer_ids``: the parameter holding captured layer ids, mapped
-    onto the cut model (:func:`harness.runs.smoke.map_layer_ids`).
+    onto the cut model (:func:`harness.runs.pipeline.smoke.map_layer_ids`).
     """
 
     samples: str | None = None
@@ -80,7 +78,7 @@ class VerifySpec:
     ``command``: the check of a real run; ``smoke``: the one a ``--smoke`` run gets (random
     weights: it needs no reference), empty when smoke runs have none; ``timeout`` in seconds.
     The check exits 0 (passed) or 1 (failed) and may print one ``HARNESS_VERIFY {json}`` line
-    (:mod:`harness.runs.verification`).
+    (:mod:`harness.runs.record.verification`).
     """
 
     command: tuple[str, ...]

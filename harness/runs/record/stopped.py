@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.runs.models import GpuHolder, RunInfo
+from harness.runs.record.models import GpuHolder, RunInfo
 
 
 @dataclass(frozen=True)

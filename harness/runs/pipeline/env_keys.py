@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from harness.errors import ConfigError
-from harness.runs.steps import READY_TIMEOUT, UNCLAIMED_MINUTES, ServiceSpec, Step
+from harness.runs.pipeline.steps import READY_TIMEOUT, UNCLAIMED_MINUTES, ServiceSpec, Step
 
 SERVICE_KEYS = ("port", "health", "ready_timeout", "unclaimed_minutes")
 _SERVICE_HINT = 'service = { port = "{port}", health = "/health", ready_timeout = 1800 }'
@@ -77,7 +77,7 @@ def seconds(check: Checker, value: Any, key: tuple[str, ...], hint: str) -> floa
     return float(value)
 
 
-#: ``disk = {...}``: what the step will write, counted before it starts (harness/runs/disk.py)
+#: ``disk = {...}``: what the step will write, counted before it starts (runs/target/disk.py)
 DISK_KEYS = ("out", "prepared", "layers", "hidden", "model", "format", "staging", "max_samples")
 DISK_FORMATS = ("bf16", "fp16", "fp32", "fp8")
 _DISK_HINT = (

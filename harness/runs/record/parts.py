@@ -4,7 +4,7 @@ fingerprint of what it ran on, a service step's settings and the services a step
 ``run.json`` is read back for days -- by ``harness runs``, by later harness versions, by the
 ``--require-smoke`` / ``--require-verified`` fingerprints -- so each part is a frozen model,
 built once where the launch decides it and serialised only where the record is written
-(:func:`harness.runs.remote.launch`). ``to_dict`` writes the very JSON harness always wrote
+(:func:`harness.runs.target.remote.launch`). ``to_dict`` writes the very JSON harness always wrote
 (keys absent stay absent); ``from_dict`` reads any earlier harness's (a missing or malformed
 field becomes its default, never a traceback), and the two are exact inverses (the
 round-trip tests and ``tests/fixtures/runs_main/``, run directories written by an earlier
@@ -188,7 +188,8 @@ class GroupRecord:
 class ServiceRecord:
     """A service step's settings, resolved (``run.json`` ``service``): its port, health URL
     and time limit; ``unclaimed_minutes`` when the step sets it (else the run program's
-    default); ``digest``: what makes a live run of it reusable (:mod:`harness.runs.services`)."""
+    default); ``digest``: what makes a live run of it reusable
+    (:mod:`harness.runs.pipeline.digest`)."""
 
     port: int
     url: str

@@ -27,10 +27,9 @@ from typing import Any
 
 from harness.config import locate_line
 from harness.errors import ConfigError
-from harness.runs import pipeline_env as env_keys
-from harness.runs.steps import (
+from harness.runs.pipeline import env_keys
+from harness.runs.pipeline.steps import (
     BUILTINS,
-    LATEST_WORDS,
     NAME,
     PIPELINE_ENV_VAR,
     PIPELINE_FILENAME,
@@ -42,6 +41,7 @@ from harness.runs.steps import (
     Step,
     VerifySpec,
 )
+from harness.runs.record.state import LATEST_WORDS
 from harness.targets import shell
 
 if sys.version_info >= (3, 11):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import signal
 from typing import Protocol
 
-from harness.runs import verification as checks
-from harness.runs.record import ServiceRecord
-from harness.runs.verification import Verification
+from harness.runs.record import verification as checks
+from harness.runs.record.parts import ServiceRecord
+from harness.runs.record.verification import Verification
 from harness.vocab import Word
 
 
@@ -30,7 +30,7 @@ class RunState(Word):
 
 
 class RunStatus(Protocol):
-    """What the decisions read of ``status.json`` (:class:`harness.runs.models.RunStatus`);
+    """What the decisions read of ``status.json`` (:class:`harness.runs.record.models.RunStatus`);
     a protocol, so that the models import these decisions and not the other way round."""
 
     @property
@@ -46,7 +46,7 @@ class RunStatus(Protocol):
 
 
 class Recorded(Protocol):
-    """What the labels read of ``run.json`` (:class:`harness.runs.models.RunRecord`)."""
+    """What the labels read of ``run.json`` (:class:`harness.runs.record.models.RunRecord`)."""
 
     @property
     def service(self) -> ServiceRecord | None: ...
@@ -55,7 +55,7 @@ class Recorded(Protocol):
 
 
 class RunInfo(Protocol):
-    """What the labels read of a run (:class:`harness.runs.models.RunInfo`)."""
+    """What the labels read of a run (:class:`harness.runs.record.models.RunInfo`)."""
 
     @property
     def state(self) -> RunState: ...

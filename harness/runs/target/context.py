@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass, field
 
 from harness.config import HostsConfig
-from harness.runs import remote
-from harness.runs.timings import Timings
+from harness.runs.target import remote
+from harness.runs.target.timings import Timings
 from harness.targets.base import Target
 from harness.targets.registry import open_target
 
