@@ -16,7 +16,8 @@ import typer
 from harness.cli.across import on_group
 from harness.cli.common import console, emit, print_json, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
-from harness.cli.run import WorkdirOpt, ctx, raise_code
+from harness.cli.run import ctx, raise_code
+from harness.cli.run_options import WorkdirOpt
 
 #: ``harness runs`` shows this many of the newest runs unless ``--limit`` says otherwise.
 RUNS_SHOWN = 20
@@ -155,9 +156,19 @@ def logs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
 
     err, run, follow = console(stderr=True), kw["run"], kw["follow"]
     try:
-        codes = follow_each(hosts, lambda h: raise_code(show_logs(
-            ctx(h, kw["accept_new_host_key"], kw["workdir"]), run, follow=follow,
-            tail=kw["tail"], offset=kw["offset"], screen=SCREEN)))  # fmt: skip
+        codes = follow_each(
+            hosts,
+            lambda h: raise_code(
+                show_logs(
+                    ctx(h, kw["accept_new_host_key"], kw["workdir"]),
+                    run,
+                    follow=follow,
+                    tail=kw["tail"],
+                    offset=kw["offset"],
+                    screen=SCREEN,
+                )
+            ),
+        )
     except KeyboardInterrupt:
         raise typer.Exit(detached(err, run, hosts)) from None
     raise typer.Exit(followed(err, run, hosts, codes) if follow else max(codes.values()))

@@ -270,7 +270,7 @@ def make_view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:
 
 
 class _Screen:
-    """The terminal a followed run is shown on (:class:`harness.runs.follow.attach.Screen`)."""
+    """The terminal a followed run is shown on (:class:`harness.runs.follow.view.Screen`)."""
 
     @staticmethod
     def view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:

@@ -56,8 +56,9 @@ def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
             if group is not None and group.role is not None and group.role.cluster:
                 continue
             rid = (group and group.id) or r.id
-            row = rows.get(rid) or GroupRun(rid, r.record.step, group and group.spread, {},
-                                            r.started_at)  # fmt: skip
+            row = rows.get(rid) or GroupRun(
+                rid, r.record.step, group and group.spread, {}, r.started_at
+            )
             row.states[host] = state_label(r)
             rows[rid] = row
     return sorted(rows.values(), key=lambda g: (g.started or 0.0, g.id))
@@ -72,10 +73,16 @@ class Listing:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [
-            {"id": g.id, "step": g.step, "spread": g.spread, "state": g.state,
-             "hosts": g.states, "started_at": g.started}
+            {
+                "id": g.id,
+                "step": g.step,
+                "spread": g.spread,
+                "state": g.state,
+                "hosts": g.states,
+                "started_at": g.started,
+            }
             for g in self.rows
-        ]  # fmt: skip
+        ]
 
 
 def list_on(make_ctx: Callable[[str], Any], names: Sequence[str]) -> Listing:

@@ -103,6 +103,15 @@ class DiskChecked:
 
 
 RunEvent = (
-    Resolved | Reviewed | Compared | Forced | Preflighted | ClusterUp | ClusterStopped
-    | Launched | Started | ServiceUp | DiskChecked
-)  # fmt: skip
+    Resolved
+    | Reviewed
+    | Compared
+    | Forced
+    | Preflighted
+    | ClusterUp
+    | ClusterStopped
+    | Launched
+    | Started
+    | ServiceUp
+    | DiskChecked
+)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.launch.events import RunEvent, ServiceUp
-from harness.launch.nodes import Host
+from harness.launch.nodes import Host, Request
 from harness.runs.pipeline.steps import Pipeline
 from harness.runs.record.models import RunInfo
 from harness.runs.record.parts import Fingerprint, NeededService
@@ -32,7 +32,7 @@ Start = Callable[..., Any]
 def ready_services(
     pipeline: Pipeline,
     host: Host,
-    req: Any,  # harness.launch.start.Request (which imports this module)
+    req: Request,
     wait: Wait,
     start: Start,
     on_event: Callable[[RunEvent], None],
@@ -64,8 +64,15 @@ def ready_services(
         info = live_service(runs, need, str(digest), smoke is not None)
         began, reused = time.monotonic(), info is not None
         if info is None:
-            sub = replace(req, step=need, overrides=sets, extra=(), smoke=smoke,
-                          require_smoke=False, require_verified=False)  # fmt: skip
+            sub = replace(
+                req,
+                step=need,
+                overrides=sets,
+                extra=(),
+                smoke=smoke,
+                require_smoke=False,
+                require_verified=False,
+            )
             alone = replace(host, resolved=None, review=None)  # the step's own stay as they are
             info = start(pipeline, [alone], sub, on_event=on_event).run
             if started is not None and info is not None:

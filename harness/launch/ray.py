@@ -83,22 +83,37 @@ def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
         role = Role.RAY_NODE if h.node.rank else Role.RAY_HEAD
         assert h.resolved is not None
         resolved = replace(
-            h.resolved, step=f"{h.resolved.step}-ray", argv=tuple(argv), shell=False,
+            h.resolved,
+            step=f"{h.resolved.step}-ray",
+            argv=tuple(argv),
+            shell=False,
             env={**h.resolved.env, "RAY_USAGE_STATS_ENABLED": "0"},
-        )  # fmt: skip
+        )
         remote.launch(
-            h.target, cid, h.workdir, resolved, pipeline=launch.pipeline, timings=h.ctx.timings,
+            h.target,
+            cid,
+            h.workdir,
+            resolved,
+            pipeline=launch.pipeline,
+            timings=h.ctx.timings,
             extras=remote.RunExtras(group=replace(group, rank=h.node.rank, role=role)),
-        )  # fmt: skip
+        )
         launch.cluster.append(cid)
         if h.node.rank == 0:  # the workers join the head: it must listen first
             _wait_port(h, port)
     head = hosts[0]
     t0 = time.monotonic()
     got = head.target.run(
-        [head.target.python_argv()[0], "-c", RAY_READY, str(len(nodes)), str(RAY_WAIT_S),
-         f"{nodes[0].address}:{port}"], timeout=RAY_WAIT_S + 30,
-    )  # fmt: skip
+        [
+            head.target.python_argv()[0],
+            "-c",
+            RAY_READY,
+            str(len(nodes)),
+            str(RAY_WAIT_S),
+            f"{nodes[0].address}:{port}",
+        ],
+        timeout=RAY_WAIT_S + 30,
+    )
     if not got.ok:
         raise RunError(
             f"the Ray cluster of {run_id} did not come up: {got.stderr.decode().strip()[-300:]}",
@@ -122,8 +137,7 @@ def _wait_port(h: Host, port: int, timeout: float = 60.0) -> None:
         "sys.exit(1)\n"
     )
     argv = [h.target.python_argv()[0], "-c", code, h.node.address, str(port), str(timeout)]
-    got = h.target.run(argv,
-                       timeout=timeout + 10)  # fmt: skip
+    got = h.target.run(argv, timeout=timeout + 10)
     if not got.ok:
         raise RunError(f"the Ray head on {h.node.host} did not listen on {h.node.address}:{port}")
 
@@ -138,8 +152,13 @@ def stop_cluster(hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) 
     def one(name: str) -> Any:
         h = next(h for h in hosts if h.node.host == name)
         with h.ctx.open() as t:
-            return remote.stop(t, h.workdir, started[str(h.node.rank)],
-                               grace=h.ctx.timings.stop_grace, timings=h.ctx.timings)  # fmt: skip
+            return remote.stop(
+                t,
+                h.workdir,
+                started[str(h.node.rank)],
+                grace=h.ctx.timings.stop_grace,
+                timings=h.ctx.timings,
+            )
 
     got = run_each([h.node.host for h in hosts if str(h.node.rank) in started], one)
     launch.on_event(ClusterStopped(time.monotonic() - t0, tuple(r.host for r in got.failed)))

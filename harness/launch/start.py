@@ -18,52 +18,28 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from harness.errors import NotReady, RunError, UsageError
-from harness.group.result import GroupResult, run_each
+from harness.errors import UsageError
 from harness.launch.events import (
-    Compared,
     Forced,
     Launched,
     Preflighted,
     Resolved,
-    Reviewed,
     RunEvent,
     Started,
 )
-from harness.launch.nodes import Host, Launch, Node
+from harness.launch.gates import preflight_host, preflight_refusal, review_all
+from harness.launch.nodes import Host, Launch, Node, Request, each, host_name
 from harness.launch.spread import SINGLE, SPREADS, Spread
 from harness.runs.pipeline.steps import Pipeline
-from harness.runs.record.models import Level, RunInfo
+from harness.runs.record.models import RunInfo
 from harness.runs.record.parts import Fingerprint, GroupRecord, NeededService, Role
 
 if TYPE_CHECKING:
     from harness.report.model import Review
-    from harness.runs.pipeline.smoke import SmokePlan
     from harness.runs.target.context import Context
     from harness.runs.target.preflight import Preflight
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Request:
-    """What ``harness run STEP`` was asked, besides where."""
-
-    step: str
-    overrides: dict[str, str]
-    extra: Sequence[str] = ()
-    pipeline_file: Path | None = None
-    patches: Path | None = None
-    kill_stale: bool = False
-    force: bool = False
-    require_smoke: bool = False
-    require_verified: bool = False
-    smoke: SmokePlan | None = None
-    #: the services the step needs outlive it (``--keep-service``), for the next run to reuse
-    keep_service: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,7 +95,7 @@ def opened(
             assert wd is not None
             return Host(node, target, wd, ctx)
 
-        yield list(_each(nodes, lambda n: n.host, open_one, "connect").values())
+        yield list(each(nodes, lambda n: n.host, open_one, "connect").values())
 
 
 def start_run(
@@ -161,9 +137,51 @@ def start_run(
     if launch.several:
         launch.group = GroupRecord(run_id, spread.name, tuple(h.node.host for h in hosts))
     _resolve(launch, pipeline, req)
+    checked, reviews = _gates(launch, pipeline, req)
+    services: tuple[NeededService, ...] | None = None
+    started: list[str] = []  # services started for this step, stopped if its launch fails
+    prints: dict[str, Fingerprint] = {}  # what each service runs on: its run vouches for it
+    if needs:
+        from harness.launch.needs import ready_services
+
+        wait = wait_ready or (lambda h, info: info)
+        try:
+            services = tuple(
+                ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started, prints)
+            )
+        except BaseException:
+            _stop_started(hosts[0], started, req.keep_service)
+            raise
+    runs = []
+    try:
+        spread.before(hosts, launch)
+        for h in spread.step_hosts(hosts):
+            stale = checked[h.node.host].stale
+            if launching is not None:
+                launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
+            runs.append(
+                (h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services, prints))
+            )
+        if launch.several:
+            on_event(Started(run_id, tuple(h for h, _ in runs)))
+    except BaseException:
+        finish(launch)  # never leave a cluster behind
+        if not runs:  # the step never started: nothing will stop its services at its end
+            _stop_started(hosts[0], started, req.keep_service)
+        raise
+    return RunOutcome(launch, tuple(runs), reviews)
+
+
+def _gates(
+    launch: Launch, pipeline: Pipeline, req: Request
+) -> tuple[dict[str, Preflight], dict[str, Review]]:
+    """Every host's preflight, then its review (told in that order: ``harness report STEP``'s,
+    preflight included), then the disk gate; raises what refuses the launch -- a failed
+    preflight always, a review that says not ready unless ``--force``."""
+    hosts, on_event, step = launch.hosts, launch.on_event, req.step
     # the preflight first: the review told next is `harness report STEP`'s, preflight included
-    checked = _each(hosts, _name, lambda h: _preflight(h, req, pipeline), "preflight")
-    reviews, not_ready = _review(launch, pipeline, req, checked)
+    checked = each(hosts, host_name, lambda h: preflight_host(h, req, pipeline), "preflight")
+    reviews, not_ready = review_all(launch, pipeline, req, checked)
     for h in hosts:
         on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
     refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
@@ -177,36 +195,7 @@ def start_run(
 
     for h in hosts:  # what the step will write, before any server loads for it
         disk_gate(h, req.force, on_event)
-    services: tuple[NeededService, ...] | None = None
-    started: list[str] = []  # services started for this step, stopped if its launch fails
-    prints: dict[str, Fingerprint] = {}  # what each service runs on: its run vouches for it
-    if needs:
-        from harness.launch.needs import ready_services
-
-        wait = wait_ready or (lambda h, info: info)
-        try:
-            services = tuple(ready_services(pipeline, hosts[0], req, wait, start_run, on_event,
-                                            started, prints))  # fmt: skip
-        except BaseException:
-            _stop_started(hosts[0], started, req.keep_service)
-            raise
-    runs = []
-    try:
-        spread.before(hosts, launch)
-        for h in spread.step_hosts(hosts):
-            stale = checked[h.node.host].stale
-            if launching is not None:
-                launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
-            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services,
-                                              prints)))  # fmt: skip
-        if launch.several:
-            on_event(Started(run_id, tuple(h for h, _ in runs)))
-    except BaseException:
-        finish(launch)  # never leave a cluster behind
-        if not runs:  # the step never started: nothing will stop its services at its end
-            _stop_started(hosts[0], started, req.keep_service)
-        raise
-    return RunOutcome(launch, tuple(runs), reviews)
+    return checked, reviews
 
 
 def _stop_started(host: Host, started: list[str], keep: bool) -> None:
@@ -215,8 +204,14 @@ def _stop_started(host: Host, started: list[str], keep: bool) -> None:
 
     for run_id in [] if keep else started:
         with contextlib.suppress(Exception):  # the launch's own error is the one to show
-            remote.stop(host.target, host.workdir, run_id, grace=host.ctx.timings.stop_grace,
-                        timings=host.ctx.timings, device_glob=host.ctx.device_glob)  # fmt: skip
+            remote.stop(
+                host.target,
+                host.workdir,
+                run_id,
+                grace=host.ctx.timings.stop_grace,
+                timings=host.ctx.timings,
+                device_glob=host.ctx.device_glob,
+            )
 
 
 def finish(launch: Launch) -> None:
@@ -233,8 +228,17 @@ def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
     spec = pipeline.steps.get(req.step)
     for h in launch.hosts:
         node = launch.spread.builtins(launch.nodes, h.node)
-        r = resolve_on(h.target, pipeline, req.step, h.workdir, launch.run_id, req.overrides,
-                       req.extra, req.smoke, node=node)  # fmt: skip
+        r = resolve_on(
+            h.target,
+            pipeline,
+            req.step,
+            h.workdir,
+            launch.run_id,
+            req.overrides,
+            req.extra,
+            req.smoke,
+            node=node,
+        )
         if spec is not None:
             r = launch.spread.prepare(h, r, launch.nodes, spec, launch.port or 0, launch.run_id)
         h.resolved = r
@@ -242,101 +246,21 @@ def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
         if req.smoke:
             where = smoke_mode.smoke_dir(f"{remote.runs_root(h.workdir)}/{launch.run_id}")
         rank = h.node.rank if launch.several else None
-        launch.on_event(Resolved(req.step, h.target.label, r.display(), req.smoke, where,
-                                 launch.tag(h), rank))  # fmt: skip
-
-
-def _review(
-    launch: Launch, pipeline: Pipeline, req: Request, preflights: dict[str, Preflight]
-) -> tuple[dict[str, Review], NotReady | None]:
-    """Every host's review (its preflight's verdicts in it, as ``harness report`` has
-    them, and the facts its round trip read), told; and the refusal unless every host is
-    ready and (for one job over all hosts) the hosts agree -- which ``--force`` overrides."""
-    from harness.group.review import GroupReview, series_state
-    from harness.group.sameness import compare
-    from harness.patching.series import patches_root
-    from harness.report.build import build_review
-    from harness.report.request import ReviewRequest
-
-    def review(h: Host) -> Review:
-        """``harness report STEP``'s review of the step exactly as it will launch (saved as
-        ``review.json``: a run can always say what it was started on), with the verdicts
-        and facts its preflight's round trip just read (not a second probe)."""
-        got = preflights[h.node.host]
-        assert h.resolved is not None
-        return build_review(h.target, ReviewRequest.of_launch(
-            patches=patches_root(req.patches), pipeline=pipeline, resolved=h.resolved,
-            run_id=launch.run_id, overrides=req.overrides, require_smoke=req.require_smoke,
-            require_verified=req.require_verified, smoke_run=req.smoke is not None,
-            workdir=h.workdir, preflight=got.verdicts, facts=got.facts,
-        ))  # fmt: skip
-
-    reviews = _each(launch.hosts, _name, review, "review")
-    for h in launch.hosts:
-        h.review = reviews[h.node.host]
-        launch.on_event(Reviewed(reviews[h.node.host], launch.tag(h)))
-    same = None
-    if launch.spread.same_stack:
-        facts = {n: r.facts for n, r in reviews.items() if r.facts is not None}
-        extra: dict[str, dict[str, str | None]] = {}
-        for n, r in reviews.items():
-            for what, value in series_state(r).items():
-                extra.setdefault(what, {})[n] = value
-        same = compare(facts, extra=extra)
-        launch.on_event(Compared(same))
-    if launch.several:
-        got: GroupResult[Any] = run_each(list(reviews), reviews.__getitem__)
-        blockers = GroupReview(got, same).blockers
-        refused = NotReady(
-            "not launching on any host: " + "; ".join(blockers),
-            "read it with `harness report STEP -t HOSTS`; fix the blockers, or pass --force",
+        launch.on_event(
+            Resolved(req.step, h.target.label, r.display(), req.smoke, where, launch.tag(h), rank)
         )
-    else:
-        from harness.report.model import Gate
-
-        (one,) = reviews.values()
-        blockers = [r.text for r in one.reasons if r.severity == Gate.BLOCKER]
-        refused = NotReady(
-            f"not launching {req.step}: the review says not ready ({len(blockers)} blocker(s))",
-            f"read it with `harness report {req.step}`; fix the blockers, or pass --force",
-        )
-    return reviews, refused if blockers else None
-
-
-def preflight_refusal(
-    step: str, verdicts: dict[str, Sequence[Any]], several: bool
-) -> RunError | None:
-    """Pure: the refusal when any host's preflight failed (``None``: launch)."""
-    failed = {h: [v for v in vs if v.level == Level.FAIL] for h, vs in verdicts.items()}
-    failed = {h: f for h, f in failed.items() if f}
-    if not failed:
-        return None
-    if several:
-        return RunError(
-            f"preflight refused to launch {step} on " + ", ".join(failed),
-            "fix what the lines above say on each host, then run again",
-        )
-    (fails,) = failed.values()
-    return RunError(
-        f"preflight refused to launch {step}: " + ", ".join(v.check for v in fails),
-        fails[0].hint,
-    )
-
-
-def _preflight(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
-    """One host's preflight, with the facts its review will ask for in the same round trip."""
-    from harness.launch.gates import preflight_verdicts, review_facts
-
-    assert h.resolved is not None
-    dists = review_facts(pipeline, req.step, req.patches, h.resolved)
-    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, req.kill_stale, dists)
 
 
 def _launch(
-    launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
-    stale: Any, services: tuple[NeededService, ...] | None = None,
+    launch: Launch,
+    pipeline: Pipeline,
+    h: Host,
+    req: Request,
+    reviews: dict[str, Review],
+    stale: Any,
+    services: tuple[NeededService, ...] | None = None,
     prints: Mapping[str, Fingerprint] | None = None,
-) -> RunInfo:  # fmt: skip
+) -> RunInfo:
     from harness.runs.pipeline import smoke as smoke_mode
     from harness.runs.target import remote
 
@@ -349,38 +273,26 @@ def _launch(
     extras = remote.RunExtras(
         review=h.review,
         smoke=None if smoke is None else smoke.record(fingerprint),
-        hook=None if smoke is None or not smoke.hook
+        hook=None
+        if smoke is None or not smoke.hook
         else {"sitecustomize.py": smoke_mode.hook_source()},
         fingerprint=replace(fingerprint, entry=pipeline.entry_digest(req.step)),
-        group=None if launch.group is None
+        group=None
+        if launch.group is None
         else replace(launch.group, rank=h.node.rank, role=Role.STEP),
-        services=services, device_glob=h.ctx.device_glob,
-    )  # fmt: skip
+        services=services,
+        device_glob=h.ctx.device_glob,
+    )
     launched = remote.launch(
-        h.target, launch.run_id, h.workdir, resolved, pipeline=pipeline.path,
-        timings=h.ctx.timings, kill_first=stale, extras=extras,
-    )  # fmt: skip
+        h.target,
+        launch.run_id,
+        h.workdir,
+        resolved,
+        pipeline=pipeline.path,
+        timings=h.ctx.timings,
+        kill_first=stale,
+        extras=extras,
+    )
     killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
     launch.on_event(Launched(launched.run, killed, left, launch.tag(h)))
     return launched.run
-
-
-def _name(h: Host) -> str:
-    return h.node.host
-
-
-def _each(
-    items: Sequence[Any], name: Callable[[Any], str], fn: Callable[[Any], T], what: str
-) -> dict[str, T]:
-    """``fn`` on every item (host), concurrently; one host's error is raised as it is,
-    several hosts' are one RunError naming each (and nothing goes on)."""
-    if len(items) == 1:
-        return {name(items[0]): fn(items[0])}
-    by = {name(i): i for i in items}
-    got = run_each(list(by), lambda n: fn(by[n]))
-    if got.failed:
-        raise RunError(
-            f"{what} failed on " + "; ".join(f"{r.host}: {r.error}" for r in got.failed),
-            got.failed[0].hint or "nothing was launched on any host",
-        )
-    return {r.host: r.unwrap() for r in got.results}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.patching.library import SeriesLibrary
+    from harness.patching.ops import DistReport
 
 
 def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
@@ -105,10 +106,14 @@ def _unless_newest_failed(
     if tested.last is None or tested.changes:
         return tested
     same = [
-        r for r in runs
-        if not r.record.smoke and r.verification is not None and r.state != RunState.RUNNING
-        and r.record.fingerprint and not now.changes_since(r.record.fingerprint)
-    ]  # fmt: skip
+        r
+        for r in runs
+        if not r.record.smoke
+        and r.verification is not None
+        and r.state != RunState.RUNNING
+        and r.record.fingerprint
+        and not now.changes_since(r.record.fingerprint)
+    ]
     newest = max(same, key=lambda r: r.record.created_at or 0.0) if same else None
     if newest is None or newest.verification is None or newest.verification.passed:
         return tested
@@ -183,8 +188,9 @@ def _service_prints(
         pipe, step = asked.load(), asked.name
         needs = pipe.steps[step].needs if step in pipe.steps else ()
         if needs:
-            workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"),
-                                             absolute=True)  # fmt: skip
+            workdir = workdir or workdir_for(
+                target, os.environ.get("HARNESS_WORKDIR"), absolute=True
+            )
     except HarnessError:
         return out
     for need in needs:
@@ -234,6 +240,66 @@ def _dists(
         wanted_callers = {str(canonicalize_name(c)) for c in declared}
         series_dists = [d for d in series_dists if str(canonicalize_name(d)) in wanted_callers]
     return series_dists, series_dists + library.required_dists(series_dists)
+
+
+def _checked(
+    target: Target,
+    callers: Sequence[str],
+    declared: Mapping[str, Sequence[str]] | None,
+    library: SeriesLibrary,
+    dist_reports: list[DistReport],
+    series: Sequence[SeriesView],
+) -> tuple[CheckReport | None, CheckReport | None]:
+    """The caller's check as the target is and as it will be once the pending patches are
+    applied (the same report when none is pending); ``None`` for a review without a caller.
+    One caller per report: the one the series is for."""
+    pending = any(s.pending for s in series if s.patches is not None)
+    for caller in callers[:1]:
+        from harness.patching.overlay import overlay
+        from harness.reading.check import check  # (the checker: only for a review that checks)
+
+        callees = list((declared or {}).get(caller) or []) or None
+        # the series' facts here (what its gated-off patches need, files a release deleted)
+        carried = (library, dist_reports) if dist_reports else None
+        live = check(target, caller, against=callees, series=carried)
+        if not pending:
+            return live, live
+        patched = overlay(dist_reports)
+        return live, check(target, caller, against=callees, with_patches=patched, series=carried)
+    return None, None
+
+
+def _vouched(
+    target: Target,
+    host: Target,
+    plan: StepPlan,
+    request: ReviewRequest,
+    facts: TargetFacts,
+    series: Sequence[SeriesView],
+    library: SeriesLibrary,
+) -> StepPlan:
+    """``plan`` with what its last green smoke run and its last verified run still vouch for,
+    against the environment now (a served step's servers' environments included)."""
+    asked, workdir = request.step, request.workdir
+    wants_smoke = not request.smoke_run and plan.smoke is not None
+    require_smoke = request.require_smoke and not request.smoke_run
+    require_verified = request.require_verified and not request.smoke_run
+    wants_verified = plan.verify is not None and plan.error is None
+    if not (wants_smoke or wants_verified):
+        return plan
+    runs = _runs_of(target, plan)
+    now = Fingerprint.of(facts.dists, {s.dist: s.applied for s in series})
+    if asked is not None:  # a served step: its servers' environments, as they are now
+        now = replace(now, services=_service_prints(host, library, asked, workdir))
+    if wants_smoke:
+        tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
+        plan = replace(plan, smoke_tested=tested)
+    if wants_verified:
+        now = replace(now, entry=plan.entry)
+        verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
+        verified = _unless_newest_failed(runs, now, verified)
+        plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
+    return plan
 
 
 def build_review(target: Target, request: ReviewRequest) -> Review:
@@ -295,44 +361,9 @@ def build_review(target: Target, request: ReviewRequest) -> Review:
             if facts.dists.get(d) or any(s.dist == d and s.installed for s in series)
         ]
     )
-    live = after = None
-    pending = any(s.pending for s in series if s.patches is not None)
-    for caller in names[:1]:  # one caller per report: the one the series is for
-        from harness.patching.overlay import overlay
-        from harness.reading.check import check  # (the checker: only for a review that checks)
-
-        callees = list((declared or {}).get(caller) or []) or None
-        # the series' facts here (what its gated-off patches need, files a release deleted)
-        carried = (library, dist_reports) if dist_reports else None
-        live = check(target, caller, against=callees, series=carried)
-        after = (
-            check(
-                target,
-                caller,
-                against=callees,
-                with_patches=overlay(dist_reports),
-                series=carried,
-            )
-            if pending
-            else live
-        )
-    wants_smoke = not request.smoke_run and plan is not None and plan.smoke is not None
-    require_smoke = request.require_smoke and not request.smoke_run
-    require_verified = request.require_verified and not request.smoke_run
-    wants_verified = plan is not None and plan.verify is not None and plan.error is None
-    if plan is not None and (wants_smoke or wants_verified):
-        runs = _runs_of(target, plan)
-        now = Fingerprint.of(facts.dists, {s.dist: s.applied for s in series})
-        if asked is not None:  # a served step: its servers' environments, as they are now
-            now = replace(now, services=_service_prints(host, library, asked, workdir))
-        if wants_smoke:
-            tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
-            plan = replace(plan, smoke_tested=tested)
-        if wants_verified:
-            now = replace(now, entry=plan.entry)
-            verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
-            verified = _unless_newest_failed(runs, now, verified)
-            plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
+    live, after = _checked(target, names[:1], declared, library, dist_reports, series)
+    if plan is not None:
+        plan = _vouched(target, host, plan, request, facts, series, library)
     serve = _serve(target, plan, request.overrides)
     reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(

@@ -125,9 +125,11 @@ class RunsTable:
         table = Table(box=None, pad_edge=False, header_style="bold")
         for i in keep:  # the id and the exit whole; the step and the state wrap if they must
             table.add_column(
-                heads[i], no_wrap=i not in (1, 2), overflow="fold",
+                heads[i],
+                no_wrap=i not in (1, 2),
+                overflow="fold",
                 min_width={0: ids, 5: len(heads[5])}.get(i),
-            )  # fmt: skip
+            )
         for row in cells(when):
             table.add_row(*(row[i] for i in keep))
         yield table
@@ -163,8 +165,10 @@ def stop_report(rep: StopReport) -> Lines:
             lines.add(f"  the service it needed, {esc(str(svc.get('run_id')))}, has ended too")
         else:
             n = len(svc.get("terminated") or ())
-            lines.add(f"  stopped the service it needed, {esc(str(svc.get('run_id')))}: "
-                      f"SIGTERM to {n} process(es)")  # fmt: skip
+            lines.add(
+                f"  stopped the service it needed, {esc(str(svc.get('run_id')))}: "
+                f"SIGTERM to {n} process(es)"
+            )
     if rep.unwritten:
         lines.add(
             f"[yellow]no space left on the disk that holds {esc(run.record.run_dir)}: "

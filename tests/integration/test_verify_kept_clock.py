@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.runs.record.verification import Verification, describe
+from harness.runs.record.verdict import describe
+from harness.runs.record.verification import Verification
 from harness.runs.target.remote import program_sources
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness import probe_files
 from harness.patching.manifest import NONE, Backup, Manifest
 from harness.patching.ops import read_state
 from harness.patching.plan import FileChange
@@ -45,7 +46,7 @@ def test_runs_envelopes(tmp_path: Path) -> None:
     assert run.record.run_dir == f"{workdir}/.harness/runs/hold-1"
     assert run.supervisor is not None and run.supervisor.step_pid
     assert run.supervisor_alive is True and run.state == "running"
-    assert set(remote.PROGRAM) <= {p.name for p in Path(run.record.run_dir).iterdir()}
+    assert set(probe_files.PROGRAM) <= {p.name for p in Path(run.record.run_dir).iterdir()}
     try:
         log = Path(run.record.run_dir) / "log"
         deadline = time.monotonic() + 30

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rich.markup import escape as esc
 
 from harness.cache import cache_root
 from harness.errors import ConnectError, HarnessError, RunError
-from harness.runs.follow.decode import last_lines, tail_offset
-from harness.runs.follow.failure import summarize
+from harness.runs.follow.decode import tail_offset
+from harness.runs.follow.ending import conclude, final_info
 from harness.runs.follow.stream import (
     Follower,
     LocalCopy,
@@ -27,36 +28,11 @@ from harness.runs.follow.stream import (
     follower_argv,
     mark_complete,
 )
-from harness.runs.record.lifecycle import RunState, exit_code_of, state_label
-from harness.runs.record.models import FailureSummary, RunInfo
+from harness.runs.follow.view import Screen, Shown
+from harness.runs.record.lifecycle import RunState, exit_code_of
+from harness.runs.record.models import RunInfo
 from harness.runs.target.context import Context
 from harness.targets.base import ByteStream, LinkLost, Target
-
-
-class Shown(Protocol):
-    """A run's log on the screen (:class:`harness.cli.screen.StreamView`)."""
-
-    @property
-    def resume_offset(self) -> int: ...
-    def start_at(self, offset: int) -> None: ...
-    def pump(self, offset: int | None = None, data: bytes = b"") -> None: ...
-    def flush(self) -> None: ...
-    def idle(self) -> None: ...
-    def message(self, markup: str) -> None: ...
-    def close(self) -> None: ...
-
-
-class Screen(Protocol):
-    """Where a followed run is shown: given by the CLI (:data:`harness.cli.screen.SCREEN`),
-    so that this use case imports no view."""
-
-    def view(self, info: RunInfo, copy: LocalCopy, start: int | None) -> Shown: ...
-    def notes(self, shown: Shown) -> Any: ...
-    def failure(self, out: Any, summary: FailureSummary, installed: str | None) -> None: ...
-
-
-#: Bytes of the log's end searched for the final exception.
-SUMMARY_TAIL = 256 * 1024
 
 
 def follow_run(
@@ -88,74 +64,25 @@ def follow_run(
         return show_copy(
             ctx, target, info, path, why, start=start, tail=tail, follow=follow, screen=screen
         )
-    copy = LocalCopy(path)
+    copy = _open_copy(path, info)
     initial = info.log_size or 0
-    if copy.size > initial and info.state != RunState.RUNNING:
-        # An ended run's log does not grow: a longer copy is not of this log. Start over.
-        # (While it runs, another `harness logs` may simply have copied further already.)
-        copy.truncate(0)
     shown = screen.view(info, copy, None if tail is not None else start)
     notes = screen.notes(shown)
-    pending_tail = [tail] if tail is not None else []
-
-    def landed(offset: int = -1, data: bytes = b"", final: bool = False) -> None:
-        # --follow: the last N lines as of the attach, then everything after them.
-        # Without it: the last N lines as of the end of the read -- a live run's log grew
-        # since it was listed, and N lines is what was asked for.
-        if pending_tail and copy.size >= initial and (follow or final):
-            end = initial if follow else copy.size
-            shown.start_at(tail_offset(copy.read, end, pending_tail.pop()))
-        shown.pump(offset, data)
-
-    def link(what: str, why: str) -> None:
-        if what == "lost":
-            shown.message(
-                f"[yellow]link to {esc(target.label)} lost ({esc(why)}); "
-                "reconnecting -- the step keeps running[/]"
-            )
-        else:
-            shown.message("[green]reconnected; resuming the log where it stopped[/]")
-
-    early = [first] if first is not None else []
-
-    def source(offset: int) -> Any:
-        if early:
-            got = early.pop()
-            if offset == 0:
-                return got
-            got.close()
-        argv = follower_argv(
-            target,
-            info.record.run_dir,
-            offset,
-            wait=follow,
-            poll=ctx.timings.poll,
-            lost_check=ctx.timings.lost_check,
-            until_ready=until_ready,
-        )
-        return target.stream(argv)
-
     detach = _CtrlC()
-
-    def idle() -> None:
-        shown.idle()
-        detach.check()
-
-    def landed_then_check(offset: int, data: bytes) -> None:
-        landed(offset, data)
-        detach.check()
-
+    feed = _Feed(shown, copy, detach, target.label, initial, tail, follow)
+    early = [first] if first is not None else []
+    source = _source(ctx, target, info.record.run_dir, early, follow, until_ready)
     follower = Follower(
         source,
         copy,
-        on_bytes=landed_then_check,
-        on_idle=idle,
-        on_link=link,
+        on_bytes=feed.bytes,
+        on_idle=feed.idle,
+        on_link=feed.link,
         reconnect=ctx.timings.reconnect,
         tick=ctx.timings.refresh,
     )
     try:
-        landed()  # what an earlier attach already copied
+        feed.landed()  # what an earlier attach already copied
         if follow:
             shown.message(f"[dim]following {info.id} on {esc(target.label)}; log copy: {path}[/]")
         try:
@@ -175,27 +102,83 @@ def follow_run(
                 f"reattach with: harness logs {info.id}{ctx.flag} --follow "
                 f"--offset {shown.resume_offset}",
             ) from None
-        landed(final=True)
+        feed.landed(final=True)
         shown.flush()
         shown.close()
         if end.reason == "ready":
             return 0
-        final = _final(end.facts, info)
-        if final.state not in (RunState.RUNNING, RunState.LOST) and final.log_size == copy.size:
-            mark_complete(path, copy.size, final.to_dict())  # `logs` can rely on it later
-        if final.state != RunState.RUNNING:
-            _conclude(notes, screen, ctx, final, copy, path, target)
-        elif not follow:
-            notes.print(f"[dim]{info.id} is still running; add --follow to keep reading[/]")
-        if not follow:
-            return 0
-        code = exit_code_of(final)
-        return 1 if code is None else code
+        return _ended(final_info(end.facts, info), copy, path, notes, screen, ctx, target, follow)
     finally:
         for unused in early:
             unused.close()
         shown.close()
         copy.close()
+
+
+def _open_copy(path: Path, info: RunInfo) -> LocalCopy:
+    """The run's local copy, to go on from: started over when longer than an ended run's log
+    (a log that no longer grows: the copy is not of it; while the run runs, another
+    ``harness logs`` may simply have copied further already)."""
+    copy = LocalCopy(path)
+    if copy.size > (info.log_size or 0) and info.state != RunState.RUNNING:
+        copy.truncate(0)
+    return copy
+
+
+def _ended(
+    final: RunInfo,
+    copy: LocalCopy,
+    path: Path,
+    notes: Any,
+    screen: Screen,
+    ctx: Context,
+    target: Target,
+    follow: bool,
+) -> int:
+    """What following returns once the log is drained: the step's exit code (0 without
+    ``follow``); an ended run's copy is marked whole, and its end said."""
+    if final.state not in (RunState.RUNNING, RunState.LOST) and final.log_size == copy.size:
+        mark_complete(path, copy.size, final.to_dict())  # `logs` can rely on it later
+    if final.state != RunState.RUNNING:
+        conclude(notes, screen, ctx, final, copy, path, target)
+    elif not follow:
+        notes.print(f"[dim]{final.id} is still running; add --follow to keep reading[/]")
+    if not follow:
+        return 0
+    code = exit_code_of(final)
+    return 1 if code is None else code
+
+
+def _source(
+    ctx: Context,
+    target: Target,
+    run_dir: str,
+    early: list[ByteStream],
+    follow: bool,
+    until_ready: bool,
+) -> Callable[[int], ByteStream]:
+    """The follower's streams: the one opened while launching (``early``) for offset 0, else a
+    new follower from the offset."""
+
+    def source(offset: int) -> ByteStream:
+        if early:
+            got = early.pop()
+            if offset == 0:
+                return got
+            got.close()
+        t = ctx.timings
+        argv = follower_argv(
+            target,
+            run_dir,
+            offset,
+            wait=follow,
+            poll=t.poll,
+            lost_check=t.lost_check,
+            until_ready=until_ready,
+        )
+        return target.stream(argv)
+
+    return source
 
 
 def early_stream(ctx: Context, target: Target, run_dir: str) -> ByteStream | None:
@@ -204,8 +187,13 @@ def early_stream(ctx: Context, target: Target, run_dir: str) -> ByteStream | Non
     cannot start it (the follower after the launch is then started as usual). Close it if
     the launch does not happen: its process on the target then leaves at once."""
     t = ctx.timings
-    argv = early_follower_argv(target, run_dir, wait=t.handshake + t.stop_grace + 60.0,
-                               poll=t.poll, lost_check=t.lost_check)  # fmt: skip
+    argv = early_follower_argv(
+        target,
+        run_dir,
+        wait=t.handshake + t.stop_grace + 60.0,
+        poll=t.poll,
+        lost_check=t.lost_check,
+    )
     try:
         return target.stream(argv)
     except (HarnessError, LinkLost, OSError):
@@ -254,7 +242,7 @@ def show_copy(
         shown.pump()
         shown.flush()
         shown.close()
-        _conclude(notes, screen, ctx, info, copy, path, target)
+        conclude(notes, screen, ctx, info, copy, path, target)
         code = exit_code_of(info)
         return (1 if code is None else code) if follow else 0
     finally:
@@ -262,21 +250,57 @@ def show_copy(
         copy.close()
 
 
-def _final(facts: dict[str, Any] | None, info: RunInfo) -> RunInfo:
-    """The run as the follower found it at the end; a record it left out (a command too big
-    for its end report) is the one the run was listed with."""
-    if not facts:
-        return info
-    if not facts.get("record"):
-        facts = {**facts, "record": info.record.to_dict()}
-    return RunInfo.from_facts(facts, None)
-
-
 def print_next(out: Any, ctx: Context, info: RunInfo, offset: int | None = None) -> None:
     at = f" --offset {offset}" if offset is not None else ""
     out.print(f"  follow:  harness logs {info.id}{ctx.flag} --follow{at}", soft_wrap=True)
     out.print(f"  stop:    harness stop {info.id}{ctx.flag}", soft_wrap=True)
     out.print(f"  list:    harness runs{ctx.flag}", soft_wrap=True)
+
+
+class _Feed:
+    """Where the follower's bytes and link events land: the view of the local copy (the last
+    ``tail`` lines cut once the copy holds them), Ctrl-C checked after each chunk and tick."""
+
+    def __init__(
+        self,
+        shown: Shown,
+        copy: LocalCopy,
+        detach: _CtrlC,
+        label: str,
+        initial: int,
+        tail: int | None,
+        follow: bool,
+    ) -> None:
+        self.shown, self.copy, self.detach, self.label = shown, copy, detach, label
+        self.initial, self.follow = initial, follow
+        self.pending_tail = [tail] if tail is not None else []
+
+    def landed(self, offset: int = -1, data: bytes = b"", final: bool = False) -> None:
+        # --follow: the last N lines as of the attach, then everything after them.
+        # Without it: the last N lines as of the end of the read -- a live run's log grew
+        # since it was listed, and N lines is what was asked for.
+        copy = self.copy
+        if self.pending_tail and copy.size >= self.initial and (self.follow or final):
+            end = self.initial if self.follow else copy.size
+            self.shown.start_at(tail_offset(copy.read, end, self.pending_tail.pop()))
+        self.shown.pump(offset, data)
+
+    def bytes(self, offset: int, data: bytes) -> None:
+        self.landed(offset, data)
+        self.detach.check()
+
+    def idle(self) -> None:
+        self.shown.idle()
+        self.detach.check()
+
+    def link(self, what: str, why: str) -> None:
+        if what == "lost":
+            self.shown.message(
+                f"[yellow]link to {esc(self.label)} lost ({esc(why)}); "
+                "reconnecting -- the step keeps running[/]"
+            )
+        else:
+            self.shown.message("[green]reconnected; resuming the log where it stopped[/]")
 
 
 class _Detached(Exception):
@@ -313,78 +337,3 @@ class _CtrlC:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
-
-
-def _conclude(
-    out: Any,
-    screen: Screen,
-    ctx: Context,
-    info: RunInfo,
-    copy: LocalCopy,
-    path: Path,
-    target: Target | None = None,
-) -> None:
-    from harness.runs.record.state import duration_of, format_duration
-
-    label = state_label(info)
-    took = format_duration(duration_of(info))
-    if info.state == RunState.SUCCEEDED:
-        out.print(f"[green]✓ {info.id} {esc(label)}[/] in {took}")
-    elif info.state == RunState.LOST:
-        out.print(
-            f"[red]✗ {info.id} lost[/]: its supervisor is gone, so how the step ended is "
-            "unknown (it may still be running)"
-        )
-        out.print(f"  clean up with: harness stop {info.id}{ctx.flag}")
-    else:
-        out.print(f"[red]✗ {info.id} {esc(label)}[/] after {took}")
-        summary = failure_summary(copy, ctx.target_name, info.record.step)
-        if summary is not None and info.state == RunState.FAILED:
-            screen.failure(out, summary, _installed_signature(target, summary))
-        elif info.status is not None and info.status.error:
-            out.print(f"  {esc(info.status.error)}")
-        if info.status is not None and info.status.not_ready and summary is None:
-            text = copy.read(max(0, copy.size - SUMMARY_TAIL), SUMMARY_TAIL)
-            for line in last_lines(text.decode("utf-8", "replace")):
-                out.print(f"  [red]│[/] {esc(line)}", soft_wrap=True)
-    full = info.status.disk_full if info.status is not None else None
-    if full:
-        where = f" on {target.label}" if target is not None else ""
-        out.print(
-            f"[yellow]no space left on the disk that holds {esc(full.path)}"
-            f"{esc(where)} when the step ended ({(full.space_left or 0) // 1024:,}"
-            " KiB free): its output, and the log, may be cut short[/]",
-            soft_wrap=True,
-        )
-    out.print(f"[dim]log: {path}[/]")
-
-
-def _installed_signature(target: Target | None, summary: FailureSummary) -> str | None:
-    """``now: X(sig)  file:line (dist ver)`` for a call that no longer binds: one probe,
-    resolved from the caller's module the way its import resolves -- so the summary shows
-    what the callee takes on this target without another command."""
-    cause = summary.root_cause or summary
-    if target is None or cause.callee is None:
-        return None
-    from harness.errors import HarnessError
-    from harness.reading.probe import probe
-
-    try:
-        report = probe(target, cause.callee)
-    except HarnessError:
-        return None
-    if not report.symbols:
-        return None
-    sym = report.symbols[0]
-    short = sym.qualname.rsplit(".", 1)[-1]
-    ver = f" ({sym.dist} {sym.version})" if sym.dist else ""
-    return f"now: {short}{sym.signature}  {sym.file}:{sym.line}{ver}"
-
-
-def failure_summary(
-    copy: LocalCopy, target_name: str, step: str | None = None
-) -> FailureSummary | None:
-    size = copy.size
-    start = max(0, size - SUMMARY_TAIL)
-    text = copy.read(start, size - start).decode("utf-8", "replace")
-    return summarize(text, target_name, step)

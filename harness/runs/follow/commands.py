@@ -15,9 +15,10 @@ from typing import Any
 
 from harness.cache import cache_root
 from harness.errors import UsageError
-from harness.runs.follow.attach import Screen, follow_run, show_copy
+from harness.runs.follow.attach import follow_run, show_copy
 from harness.runs.follow.services import users_of
 from harness.runs.follow.stream import COMPLETE, complete_copy, copy_path
+from harness.runs.follow.view import Screen
 from harness.runs.record.lifecycle import RunState
 from harness.runs.record.models import GpuHolder, RunInfo
 from harness.runs.record.state import classify_holders, match_run

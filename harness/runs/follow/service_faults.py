@@ -65,8 +65,10 @@ def _ended_under(line: str, flag: str) -> tuple[str, tuple[str, ...]] | None:
             "starts the service anew:",
             (f"harness runs{flag}",),
         )
-    return ("the server this step talked to ended on its own while the step ran; read its log:",
-            (f"harness runs{flag}",))  # fmt: skip
+    return (
+        "the server this step talked to ended on its own while the step ran; read its log:",
+        (f"harness runs{flag}",),
+    )
 
 
 #: (name, rule): a rule takes one server line and the ``-t`` flag, returns (hint, commands)

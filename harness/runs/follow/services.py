@@ -14,9 +14,10 @@ from collections.abc import Sequence
 
 from harness.cache import cache_root
 from harness.errors import RunError
-from harness.runs.follow.attach import Screen, follow_run
+from harness.runs.follow.attach import follow_run
 from harness.runs.follow.decode import last_lines
 from harness.runs.follow.stream import LocalCopy, copy_path
+from harness.runs.follow.view import Screen
 from harness.runs.pipeline.steps import UNCLAIMED_MINUTES
 from harness.runs.record.lifecycle import RunState, state_label
 from harness.runs.record.models import RunInfo
@@ -74,8 +75,7 @@ def until_ready(
     """
     code = 0
     if info.ready is None:
-        code = follow_run(ctx, target, info, start=0, follow=True, screen=screen,
-                          until_ready=True)  # fmt: skip
+        code = follow_run(ctx, target, info, start=0, follow=True, screen=screen, until_ready=True)
     (now,) = remote.list_runs(target, workdir, ids=[info.id]).runs
     if now.state == RunState.RUNNING and now.ready is not None and code != 130:
         return now
@@ -99,8 +99,9 @@ def until_ready(
         )
     copy = LocalCopy(copy_path(cache_root(), target.name, now.id))
     try:
-        tail = last_lines(copy.read(max(0, copy.size - 64 * 1024), 64 * 1024).decode(
-            "utf-8", "replace"))  # fmt: skip
+        tail = last_lines(
+            copy.read(max(0, copy.size - 64 * 1024), 64 * 1024).decode("utf-8", "replace")
+        )
     finally:
         copy.close()
     said = f"; its last lines: {' | '.join(tail)}" if tail else ""

@@ -30,6 +30,7 @@ class Checker(Protocol):
     ) -> None: ...
     def scalar(self, value: Any, key: tuple[str, ...]) -> str: ...
     def placeholders(self, text: str, key: tuple[str, ...]) -> None: ...
+    def params(self, table: Any, key: tuple[str, ...]) -> dict[str, str]: ...
 
 
 def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
@@ -53,13 +54,19 @@ def service(check: Checker, table: Any, key: tuple[str, ...]) -> ServiceSpec:
             'health = "/health"',
         )
     check.placeholders(health, (*key, "health"))
-    limit = seconds(check, table.get("ready_timeout", READY_TIMEOUT), (*key, "ready_timeout"),
-                    f"ready_timeout = {READY_TIMEOUT:g} (the default; a day is 86400)")  # fmt: skip
+    limit = seconds(
+        check,
+        table.get("ready_timeout", READY_TIMEOUT),
+        (*key, "ready_timeout"),
+        f"ready_timeout = {READY_TIMEOUT:g} (the default; a day is 86400)",
+    )
     idle = table.get("unclaimed_minutes", UNCLAIMED_MINUTES)
     if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not 0 < idle < float("inf"):
-        raise check.fail((*key, "unclaimed_minutes"),
-                         "expected a finite number of minutes, more than 0",
-                         "unclaimed_minutes = 10")  # fmt: skip
+        raise check.fail(
+            (*key, "unclaimed_minutes"),
+            "expected a finite number of minutes, more than 0",
+            "unclaimed_minutes = 10",
+        )
     return ServiceSpec(port, health, limit, float(idle))
 
 
@@ -94,8 +101,11 @@ def disk(check: Checker, table: Any, key: tuple[str, ...]) -> dict[str, str]:
         if need not in table:
             raise check.fail((*key, need), "required key missing", _DISK_HINT)
     if "hidden" not in table and "model" not in table:
-        raise check.fail((*key, "model"), "give the hidden size (hidden) or the model whose "
-                         "config.json holds it (model)", _DISK_HINT)  # fmt: skip
+        raise check.fail(
+            (*key, "model"),
+            "give the hidden size (hidden) or the model whose config.json holds it (model)",
+            _DISK_HINT,
+        )
     out = {}
     for name, value in table.items():
         text = check.scalar(value, (*key, name))
@@ -103,8 +113,9 @@ def disk(check: Checker, table: Any, key: tuple[str, ...]) -> dict[str, str]:
         out[name] = text
     fmt = out.get("format", "bf16")
     if "{" not in fmt and fmt not in DISK_FORMATS:
-        raise check.fail((*key, "format"), f"expected one of {', '.join(DISK_FORMATS)}",
-                         'format = "bf16"')  # fmt: skip
+        raise check.fail(
+            (*key, "format"), f"expected one of {', '.join(DISK_FORMATS)}", 'format = "bf16"'
+        )
     return out
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from harness.config import locate_line
 from harness.errors import ConfigError
-from harness.runs.pipeline import env_keys
+from harness.runs.pipeline import check_keys, env_keys
 from harness.runs.pipeline.steps import (
     BUILTINS,
     NAME,
@@ -35,11 +35,8 @@ from harness.runs.pipeline.steps import (
     PIPELINE_FILENAME,
     PLACEHOLDER,
     SPREADS,
-    VERIFY_TIMEOUT,
     Pipeline,
-    SmokeSpec,
     Step,
-    VerifySpec,
 )
 from harness.runs.record.state import LATEST_WORDS
 from harness.targets import shell
@@ -54,8 +51,6 @@ _STEP_KEYS = (
     "help", "command", "shell", "cwd", "env", "params", "requires", "checks", "smoke",
     "spread", "nproc", "port", "verify", "known_good", "service", "needs", "python", "disk",
 )  # fmt: skip
-_SMOKE_KEYS = ("samples", "layers", "params", "args", "layer_ids")
-_VERIFY_KEYS = ("command", "smoke", "timeout")
 _STEP_NAME = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _NUL_HINT = (
     "a program's arguments and environment end at a NUL (\\u0000), so the step could not "
@@ -270,8 +265,12 @@ class _Checker:
             requires=self.requires(table.get("requires", {}), (*here, "requires")),
             known_good=self.requires(table.get("known_good", {}), (*here, "known_good")),
             checks=self.checks(table["checks"], (*here, "checks")) if "checks" in table else None,
-            smoke=self.smoke(table["smoke"], (*here, "smoke")) if "smoke" in table else None,
-            verify=self.verify(table["verify"], (*here, "verify")) if "verify" in table else None,
+            smoke=check_keys.smoke(self, table["smoke"], (*here, "smoke"))
+            if "smoke" in table
+            else None,
+            verify=check_keys.verify(self, table["verify"], (*here, "verify"))
+            if "verify" in table
+            else None,
             **self.spread(table, here, use_shell),
             **self.environment(table, here),
         )
@@ -279,33 +278,15 @@ class _Checker:
     def environment(self, table: Mapping[str, Any], here: tuple[str, ...]) -> dict[str, Any]:
         """``service``, ``needs``, ``python`` (:mod:`.pipeline_env`), those declared."""
         out: dict[str, Any] = {}
-        for key, parse in (("service", env_keys.service), ("needs", env_keys.needs),
-                           ("python", env_keys.python), ("disk", env_keys.disk)):  # fmt: skip
+        for key, parse in (
+            ("service", env_keys.service),
+            ("needs", env_keys.needs),
+            ("python", env_keys.python),
+            ("disk", env_keys.disk),
+        ):
             if key in table:
                 out[key] = parse(self, table[key], (*here, key))
         return out
-
-    def verify(self, table: Any, key: tuple[str, ...]) -> VerifySpec:
-        """``[steps.NAME.verify]``: ``command`` (an argv list), ``smoke`` (one for --smoke
-        runs), ``timeout`` (seconds)."""
-        self.table(table, key)
-        self.keys(table, key, _VERIFY_KEYS)
-        hint = 'command = ["{python}", "{verifiers}/hidden_states.py", "--data", "{out}"]'
-        if "command" not in table:
-            raise self.fail((*key, "command"), "required key missing", hint)
-        argvs = []
-        for name in ("command", "smoke"):
-            value = table.get(name, [])
-            if not isinstance(value, list) or (name == "command" and not value):
-                raise self.fail((*key, name), "expected a non-empty list of arguments", hint)
-            argv = tuple(self.scalar(a, (*key, name)) for a in value)
-            for a in argv:
-                self.placeholders(a, (*key, name))
-            argvs.append(argv)
-        timeout = env_keys.seconds(self, table.get("timeout", VERIFY_TIMEOUT), (*key, "timeout"),
-                                   f"e.g. timeout = {VERIFY_TIMEOUT:g} (the default; a day is "
-                                   "86400)")  # fmt: skip
-        return VerifySpec(argvs[0], argvs[1], timeout)
 
     def spread(
         self, table: Mapping[str, Any], here: tuple[str, ...], use_shell: bool
@@ -331,31 +312,6 @@ class _Checker:
         nproc = self.scalar(table.get("nproc", 1), (*here, "nproc"))
         self.placeholders(nproc, (*here, "nproc"))
         return {"spread": spread, "nproc": nproc, "port": port}
-
-    def smoke(self, table: Any, key: tuple[str, ...]) -> SmokeSpec:
-        self.table(table, key)
-        self.keys(table, key, _SMOKE_KEYS)
-        samples = table.get("samples")
-        if samples is not None and (not isinstance(samples, str) or not NAME.match(samples)):
-            raise self.fail(
-                (*key, "samples"), "expected the name of the parameter that counts samples",
-                'samples = "max_samples"',
-            )  # fmt: skip
-        layers = table.get("layers", 1)
-        if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
-            raise self.fail((*key, "layers"), "expected a whole number of layers, at least 1")
-        args = table.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise self.fail((*key, "args"), "expected a list of strings, appended in smoke mode",
-                            'args = ["--load-format", "dummy"]')  # fmt: skip
-        for a in args:
-            self.placeholders(a, (*key, "args"))
-        ids = table.get("layer_ids")
-        if ids is not None and (not isinstance(ids, str) or not NAME.match(ids)):
-            raise self.fail((*key, "layer_ids"), "expected the name of the parameter that holds "
-                            "the captured layer ids", 'layer_ids = "layer_ids"')  # fmt: skip
-        params = self.params(table.get("params", {}), (*key, "params"))
-        return SmokeSpec(samples, layers, params, tuple(args), ids)
 
     def requires(self, table: Any, key: tuple[str, ...]) -> dict[str, str]:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet

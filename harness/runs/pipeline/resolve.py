@@ -66,24 +66,7 @@ def resolve_step(
         smoke: a ``--smoke`` run: its output check is the step's ``verify.smoke``, its smoke
             ``args`` go before ``extra`` (``{smoke_layers}`` in them is a built-in).
     """
-    step = pipeline.steps.get(name)
-    if step is None:
-        known = list(pipeline.steps)
-        close = difflib.get_close_matches(name, known, n=1)
-        guess = f"did you mean '{close[0]}'? " if close else ""
-        raise UsageError(
-            f"no step {name!r} in {pipeline.path}", guess + "steps: " + ", ".join(known)
-        )
-    declared = step_parameters(pipeline, step)
-    for key in sets or {}:
-        if key not in declared:
-            close = difflib.get_close_matches(key, list(declared), n=1)
-            guess = f"did you mean '{close[0]}'? " if close else ""
-            why = " (it is built in)" if key in BUILTINS else ""
-            raise UsageError(
-                f"--set {key}=...: step {name!r} has no parameter {key!r}{why}",
-                guess + "parameters: " + (", ".join(sorted(declared)) or "none"),
-            )
+    step, declared = _declared(pipeline, name, sets or {})
     raw = {**declared, **(sets or {}), **builtins}
     origin = {k: ("steps", name, "params", k) if k in step.params else ("params", k) for k in raw}
     values = _resolve_values(pipeline, raw, origin, set(sets or {}))
@@ -126,9 +109,45 @@ def resolve_step(
     disk = None
     if step.disk is not None:
         disk = {k: sub(v, ("steps", name, "disk", k)) for k, v in step.disk.items()}
-    return ResolvedStep(step=name, argv=argv, cwd=cwd, env=env, params=params, shell=step.shell,
-                        verify=check, verify_timeout=timeout, service=service,
-                        python=python, disk=disk)  # fmt: skip
+    return ResolvedStep(
+        step=name,
+        argv=argv,
+        cwd=cwd,
+        env=env,
+        params=params,
+        shell=step.shell,
+        verify=check,
+        verify_timeout=timeout,
+        service=service,
+        python=python,
+        disk=disk,
+    )
+
+
+def _declared(
+    pipeline: Pipeline, name: str, sets: Mapping[str, str]
+) -> tuple[Step, dict[str, str]]:
+    """The step ``name`` and its parameters' defaults; a usage error (with the closest name)
+    for a step the file lacks or a ``--set`` of a parameter the step does not declare."""
+    step = pipeline.steps.get(name)
+    if step is None:
+        known = list(pipeline.steps)
+        close = difflib.get_close_matches(name, known, n=1)
+        guess = f"did you mean '{close[0]}'? " if close else ""
+        raise UsageError(
+            f"no step {name!r} in {pipeline.path}", guess + "steps: " + ", ".join(known)
+        )
+    declared = step_parameters(pipeline, step)
+    for key in sets:
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            guess = f"did you mean '{close[0]}'? " if close else ""
+            why = " (it is built in)" if key in BUILTINS else ""
+            raise UsageError(
+                f"--set {key}=...: step {name!r} has no parameter {key!r}{why}",
+                guess + "parameters: " + (", ".join(sorted(declared)) or "none"),
+            )
+    return step, declared
 
 
 def _service(
@@ -147,8 +166,12 @@ def _service(
     health = sub(step.service.health, ("steps", name, "service", "health"))
     url = health if "://" in health else f"http://127.0.0.1:{port}{health}"
     minutes = step.service.unclaimed_minutes
-    return ServiceRecord(int(port), url, step.service.ready_timeout,
-                         None if minutes == UNCLAIMED_MINUTES else minutes)  # fmt: skip
+    return ServiceRecord(
+        int(port),
+        url,
+        step.service.ready_timeout,
+        None if minutes == UNCLAIMED_MINUTES else minutes,
+    )
 
 
 def _resolve_values(

@@ -56,8 +56,11 @@ class SmokeSpec:
     layer_ids: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"samples": self.samples, "layers": self.layers,
-                               "params": dict(self.params)}  # fmt: skip
+        out: dict[str, Any] = {
+            "samples": self.samples,
+            "layers": self.layers,
+            "params": dict(self.params),
+        }
         if self.args:  # only when declared: an entry without them digests as before
             out["args"] = list(self.args)
         if self.layer_ids is not None:
@@ -66,8 +69,13 @@ class SmokeSpec:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SmokeSpec:
-        return cls(d.get("samples"), int(d.get("layers") or 1), dict(d.get("params") or {}),
-                   tuple(d.get("args") or ()), d.get("layer_ids"))  # fmt: skip
+        return cls(
+            d.get("samples"),
+            int(d.get("layers") or 1),
+            dict(d.get("params") or {}),
+            tuple(d.get("args") or ()),
+            d.get("layer_ids"),
+        )
 
 
 @dataclass(frozen=True)
@@ -123,9 +131,12 @@ class ServiceSpec:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ServiceSpec:
-        return cls(str(d["port"]), str(d.get("health") or "/health"),
-                   float(d.get("ready_timeout") or READY_TIMEOUT),
-                   float(d.get("unclaimed_minutes") or UNCLAIMED_MINUTES))  # fmt: skip
+        return cls(
+            str(d["port"]),
+            str(d.get("health") or "/health"),
+            float(d.get("ready_timeout") or READY_TIMEOUT),
+            float(d.get("unclaimed_minutes") or UNCLAIMED_MINUTES),
+        )
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from harness.runs.record import verification as checks
 from harness.runs.record.parts import ServiceRecord
+from harness.runs.record.verdict import describe
 from harness.runs.record.verification import Verification
 from harness.vocab import Word
 
@@ -142,7 +143,7 @@ def state_label(info: RunInfo) -> str:
             if info.record.verify is None:
                 return "succeeded · unverified"
             return "failed verification: the check left no verdict"
-        return ("succeeded · " if v.passed else "") + checks.describe(v)
+        return ("succeeded · " if v.passed else "") + describe(v)
     if status.signal is not None:
         return f"{state} ({signal_name(status.signal)})"
     if state == RunState.FAILED and status.exit_code is not None:

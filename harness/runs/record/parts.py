@@ -117,9 +117,10 @@ class Fingerprint:
         dists = {str(k): v for k, v in _obj(d.get("dists")).items() if isinstance(v, str)}
         patches = {str(k): _strs(v) for k, v in _obj(d.get("patches")).items()}
         services = {
-            str(k): cls.from_dict(v) for k, v in _obj(d.get("services")).items()
+            str(k): cls.from_dict(v)
+            for k, v in _obj(d.get("services")).items()
             if isinstance(v, Mapping)
-        }  # fmt: skip
+        }
         return cls(dists, patches, _str(d.get("entry")), services)
 
 

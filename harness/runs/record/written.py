@@ -45,8 +45,9 @@ class Ready:
         if not isinstance(v, Mapping):
             return None
         url = v.get("url")
-        return cls(url if isinstance(url, str) else "", _num(v.get("ready_at")),
-                   _num(v.get("seconds")))  # fmt: skip
+        return cls(
+            url if isinstance(url, str) else "", _num(v.get("ready_at")), _num(v.get("seconds"))
+        )
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,13 @@ class Progress:
         done, total = _int(v.get("done")), _int(v.get("total"))
         if done is None or total is None:
             return None
-        return cls(done, total, _int(v.get("bytes")) or 0, _int(v.get("tokens")) or 0,
-                   _num(v.get("tokens_per_s")) or 0.0, _num(v.get("elapsed")) or 0.0,
-                   _num(v.get("eta")), _num(v.get("at")))  # fmt: skip
+        return cls(
+            done,
+            total,
+            _int(v.get("bytes")) or 0,
+            _int(v.get("tokens")) or 0,
+            _num(v.get("tokens_per_s")) or 0.0,
+            _num(v.get("elapsed")) or 0.0,
+            _num(v.get("eta")),
+            _num(v.get("at")),
+        )

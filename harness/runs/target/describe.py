@@ -338,7 +338,9 @@ def python_origin(pipeline: Pipeline, step: str) -> tuple[str, str] | None:
     where = pipeline.where("steps", step, "python")
     names = [m.group(1) for m in PLACEHOLDER.finditer(declared.python) if m.group(1)]
     if names:
-        return (f"{where}: python = {declared.python!r}",
-                f"give {names[0]} the interpreter's path: --set {names[0]}=/path/to/bin/python, "
-                f"or in [params] of {pipeline.path}")  # fmt: skip
+        return (
+            f"{where}: python = {declared.python!r}",
+            f"give {names[0]} the interpreter's path: --set {names[0]}=/path/to/bin/python, "
+            f"or in [params] of {pipeline.path}",
+        )
     return where, f"name an interpreter the target has in the step's python = ({where})"

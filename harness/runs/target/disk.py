@@ -48,19 +48,35 @@ class Budget:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Budget:
         return cls(
-            samples=int(d["samples"]), tokens=int(d["tokens"]), layers=int(d["layers"]),
-            hidden=int(d["hidden"]), format=str(d["format"]), per_token=int(d["per_token"]),
-            need=int(d["bytes"]), free=int(d["free"]), out=str(d["out"]), fs=str(d["fs"]),
-            staging=d.get("staging"), staging_other_fs=bool(d.get("staging_other_fs")),
-        )  # fmt: skip
+            samples=int(d["samples"]),
+            tokens=int(d["tokens"]),
+            layers=int(d["layers"]),
+            hidden=int(d["hidden"]),
+            format=str(d["format"]),
+            per_token=int(d["per_token"]),
+            need=int(d["bytes"]),
+            free=int(d["free"]),
+            out=str(d["out"]),
+            fs=str(d["fs"]),
+            staging=d.get("staging"),
+            staging_other_fs=bool(d.get("staging_other_fs")),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "samples": self.samples, "tokens": self.tokens, "layers": self.layers,
-            "hidden": self.hidden, "format": self.format, "per_token": self.per_token,
-            "bytes": self.need, "free": self.free, "out": self.out, "fs": self.fs,
-            "staging": self.staging, "staging_other_fs": self.staging_other_fs,
-        }  # fmt: skip
+            "samples": self.samples,
+            "tokens": self.tokens,
+            "layers": self.layers,
+            "hidden": self.hidden,
+            "format": self.format,
+            "per_token": self.per_token,
+            "bytes": self.need,
+            "free": self.free,
+            "out": self.out,
+            "fs": self.fs,
+            "staging": self.staging,
+            "staging_other_fs": self.staging_other_fs,
+        }
 
     @property
     def fits(self) -> bool:
@@ -102,8 +118,10 @@ def progress_words(p: Progress) -> str:
     if p.eta is not None:
         s = int(p.eta)
         clock = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return (f" · {p.done:,}/{p.total:,} samples · {p.tokens_per_s:,.0f} tokens/s · ETA {clock} · "
-            f"{size(float(p.bytes))} written")  # fmt: skip
+    return (
+        f" · {p.done:,}/{p.total:,} samples · {p.tokens_per_s:,.0f} tokens/s · ETA {clock} · "
+        f"{size(float(p.bytes))} written"
+    )
 
 
 def count(target: Target, spec: Mapping[str, str], python: str | None, step: str) -> Budget:

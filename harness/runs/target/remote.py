@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from harness import __version__
 from harness.errors import NoSpace, RunError
 from harness.models import AskedFacts, GpuInfo, TargetFacts
-from harness.probe_files import probes_dir
+from harness.probe_files import program_sources, verifier_names, verifier_sources
 from harness.probe_runner import run_probe
 from harness.runs.pipeline.steps import VERIFIERS, ResolvedStep
 from harness.runs.record.models import GpuHolder, RunInfo, RunRecord
@@ -27,30 +27,6 @@ from harness.targets import shell
 from harness.targets.base import Target
 
 PROBE = "runs"
-#: The run program: ``supervisor.py`` and the probe modules it imports, copied side by side
-#: into every run directory (it runs from there, by its path, for as long as the run exists).
-PROGRAM = (
-    "supervisor.py", "_rundir.py", "_follow.py", "_verify.py", "_proctree.py", "_stop.py",
-    "_service.py", "_pin.py", "_ports.py", "_fill.py",
-)  # fmt: skip
-
-
-def program_sources() -> dict[str, str]:
-    """The run program's files (``probes/runs/``), by their name in the run directory."""
-    folder = probes_dir() / "runs"
-    return {name: (folder / name).read_text(encoding="utf-8") for name in PROGRAM}
-
-
-def verifier_names() -> list[str]:
-    """harness's output checks (``probes/verifiers/*.py``), by file name."""
-    return sorted(f.name for f in (probes_dir() / "verifiers").glob("*.py"))
-
-
-def verifier_sources() -> dict[str, str]:
-    """harness's output checks, written into a run directory whose step uses them
-    (:func:`uses_verifiers`): ``{verifiers}`` names that copy."""
-    folder = probes_dir() / "verifiers"
-    return {name: (folder / name).read_text(encoding="utf-8") for name in verifier_names()}
 
 
 def runs_root(workdir: str) -> str:
@@ -210,8 +186,12 @@ def preflight(
     )
     if data.get("facts") is not None:  # as gather_facts has them: the target, the time taken
         took = round(time.perf_counter() - start, 3)
-        data["facts"] = {**data["facts"], "target": target.label, "connect_seconds": took,
-                         "asked": facts}  # fmt: skip
+        data["facts"] = {
+            **data["facts"],
+            "target": target.label,
+            "connect_seconds": took,
+            "asked": facts,
+        }
     return PreflightFacts.from_data(data)
 
 

@@ -176,8 +176,10 @@ def outside(plan: StepPlan, report: CheckReport) -> CheckReport:
             except InvalidSpecifier:
                 continue
             if not inside:
-                note = (f"{dist} {version} is outside the range step {plan.name}'s environment "
-                        f"is known to work in: {known_good(plan, dist)}")  # fmt: skip
+                note = (
+                    f"{dist} {version} is outside the range step {plan.name}'s environment "
+                    f"is known to work in: {known_good(plan, dist)}"
+                )
                 return replace(report, notes=(*report.notes, note))
     return report
 
