@@ -370,9 +370,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
 
 def _stop_gone(args: dict[str, Any], run_dir: str, grace: float) -> dict[str, Any]:
     """A run whose directory was deleted while it ran: its supervisor's tree, no records."""
-    (sup,) = [o for o in orphaned_runs(os.path.dirname(run_dir)) if o["run_dir"] == run_dir] or [
-        None
-    ]
+    runs = orphaned_runs(os.path.dirname(run_dir))
+    found: list[dict[str, Any] | None] = [o for o in runs if o["run_dir"] == run_dir]
+    (sup,) = found or [None]
     if sup is None:
         raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
     exclude = self_and_ancestors()

@@ -2,7 +2,7 @@
 
 ``launch`` (in the ``runs`` probe, :mod:`probes.runs.runs`) writes this file into each run
 directory, with the two modules it imports beside it (:mod:`probes.runs._rundir`,
-:mod:`probes.runs._follow`; ``harness.runs.target.remote.PROGRAM``): the copy runs by its path for
+:mod:`probes.runs._follow`; ``harness.probe_files.PROGRAM``): the copy runs by its path for
 as long as the run exists -- days, across harness upgrades on the laptop -- so it imports nothing
 but the stdlib and those copies, which it names ``probes.runs`` when it starts. ``supervise`` is the
 small process that starts the step and waits for it, so that a SIGKILLed step still gets a status;

@@ -274,6 +274,43 @@ def test_the_layer_check_sees_lazy_and_type_checking_imports() -> None:
     assert folder_of("harness.views.runs") == "harness.views"
 
 
+#: probes/'s floors (docs/ARCHITECTURE.md, "Floors"): a probe ships the closure of its imports
+#: (harness.probe_modules), so an arrow back up ships a higher folder with a lower probe.
+PROBE_FLOORS = {
+    "probes.callsites": 3,
+    "probes.signatures": 2, "probes.runs": 2, "probes.patching": 2, "probes.verifiers": 2,
+    "probes.facts": 1, "probes.live": 1, "probes.compiles": 1, "probes.zygote": 1,
+    "probes": 0, "probes._boot": 0, "probes._finder": 0, "probes._walk": 0,
+}  # fmt: skip
+#: The one arrow back up, with why: signatures/_lookup.py asks callsites' forwards, hierarchy
+#: and returns while it resolves a name (inverting it edits the rule-writers' files: issue 45).
+PROBE_ARROWS_UP = {
+    "probes.signatures._lookup -> probes.callsites._forwards",
+    "probes.signatures._lookup -> probes.callsites._hierarchy",
+    "probes.signatures._lookup -> probes.callsites._returns",
+}
+
+
+def test_every_probe_import_goes_down_a_floor() -> None:
+    graph = import_graph(type_checking=True, root=PROBES)
+    assert graph["probes.runs.runs"] and graph["probes.callsites.callsites"]  # walked
+    assert set(against_the_floors(graph, PROBE_FLOORS)) == PROBE_ARROWS_UP
+
+
+def test_every_file_leaves_for_the_target_from_one_module() -> None:
+    """What the target runs of probes/ is read in harness/probe_files.py alone (a probe's
+    modules, the worker, the run program, the output checks, the smoke hook, the early
+    follower, the disk count); probe_runner finds the probes' names and closures there too."""
+    callers = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("probes_dir"):
+                callers.add(str(path.relative_to(REPO)))
+    assert callers == {"harness/probe_files.py", "harness/probe_runner.py"}
+    runner = (PACKAGE / "probe_runner.py").read_text(encoding="utf-8")
+    assert "read_text" not in runner.replace("path.read_text", "")  # its cache file aside
+
+
 def test_no_module_does_five_jobs() -> None:
     """harness/ and probes/ alike: a probe ships as a list of modules
     (its imports' closure, harness.probe_modules), so a long one splits like any other."""

@@ -137,9 +137,9 @@ def early_follower_argv(
     """The follower of a run still being launched (``probes/runs/_await.py``): it waits up
     to ``wait`` seconds for the run's handshake, then is the run program's ``follow`` from
     offset 0 (:func:`follower_argv`), in one process; it leaves once nobody reads it."""
-    from harness.probe_files import probes_dir
+    from harness.probe_files import await_source
 
-    source = (probes_dir() / "runs" / "_await.py").read_text(encoding="utf-8")
+    source = await_source()
     return [
         *target.python_argv(),
         "-B",

@@ -160,9 +160,9 @@ def smoke_dir(run_dir: str) -> str:
 
 
 def hook_source() -> str:
-    from harness.probe_files import probes_dir
+    from harness.probe_files import smoke_hook_source
 
-    return (probes_dir() / "runs" / "smoke_hook.py").read_text(encoding="utf-8")
+    return smoke_hook_source()
 
 
 class Reviewed(Protocol):

@@ -131,10 +131,9 @@ def count(target: Target, spec: Mapping[str, str], python: str | None, step: str
     Raises:
         RunError: the target could not count it (the script's own last line says why).
     """
-    from harness.probe_files import probes_dir
+    from harness.probe_files import disk_budget_source
 
-    code = (probes_dir() / "verifiers" / "_disk_budget.py").read_text(encoding="utf-8")
-    code = code.replace('if __name__ == "__main__":', "if True:")  # run as -c
+    code = disk_budget_source().replace('if __name__ == "__main__":', "if True:")  # run as -c
     got = target.run_python(code, json.dumps(dict(spec)).encode(), timeout=600, python=python)
     text = got.stdout.decode("utf-8", "replace").strip()
     if not got.ok or not text:
