@@ -12,13 +12,14 @@ satisfy through :func:`refuse_flags_that_cannot_apply`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import NotReady, RunError
 from harness.group.result import GroupResult, run_each
-from harness.launch.events import Compared, Reviewed
+from harness.launch.disk import disk_gate
+from harness.launch.events import Compared, Forced, Preflighted, Reviewed
 from harness.launch.nodes import Host, Launch, Request, each, host_name
 from harness.runs.pipeline.steps import Pipeline, ResolvedStep
 from harness.runs.record.models import Level
@@ -29,6 +30,7 @@ from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.report.model import Review
+    from harness.report.request import ReviewRequest
 
 
 def preflight_verdicts(
@@ -52,7 +54,7 @@ def review_facts(
     read them in its own round trip; ``None`` when the review asks another interpreter
     (the step's own ``python``)."""
     from harness.patching.series import patches_root
-    from harness.report.build import review_dists
+    from harness.report.asked import review_dists
 
     spec = pipeline.steps.get(step)
     if spec is None or resolved.python:
@@ -96,39 +98,18 @@ def refuse_flags_that_cannot_apply(
 
 
 def review_all(
-    launch: Launch, pipeline: Pipeline, req: Request, preflights: dict[str, Preflight]
+    launch: Launch, step: str, asked: Callable[[Host], ReviewRequest]
 ) -> tuple[dict[str, Review], NotReady | None]:
-    """Every host's review (its preflight's verdicts in it, as ``harness report`` has
-    them, and the facts its round trip read), told; and the refusal unless every host is
-    ready and (for one job over all hosts) the hosts agree -- which ``--force`` overrides."""
+    """Every host's review (``asked``: its request, the preflight's verdicts and facts in it),
+    saved on the host (``review.json``: a run can always say what it was started on) and told;
+    and the refusal unless every host is ready and (for one job over all hosts) the hosts
+    agree -- which ``--force`` overrides."""
     from harness.group.review import GroupReview, series_state
     from harness.group.sameness import compare
-    from harness.patching.series import patches_root
     from harness.report.build import build_review
-    from harness.report.request import ReviewRequest
 
     def review(h: Host) -> Review:
-        """``harness report STEP``'s review of the step exactly as it will launch (saved as
-        ``review.json``: a run can always say what it was started on), with the verdicts
-        and facts its preflight's round trip just read (not a second probe)."""
-        got = preflights[h.node.host]
-        assert h.resolved is not None
-        return build_review(
-            h.target,
-            ReviewRequest.of_launch(
-                patches=patches_root(req.patches),
-                pipeline=pipeline,
-                resolved=h.resolved,
-                run_id=launch.run_id,
-                overrides=req.overrides,
-                require_smoke=req.require_smoke,
-                require_verified=req.require_verified,
-                smoke_run=req.smoke is not None,
-                workdir=h.workdir,
-                preflight=got.verdicts,
-                facts=got.facts,
-            ),
-        )
+        return build_review(h.target, asked(h))
 
     reviews = each(launch.hosts, host_name, review, "review")
     for h in launch.hosts:
@@ -156,8 +137,8 @@ def review_all(
         (one,) = reviews.values()
         blockers = [r.text for r in one.reasons if r.severity == Gate.BLOCKER]
         refused = NotReady(
-            f"not launching {req.step}: the review says not ready ({len(blockers)} blocker(s))",
-            f"read it with `harness report {req.step}`; fix the blockers, or pass --force",
+            f"not launching {step}: the review says not ready ({len(blockers)} blocker(s))",
+            f"read it with `harness report {step}`; fix the blockers, or pass --force",
         )
     return reviews, refused if blockers else None
 
@@ -182,8 +163,64 @@ def preflight_refusal(
     )
 
 
-def preflight_host(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
+def preflight_host(
+    h: Host, pipeline: Pipeline, step: str, patches: Path | None, kill_stale: bool
+) -> Preflight:
     """One host's preflight, with the facts its review will ask for in the same round trip."""
     assert h.resolved is not None
-    dists = review_facts(pipeline, req.step, req.patches, h.resolved)
-    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, req.kill_stale, dists)
+    dists = review_facts(pipeline, step, patches, h.resolved)
+    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, kill_stale, dists)
+
+
+def gate(
+    launch: Launch, pipeline: Pipeline, req: Request
+) -> tuple[dict[str, Preflight], dict[str, Review]]:
+    """The one way a launch request enters the gates. Every host's preflight, then its review
+    (told in that order: ``harness report STEP``'s, preflight included), then the disk gate;
+    raises what refuses the launch -- a failed preflight always, a review that says not ready
+    unless ``--force``."""
+    hosts, on_event, step = launch.hosts, launch.on_event, req.step
+    # the preflight first: the review told next is `harness report STEP`'s, preflight included
+    checked = each(
+        hosts,
+        host_name,
+        lambda h: preflight_host(h, pipeline, step, req.patches, req.kill_stale),
+        "preflight",
+    )
+    from harness.patching.series import patches_root
+    from harness.report.request import ReviewRequest
+
+    patches = patches_root(req.patches)
+
+    def asked(h: Host) -> ReviewRequest:
+        """``harness report STEP``'s review of the step exactly as it will launch, with the
+        verdicts and facts its preflight's round trip just read (not a second probe)."""
+        got = checked[h.node.host]
+        assert h.resolved is not None
+        return ReviewRequest.of_launch(
+            patches=patches,
+            pipeline=pipeline,
+            resolved=h.resolved,
+            run_id=launch.run_id,
+            overrides=req.overrides,
+            require_smoke=req.require_smoke,
+            require_verified=req.require_verified,
+            smoke_run=req.smoke is not None,
+            workdir=h.workdir,
+            preflight=got.verdicts,
+            facts=got.facts,
+        )
+
+    reviews, not_ready = review_all(launch, step, asked)
+    for h in hosts:
+        on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
+    refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
+    if refused is not None:
+        raise refused  # what no --force launches
+    if not_ready is not None and not req.force:
+        raise not_ready
+    if not_ready is not None:
+        on_event(Forced())
+    for h in hosts:  # what the step will write, before any server loads for it
+        disk_gate(h, req.force, on_event)
+    return checked, reviews

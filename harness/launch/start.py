@@ -22,15 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
 from harness.launch.events import (
-    Forced,
     Launched,
-    Preflighted,
     Resolved,
     RunEvent,
     Started,
 )
-from harness.launch.gates import preflight_host, preflight_refusal, review_all
-from harness.launch.nodes import Host, Launch, Node, Request, each, host_name
+from harness.launch.gates import gate
+from harness.launch.nodes import Host, Launch, Node, Request, each
 from harness.launch.spread import SINGLE, SPREADS, Spread
 from harness.runs.pipeline.steps import Pipeline
 from harness.runs.record.models import RunInfo
@@ -38,8 +36,8 @@ from harness.runs.record.parts import Fingerprint, GroupRecord, NeededService, R
 
 if TYPE_CHECKING:
     from harness.report.model import Review
+    from harness.runs.pipeline.smoke import SmokePlan
     from harness.runs.target.context import Context
-    from harness.runs.target.preflight import Preflight
 
 
 @dataclass(frozen=True)
@@ -136,8 +134,8 @@ def start_run(
     launch = Launch(run_id, step, spread, hosts, port, pipeline.path, on_event)
     if launch.several:
         launch.group = GroupRecord(run_id, spread.name, tuple(h.node.host for h in hosts))
-    _resolve(launch, pipeline, req)
-    checked, reviews = _gates(launch, pipeline, req)
+    _resolve(launch, pipeline, req.overrides, req.extra, req.smoke)
+    checked, reviews = gate(launch, pipeline, req)
     services: tuple[NeededService, ...] | None = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
     prints: dict[str, Fingerprint] = {}  # what each service runs on: its run vouches for it
@@ -160,7 +158,10 @@ def start_run(
             if launching is not None:
                 launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
             runs.append(
-                (h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services, prints))
+                (
+                    h.node.host,
+                    _launch(launch, pipeline, h, req.smoke, reviews, stale, services, prints),
+                )
             )
         if launch.several:
             on_event(Started(run_id, tuple(h for h, _ in runs)))
@@ -170,32 +171,6 @@ def start_run(
             _stop_started(hosts[0], started, req.keep_service)
         raise
     return RunOutcome(launch, tuple(runs), reviews)
-
-
-def _gates(
-    launch: Launch, pipeline: Pipeline, req: Request
-) -> tuple[dict[str, Preflight], dict[str, Review]]:
-    """Every host's preflight, then its review (told in that order: ``harness report STEP``'s,
-    preflight included), then the disk gate; raises what refuses the launch -- a failed
-    preflight always, a review that says not ready unless ``--force``."""
-    hosts, on_event, step = launch.hosts, launch.on_event, req.step
-    # the preflight first: the review told next is `harness report STEP`'s, preflight included
-    checked = each(hosts, host_name, lambda h: preflight_host(h, req, pipeline), "preflight")
-    reviews, not_ready = review_all(launch, pipeline, req, checked)
-    for h in hosts:
-        on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
-    refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
-    if refused is not None:
-        raise refused  # what no --force launches
-    if not_ready is not None and not req.force:
-        raise not_ready
-    if not_ready is not None:
-        on_event(Forced())
-    from harness.launch.disk import disk_gate
-
-    for h in hosts:  # what the step will write, before any server loads for it
-        disk_gate(h, req.force, on_event)
-    return checked, reviews
 
 
 def _stop_started(host: Host, started: list[str], keep: bool) -> None:
@@ -220,34 +195,41 @@ def finish(launch: Launch) -> None:
         launch.spread.after(launch.hosts, launch.cluster, launch)
 
 
-def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
+def _resolve(
+    launch: Launch,
+    pipeline: Pipeline,
+    overrides: dict[str, str],
+    extra: Sequence[str],
+    smoke: SmokePlan | None,
+) -> None:
+    """The step resolved on every host, as its spread prepares it there; told."""
     from harness.runs.pipeline import smoke as smoke_mode
     from harness.runs.target import remote
     from harness.runs.target.describe import resolve_on
 
-    spec = pipeline.steps.get(req.step)
+    spec = pipeline.steps.get(launch.step)
     for h in launch.hosts:
         node = launch.spread.builtins(launch.nodes, h.node)
         r = resolve_on(
             h.target,
             pipeline,
-            req.step,
+            launch.step,
             h.workdir,
             launch.run_id,
-            req.overrides,
-            req.extra,
-            req.smoke,
+            overrides,
+            extra,
+            smoke,
             node=node,
         )
         if spec is not None:
             r = launch.spread.prepare(h, r, launch.nodes, spec, launch.port or 0, launch.run_id)
         h.resolved = r
         where = None
-        if req.smoke:
+        if smoke:
             where = smoke_mode.smoke_dir(f"{remote.runs_root(h.workdir)}/{launch.run_id}")
         rank = h.node.rank if launch.several else None
         launch.on_event(
-            Resolved(req.step, h.target.label, r.display(), req.smoke, where, launch.tag(h), rank)
+            Resolved(launch.step, h.target.label, r.display(), smoke, where, launch.tag(h), rank)
         )
 
 
@@ -255,7 +237,7 @@ def _launch(
     launch: Launch,
     pipeline: Pipeline,
     h: Host,
-    req: Request,
+    smoke: SmokePlan | None,
     reviews: dict[str, Review],
     stale: Any,
     services: tuple[NeededService, ...] | None = None,
@@ -267,7 +249,6 @@ def _launch(
     assert h.resolved is not None
     review = reviews[h.node.host]
     resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
-    smoke = req.smoke
     # the servers' environments, vouched for too
     fingerprint = replace(smoke_mode.fingerprint(review), services=dict(prints or {}))
     extras = remote.RunExtras(
@@ -276,7 +257,7 @@ def _launch(
         hook=None
         if smoke is None or not smoke.hook
         else {"sitecustomize.py": smoke_mode.hook_source()},
-        fingerprint=replace(fingerprint, entry=pipeline.entry_digest(req.step)),
+        fingerprint=replace(fingerprint, entry=pipeline.entry_digest(launch.step)),
         group=None
         if launch.group is None
         else replace(launch.group, rank=h.node.rank, role=Role.STEP),

@@ -13,9 +13,10 @@ import pytest
 
 from harness.cli.hostio import Captured, Prefixed, on_each, routed
 from harness.errors import UsageError
+from harness.launch.gates import preflight_refusal
 from harness.launch.nodes import Node
 from harness.launch.spread import SINGLE, SPREADS, node_builtins
-from harness.launch.start import preflight_refusal, spread_for
+from harness.launch.start import spread_for
 from harness.runs.pipeline.file import load_pipeline
 from harness.runs.pipeline.steps import Step
 from harness.runs.record.models import Level, Verdict

@@ -478,6 +478,34 @@ def test_one_launch_path() -> None:
     assert callers == {"harness/launch/start.py", "harness/launch/ray.py"}
 
 
+#: What a launch or a review is asked: each enters a module once (issue 45: the launch request
+#: entered launch/start.py 8 times); past that door a module passes on what it read of it.
+REQUESTS = ("Request", "ReviewRequest", "StepRequest")
+
+
+def request_doors(root: Path = PACKAGE) -> dict[tuple[str, str], list[str]]:
+    """``(module, request type) -> [function, ...]`` taking that request as a parameter (the
+    request classes' own methods aside)."""
+    doors: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                ann = ast.unparse(arg.annotation).split("|")[0].strip() if arg.annotation else ""
+                if ann in REQUESTS:
+                    rel = str(path.relative_to(root.parent))
+                    doors.setdefault((rel, ann), []).append(node.name)
+    return doors
+
+
+def test_a_request_enters_each_module_once() -> None:
+    doors = request_doors()
+    assert ("harness/launch/start.py", "Request") in doors  # the walk saw the launch
+    assert {k: v for k, v in doors.items() if len(v) > 1} == {}
+
+
 #: Views return renderables; only the CLI prints (docs/ARCHITECTURE.md, issue 23 part 2).
 VIEWS = tuple(sorted((PACKAGE / "views").glob("*.py")))
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from harness.errors import HarnessError
 from harness.runs.pipeline.digest import service_digest
 from harness.runs.pipeline.file import find_pipeline_file, load_pipeline
 from harness.runs.pipeline.requires import Need
@@ -102,6 +103,17 @@ class StepRequest:
     def load(self) -> Pipeline:
         """The pipeline the step is in (the launch's own, else read from its file)."""
         return self.pipeline or load_pipeline(find_pipeline_file(self.pipeline_file))
+
+    def loaded(self) -> StepRequest:
+        """This request with its pipeline read once (``harness report``'s, from the file), so
+        that a review's plan, interpreter and services judge one reading of it; as it is
+        when the file cannot be read (the plan then says why)."""
+        if self.pipeline is not None:
+            return self
+        try:
+            return replace(self, pipeline=self.load())
+        except HarnessError:
+            return self
 
 
 @dataclass(frozen=True)
