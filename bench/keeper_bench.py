@@ -37,7 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.probe_runner import _source, build_payload  # noqa: E402
+from harness.probe_files import boot_source  # noqa: E402
+from harness.probe_runner import build_payload  # noqa: E402
 from harness.targets import mux  # noqa: E402
 from harness.targets.ssh import SshTarget  # noqa: E402
 from harness.targets.ssh.entry import HostConfig  # noqa: E402
@@ -104,7 +105,7 @@ def measure(server: object, ssh: str, root: Path, big: Path, runs: int) -> dict[
         time.sleep(0.05)
     assert client is not None, "no mux server"
     payload = build_payload("facts", {"dists": [], "gpus": False})
-    boot = _source("_boot")
+    boot = boot_source()
 
     def mux_stream() -> None:
         src = client.stream(["cat", str(big)], on_lost=lambda: None)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped
-from harness.probe_files import probes_dir
+from harness.probe_files import boot_source, module_path, module_source, probes_dir
 from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
 from harness.targets.no_answer import no_envelope
@@ -86,23 +86,6 @@ def _modules_store(root: Path) -> Path | None:
     return cache_root() / "probe-modules" / f"probe-modules-{digest}.json"
 
 
-def _path(module: str) -> Path:
-    """The file of a dotted probe module (a package: its ``__init__.py``)."""
-    rel = Path(*module.split(".")[1:])
-    folder = probes_dir() / rel
-    return folder / "__init__.py" if folder.is_dir() else folder.with_suffix(".py")
-
-
-@cache
-def _boot_source() -> str:
-    return (probes_dir() / "_boot.py").read_text(encoding="utf-8")
-
-
-@cache
-def _source(module: str) -> str:
-    return _path(module).read_text(encoding="utf-8")
-
-
 @cache
 def _bytecode(module: str) -> str:
     """A probe module compiled by this interpreter, marshalled (base64), from ``__pycache__``:
@@ -112,7 +95,7 @@ def _bytecode(module: str) -> str:
     from importlib.machinery import SourceFileLoader
 
     # the import system's own loader: it reads (or writes) the module's __pycache__ entry
-    code = SourceFileLoader(module, str(_path(module))).get_code(module)
+    code = SourceFileLoader(module, str(module_path(module))).get_code(module)
     return base64.b64encode(marshal.dumps(code)).decode("ascii")
 
 
@@ -128,7 +111,7 @@ def build_payload(
     ``then``: ``args`` are its ``prepare``'s, the run's follow)."""
     mods = shipped(probe)
     doc: dict[str, Any] = {
-        "modules": [[m, "", _bytecode(m)] if compiled else [m, _source(m)] for m in mods],
+        "modules": [[m, "", _bytecode(m)] if compiled else [m, module_source(m)] for m in mods],
         "main": mods[-1],
         "args": args,
         **({"then": True} if then else {}),
@@ -203,7 +186,7 @@ def start_probe(target: Target, probe: str, args: dict[str, Any]) -> Started | N
     doc = build_payload(
         probe, _for_target(target, args), compiled=argv == [sys.executable], then=True
     )
-    return Started.start([*argv, "-B", "-c", NOT_PYTHON_GUARD + _boot_source()], doc)
+    return Started.start([*argv, "-B", "-c", NOT_PYTHON_GUARD + boot_source()], doc)
 
 
 def run_probe(
@@ -258,7 +241,7 @@ def run_probe(
                 if started is not None:
                     result = started.finish(payload, timeout)
                 else:
-                    code = NOT_PYTHON_GUARD + _boot_source()
+                    code = NOT_PYTHON_GUARD + boot_source()
                     result = target.run_python(code, payload, timeout=timeout)
             except KeyboardInterrupt:
                 raise Stopped(
@@ -299,7 +282,7 @@ class _ResultCache:
                 target.python_argv(),
                 probe,
                 args,
-                [_source(m) for m in shipped(probe)],
+                [module_source(m) for m in shipped(probe)],
             ],
             sort_keys=True,
         )

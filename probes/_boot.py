@@ -15,11 +15,13 @@ OLDEST = (3, 10)
 
 
 def _emit(obj):
+    # type: (dict[str, object]) -> None
     sys.stdout.write(MARK + json.dumps(obj) + "\n")
     sys.stdout.flush()
 
 
 def _unchanged(fingerprint):
+    # type: (list[tuple[str, int, int]]) -> bool
     """True when every file/folder a cached result was built from is as it was."""
     import os
 
@@ -36,6 +38,7 @@ def _unchanged(fingerprint):
 
 
 def _main():
+    # type: () -> None
     if sys.version_info[:2] < OLDEST:
         _emit(
             {
@@ -57,7 +60,7 @@ def _main():
     gc.disable()
     stdin = sys.stdin.buffer  # one JSON line; with "then", the run's arguments follow it
     payload = json.loads(stdin.readline().decode("utf-8"))
-    warnings = []
+    warnings = []  # type: list[str]
     if payload.get("fingerprint") and _unchanged(payload["fingerprint"]):
         _emit({"ok": True, "cached": True, "warnings": []})
         return

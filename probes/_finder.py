@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 EXT_SUFFIXES = (".so", ".pyd", ".abi3.so")
 
@@ -43,7 +44,7 @@ def close_names(name: str, pool: list[str], n: int = 5) -> list[str]:
 class ProbeFailure(Exception):
     """A failure the controller turns into a user-facing error (``kind`` picks the message)."""
 
-    def __init__(self, kind: str, message: str, details: dict | None = None) -> None:
+    def __init__(self, kind: str, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.details = details or {}
@@ -298,7 +299,7 @@ class Dists:
                         return sorted(set(names))
                 except OSError:
                     pass
-                names = set()
+                found: set[str] = set()
                 try:
                     with open(
                         os.path.join(info, "RECORD"), encoding="utf-8", errors="replace"
@@ -312,10 +313,10 @@ class Dists:
                                 and not first.endswith((".dist-info", ".data"))
                                 and first != ".."
                             ):
-                                names.add(first)
+                                found.add(first)
                 except OSError:
                     pass
-                return sorted(n for n in names if n.isidentifier())
+                return sorted(n for n in found if n.isidentifier())
         return []
 
     def version_of(self, dist: str) -> str | None:
@@ -327,9 +328,9 @@ class Dists:
         return None
 
 
-def dist_metadata(info_dir: str) -> dict:
+def dist_metadata(info_dir: str) -> dict[str, Any]:
     """Name, Version and Requires-Dist from a dist-info's METADATA header."""
-    out: dict = {"requires": []}
+    out: dict[str, Any] = {"requires": []}
     try:
         with open(os.path.join(info_dir, "METADATA"), encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -347,7 +348,9 @@ def dist_metadata(info_dir: str) -> dict:
     return out
 
 
-def dist_files(finder: Finder, dist: str) -> tuple[dict, list[tuple[str, str, str]]] | None:
+def dist_files(
+    finder: Finder, dist: str
+) -> tuple[dict[str, Any], list[tuple[str, str, str]]] | None:
     """(metadata, [(module, abs path, path relative to root)]) from the dist's RECORD."""
     want = normalize(dist)
     dists = Dists(finder)

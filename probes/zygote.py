@@ -22,6 +22,7 @@ OUT = sys.stdout.buffer
 
 
 def _read(n):
+    # type: (int) -> bytes
     buf = b""
     while len(buf) < n:
         chunk = IN.read(n - len(buf))
@@ -32,6 +33,7 @@ def _read(n):
 
 
 def _child(code, data, w):
+    # type: (str, bytes, int) -> None
     os.setpgid(0, 0)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # subprocesses must never write into the wire
@@ -63,6 +65,7 @@ def _child(code, data, w):
 
 
 def _serve_one():
+    # type: () -> None
     n_code, n_data, timeout = struct.unpack("!IId", _read(16))
     code = _read(n_code).decode("utf-8")
     data = _read(n_data)
@@ -102,6 +105,7 @@ def _serve_one():
 
 
 def main():
+    # type: () -> None
     if sys.path and sys.path[0] in ("", "."):
         del sys.path[0]
     OUT.write(READY)

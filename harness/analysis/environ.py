@@ -39,9 +39,14 @@ class EnvRefusal:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> EnvRefusal:
         return cls(
-            d["name"], d["op"], tuple(str(v) for v in d.get("values") or ()), d["file"],
-            int(d["line"]), d.get("source") or "", bool(d.get("conditional")),
-        )  # fmt: skip
+            d["name"],
+            d["op"],
+            tuple(str(v) for v in d.get("values") or ()),
+            d["file"],
+            int(d["line"]),
+            d.get("source") or "",
+            bool(d.get("conditional")),
+        )
 
     def refuses(self, value: str) -> bool:
         """Pure: does the guard hold (and so the raise run) for ``value``?"""

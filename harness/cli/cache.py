@@ -62,8 +62,11 @@ def cache_prune(
     chosen = to_prune(entries, now, older_than, everything=everything, runs=runs)
     out = console()
     for e in chosen:
-        out.print(f"{'would remove' if dry_run else 'removed'} {e.kind.text} {escape(e.name)} "
-                  f"({decimal(e.size)})", soft_wrap=True)  # fmt: skip
+        out.print(
+            f"{'would remove' if dry_run else 'removed'} {e.kind.text} {escape(e.name)} "
+            f"({decimal(e.size)})",
+            soft_wrap=True,
+        )
         if not dry_run:
             remove([e])
     total = decimal(sum(e.size for e in chosen))

@@ -57,8 +57,10 @@ def matrix(
     from harness.reading.matrix import matrix as do_matrix
 
     if fmt not in FORMATS or (as_json and fmt not in ("terminal", "json")):
-        raise UsageError(f"--format {fmt!r}" + (" with --json" if as_json else ""),
-                         "use terminal, html or json (--json alone is --format json)")  # fmt: skip
+        raise UsageError(
+            f"--format {fmt!r}" + (" with --json" if as_json else ""),
+            "use terminal, html or json (--json alone is --format json)",
+        )
     fmt = "json" if as_json else fmt
     if output is not None:
         check_output(output, "-o")
@@ -78,8 +80,9 @@ def matrix(
     from harness.views.matrix import progress_line
 
     with progress_line() as on_progress:  # on a terminal: "checked 12/27 versions"
-        m = do_matrix(caller, against, versions, with_patches=root, jobs=jobs,
-                      on_progress=on_progress)  # fmt: skip
+        m = do_matrix(
+            caller, against, versions, with_patches=root, jobs=jobs, on_progress=on_progress
+        )
     _show(m, fmt, output)
     if any(r.errors for r in m.rows):
         raise typer.Exit(1)

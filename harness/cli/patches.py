@@ -171,7 +171,7 @@ def revert_cmd(
 ) -> None:
     """Restore every file harness patched, byte-identical (sha256 checked)."""
     from harness.errors import Interrupted
-    from harness.patching.writing import revert_patches, reverted_line
+    from harness.patching.reverting import revert_patches, reverted_line
 
     flags = again(target, patches)
     reports: list[Any] | None = None
@@ -194,9 +194,9 @@ def warn_live_runs(t: Any) -> None:
     from rich.markup import escape
 
     from harness.errors import HarnessError
-    from harness.runs import remote
-    from harness.runs.context import workdir_for
-    from harness.runs.lifecycle import RunState
+    from harness.runs.record.lifecycle import RunState
+    from harness.runs.target import remote
+    from harness.runs.target.context import workdir_for
 
     try:
         wd = workdir_for(t, os.environ.get("HARNESS_WORKDIR"), absolute=False)
@@ -296,9 +296,13 @@ def revert_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     from harness.group.patches import revert_across
 
     got = revert_across(
-        hosts, lambda h: target_for(h, kw["accept_new_host_key"]), _root(kw["patches"]),
-        force=kw["force"], only=kw["dist"], forget=kw["forget"],
-    )  # fmt: skip
+        hosts,
+        lambda h: target_for(h, kw["accept_new_host_key"]),
+        _root(kw["patches"]),
+        force=kw["force"],
+        only=kw["dist"],
+        forget=kw["forget"],
+    )
     lines = [f"{r.host}: " + ("reverted" if r.ok else f"failed: {r.error}") for r in got.results]
     _emit_lines(lines, kw["as_json"], got.ok)
     if not got.ok:

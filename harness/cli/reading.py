@@ -7,6 +7,24 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from harness.cli.check_options import (
+    AgainstOpt,
+    BaselineFromOpt,
+    BaselineOpt,
+    CallerOpt,
+    DryRunOpt,
+    FixOpt,
+    NameOpt,
+    NoBaselineOpt,
+    PatchesOpt,
+    PipelineOpt,
+    RequiresOpt,
+    SetsOpt,
+    SmokeOpt,
+    StepOpt,
+    WithPatchesOpt,
+    check_usage,
+)
 from harness.cli.common import console, print_json, show, target_for
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
 from harness.errors import UsageError
@@ -49,97 +67,22 @@ def probe(
 
 
 def check(
-    caller: Annotated[
-        str | None,
-        typer.Argument(help="the caller dist, e.g. speculators (optional with --step)"),
-    ] = None,
-    against: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--against",
-            help="callee package(s) to check (repeatable); default: every installed "
-            "package with Python source that the caller imports",
-        ),
-    ] = None,
+    caller: CallerOpt = None,
+    against: AgainstOpt = None,
     target: TargetOpt = None,
-    baseline: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--baseline",
-            help="callee version the caller was written for, e.g. vllm==0.11.0; "
-            "default: the exact pin in the caller's metadata",
-        ),
-    ] = None,
-    no_baseline: Annotated[
-        bool, typer.Option("--no-baseline", help="skip drift (no PyPI download)")
-    ] = False,
-    baseline_from: Annotated[
-        Path | None,
-        typer.Option(
-            "--baseline-from",
-            file_okay=False,
-            exists=True,
-            help="a folder holding the baseline's wheel (pip download --no-deps vllm==0.11.0 "
-            "-d DIR), for a box without an index",
-        ),
-    ] = None,
-    with_patches: Annotated[
-        bool,
-        typer.Option(
-            "--with-patches",
-            help="check the environment as it will be after the patch series in patches/",
-        ),
-    ] = False,
-    patches: Annotated[
-        Path | None,
-        typer.Option("--patches", file_okay=False, help="the patches/ folder for --with-patches"),
-    ] = None,
-    fix: Annotated[
-        bool,
-        typer.Option(
-            "--fix",
-            help="write the certain fixes (moved imports, renamed keywords/classes/functions, "
-            "provably dead keywords) as the next patch of patches/CALLER/VERSION; list the "
-            "rest as needing a person",
-        ),
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="with --fix: print the diff, write nothing")
-    ] = False,
-    name: Annotated[
-        str, typer.Option("--name", help="with --fix: slug for NNNN-slug.patch")
-    ] = "check-fix",
-    requires: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--requires",
-            help="with --fix: gate the patch on these callee versions instead of the installed "
-            "minor series, e.g. 'vllm>=0.33,<0.35' (repeatable)",
-        ),
-    ] = None,
-    step: Annotated[
-        str | None,
-        typer.Option(
-            "--step",
-            help="a pipeline step that starts `vllm serve`: check its flags and the keys of "
-            "its --speculative-config/--kv-transfer-config against the target's vLLM",
-        ),
-    ] = None,
-    pipeline: Annotated[
-        Path | None, typer.Option("--pipeline", dir_okay=False, help="with --step")
-    ] = None,
-    sets: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="with --step: NAME=VALUE, as `harness run` takes it"),
-    ] = None,
-    smoke: Annotated[
-        bool,
-        typer.Option(
-            "--smoke",
-            help="with --step: the command a --smoke run would start "
-            "(its smoke args: --load-format dummy, --hf-overrides ...)",
-        ),
-    ] = False,
+    baseline: BaselineOpt = None,
+    no_baseline: NoBaselineOpt = False,
+    baseline_from: BaselineFromOpt = None,
+    with_patches: WithPatchesOpt = False,
+    patches: PatchesOpt = None,
+    fix: FixOpt = False,
+    dry_run: DryRunOpt = False,
+    name: NameOpt = "check-fix",
+    requires: RequiresOpt = None,
+    step: StepOpt = None,
+    pipeline: PipelineOpt = None,
+    sets: SetsOpt = None,
+    smoke: SmokeOpt = False,
     as_json: JsonOpt = False,
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
@@ -147,23 +90,20 @@ def check(
     with --step, what the step passes to `vllm serve` too."""
     from harness.reading.check import check as do_check
 
-    if caller is None and step is None:
-        raise UsageError("name a CALLER, or a pipeline --step", "e.g. harness check speculators")
-    if step is None and (pipeline is not None or sets or smoke):
-        raise UsageError("--pipeline, --set and --smoke go with --step", "add --step STEP")
-    if step is not None and (fix or with_patches):
-        raise UsageError("--step checks a command as it stands", "drop --fix/--with-patches")
+    refused = check_usage(
+        caller,
+        step,
+        with_step=pipeline is not None or bool(sets) or smoke,
+        with_fix=dry_run or bool(requires) or name != "check-fix",
+        fix=fix,
+        with_patches=with_patches,
+        no_baseline=no_baseline,
+    )
+    if refused is not None:
+        raise refused
     if caller is None:
         _check_step(step or "", pipeline, sets or [], target, as_json, accept_new_host_key, smoke)
         return
-    if not fix and (dry_run or requires or name != "check-fix"):
-        raise UsageError("--dry-run, --name and --requires go with --fix", "add --fix")
-    if fix and no_baseline:
-        raise UsageError(
-            "--fix compares the installed API with the one the caller was written for: it "
-            "needs the baseline",
-            "drop --no-baseline (or name it: --baseline DIST==VERSION)",
-        )
     if fix:
         _fix(
             caller,
@@ -212,22 +152,23 @@ def _serve_report(
 ) -> CheckReport:
     """The step's ``vllm serve`` arguments against ``t``'s vLLM (a usage error if the step
     starts no vLLM server); ``smoke``: those of its ``--smoke`` run."""
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.describe import StepRequest, describe
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
-    from harness.runs.resolve import parse_sets
-    from harness.runs.serve import check_serve, pipeline_text
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.pipeline.file import find_pipeline_file, load_pipeline
+    from harness.runs.pipeline.resolve import parse_sets
+    from harness.runs.target.describe import StepRequest, describe
+    from harness.runs.target.step_check import check_serve, pipeline_text
 
     overrides = parse_sets(sets)
     cut = None
     if smoke:
-        cut = smoke_mode.plan(load_pipeline(find_pipeline_file(pipeline)), step, None, None,
-                              overrides)  # fmt: skip
+        cut = smoke_mode.plan(
+            load_pipeline(find_pipeline_file(pipeline)), step, None, None, overrides
+        )
     resolved_sets = {**overrides, **(cut.sets if cut else {})}
     plan = describe(t, StepRequest(step, pipeline, resolved_sets, smoke=cut))
     report = check_serve(t, plan, pipeline_text(plan), overrides)
     if report is not None:
-        from harness.runs.serve import outside
+        from harness.runs.target.step_check import outside
 
         report = outside(plan, report)  # the step's known_good, said here too
     if report is None:

@@ -63,7 +63,7 @@ def report_cmd(
     from harness.patching.series import patches_root
     from harness.report.build import build_review
     from harness.report.request import ReviewRequest
-    from harness.runs.describe import StepRequest
+    from harness.runs.target.describe import StepRequest
     from harness.views import review as render
 
     overrides = _checked(fmt, output, sets)
@@ -103,7 +103,7 @@ def report_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     """The same arguments checked first, then ``_group_report``."""
     from harness.patching.series import patches_root
     from harness.report.request import ReviewRequest
-    from harness.runs.describe import StepRequest
+    from harness.runs.target.describe import StepRequest
 
     overrides = _checked(kw["fmt"], kw["output"], kw["sets"])
     _flags_apply(kw["step"], kw["pipeline"], kw["require_smoke"], kw["require_verified"])
@@ -127,11 +127,11 @@ def _flags_apply(
     if step is None and not (require_smoke or require_verified):
         return
     from harness.launch.gates import refuse_flags_that_cannot_apply
-    from harness.runs.pipeline import find_pipeline_file, load_pipeline
+    from harness.runs.pipeline.file import find_pipeline_file, load_pipeline
 
     loaded = load_pipeline(find_pipeline_file(pipeline))
     if step is not None and step not in loaded.steps:
-        from harness.runs.resolve import resolve_step
+        from harness.runs.pipeline.resolve import resolve_step
 
         resolve_step(loaded, step, {}, {})  # the usual "no step" line, with a guess
     refuse_flags_that_cannot_apply(loaded, step, require_smoke, require_verified)
@@ -140,7 +140,7 @@ def _flags_apply(
 def _checked(fmt: str, output: Any, sets: Any) -> dict[str, str]:
     """The --set overrides; a bad --format or -o refused before any connection."""
     from harness.errors import UsageError
-    from harness.runs.resolve import parse_sets
+    from harness.runs.pipeline.resolve import parse_sets
 
     overrides = parse_sets(sets or [])
     if fmt not in ("terminal", "md", "html", "json"):

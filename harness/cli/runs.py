@@ -1,9 +1,10 @@
 """``harness runs``, ``logs``, ``stop``: registered on the main app by ``harness.cli``.
 
-Thin: parse, call one function (:mod:`~harness.runs.commands`, :mod:`~harness.group.listing`),
-render, exit with what it returns. Each command's form for ``-t`` naming several hosts is
-declared with it (:func:`harness.cli.across.on_group`); ``harness run`` is :mod:`harness.cli.run`.
-Nothing heavy is imported until a command runs (``harness --help`` stays fast).
+Thin: parse, call one function (:mod:`~harness.runs.follow.commands`,
+:mod:`~harness.group.listing`), render, exit with what it returns. Each command's form for ``-t``
+naming several hosts is declared with it (:func:`harness.cli.across.on_group`); ``harness run`` is
+:mod:`harness.cli.run`. Nothing heavy is imported until a command runs (``harness --help`` stays
+fast).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Annotated, Any
 import typer
 
 from harness.cli.across import on_group
-from harness.cli.common import emit, print_json, show
+from harness.cli.common import console, emit, print_json, show
 from harness.cli.options import AcceptOpt, JsonOpt, TargetOpt
-from harness.cli.run import WorkdirOpt, ctx, raise_code
+from harness.cli.run import ctx, raise_code
+from harness.cli.run_options import WorkdirOpt
 
 #: ``harness runs`` shows this many of the newest runs unless ``--limit`` says otherwise.
 RUNS_SHOWN = 20
@@ -37,7 +39,7 @@ def runs_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """List runs on the target: id, step, state, started, duration, exit."""
-    from harness.runs.commands import list_runs
+    from harness.runs.follow.commands import list_runs
     from harness.views import runs as view
 
     listing = list_runs(ctx(target, accept_new_host_key, workdir))
@@ -48,10 +50,10 @@ def runs_cmd(
     if as_json:
         print_json([r.to_dict() for r in runs])
     else:
-        show(view.console(), view.runs_table(runs, listing.target, listing.gone))
+        show(console(), view.runs_table(runs, listing.target, listing.gone))
         if len(runs) < len(listing.runs):
             more = len(listing.runs) - len(runs)
-            view.console().print(
+            console().print(
                 f"{more} older run(s) not shown; --limit {len(listing.runs)} (or 0) shows all"
             )
     raise typer.Exit(0)
@@ -81,7 +83,7 @@ def logs_cmd(
     from harness.cli.screen import SCREEN
 
     stdout_open("the log has nowhere to go", "send stdout to a file: harness logs RUN > FILE")
-    from harness.runs.commands import show_logs
+    from harness.runs.follow.commands import show_logs
 
     code = show_logs(
         ctx(target, accept_new_host_key, workdir),
@@ -115,14 +117,14 @@ def stop_cmd(
     accept_new_host_key: AcceptOpt = False,
 ) -> None:
     """Stop a run's whole process tree (setsid'd workers too); report GPU holders left."""
-    from harness.runs.commands import stop_run
+    from harness.runs.follow.commands import stop_run
     from harness.views import runs as view
 
     rep = stop_run(ctx(target, accept_new_host_key, workdir), run, grace=grace, force=force)
     if as_json:
         print_json(rep.to_dict())
     else:
-        show(view.console(), view.stop_report(rep))
+        show(console(), view.stop_report(rep))
     raise typer.Exit(1 if rep.remaining else 0)
 
 
@@ -135,7 +137,6 @@ def runs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
 
     from harness.group.listing import list_on
     from harness.views.group import group_runs_table
-    from harness.views.runs import console
 
     got = list_on(lambda h: ctx(h, kw["accept_new_host_key"], kw["workdir"]), hosts)
     if kw["as_json"]:
@@ -151,14 +152,23 @@ def logs_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     """Each host's log, interleaved, with its name in front (each local copy byte-exact)."""
     from harness.cli.across import detached, follow_each, followed
     from harness.cli.screen import SCREEN
-    from harness.runs.commands import show_logs
-    from harness.views.runs import console
+    from harness.runs.follow.commands import show_logs
 
     err, run, follow = console(stderr=True), kw["run"], kw["follow"]
     try:
-        codes = follow_each(hosts, lambda h: raise_code(show_logs(
-            ctx(h, kw["accept_new_host_key"], kw["workdir"]), run, follow=follow,
-            tail=kw["tail"], offset=kw["offset"], screen=SCREEN)))  # fmt: skip
+        codes = follow_each(
+            hosts,
+            lambda h: raise_code(
+                show_logs(
+                    ctx(h, kw["accept_new_host_key"], kw["workdir"]),
+                    run,
+                    follow=follow,
+                    tail=kw["tail"],
+                    offset=kw["offset"],
+                    screen=SCREEN,
+                )
+            ),
+        )
     except KeyboardInterrupt:
         raise typer.Exit(detached(err, run, hosts)) from None
     raise typer.Exit(followed(err, run, hosts, codes) if follow else max(codes.values()))
@@ -168,7 +178,6 @@ def stop_on_group(hosts: tuple[str, ...], **kw: Any) -> None:
     """Stop the run on every host that has it (and the Ray cluster it owns): a line each."""
     from harness.group.listing import stop_on
     from harness.views.group import stopped_lines
-    from harness.views.runs import console
 
     make = lambda h: ctx(h, kw["accept_new_host_key"], kw["workdir"])  # noqa: E731
     got = stop_on(make, hosts, kw["run"], kw["grace"])

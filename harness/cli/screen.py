@@ -14,14 +14,14 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.common import show
-from harness.runs.decode import LineBuffer, Utf8Decoder
-from harness.runs.lifecycle import RunState
-from harness.runs.models import FailureSummary, Phase, RunInfo
-from harness.runs.phases import PhaseTracker
-from harness.runs.state import duration_of, format_duration
-from harness.runs.stream import LocalCopy
-from harness.views.runs import console, esc, failure
+from harness.cli.common import console, show
+from harness.runs.follow.decode import LineBuffer, Utf8Decoder
+from harness.runs.follow.phases import PhaseTracker
+from harness.runs.follow.stream import LocalCopy
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import FailureSummary, Phase, RunInfo
+from harness.runs.record.state import duration_of, format_duration
+from harness.views.runs import esc, failure
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -270,7 +270,7 @@ def make_view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:
 
 
 class _Screen:
-    """The terminal a followed run is shown on (:class:`harness.runs.attach.Screen`)."""
+    """The terminal a followed run is shown on (:class:`harness.runs.follow.view.Screen`)."""
 
     @staticmethod
     def view(info: RunInfo, copy: LocalCopy, start: int | None) -> StreamView:

@@ -15,7 +15,7 @@ from harness.analysis.facts import Fits
 from harness.analysis.findings import ERROR, Finding
 from harness.analysis.scan import Lookup, Scan, fits_from, lookups_from
 from harness.probe_runner import run_probe
-from harness.reading.check import baseline_args
+from harness.reading.baseline import baseline_args
 from harness.targets.base import Target
 
 

@@ -24,19 +24,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.analysis.findings import CheckReport, Finding
-from harness.errors import PatchError, UsageError
+from harness.errors import UsageError
 from harness.fixing import describe
 from harness.fixing.facts import Reader
 from harness.fixing.lines import line_map
-from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual, Side
+from harness.fixing.model import Facts, FileFix, Fix, FixReport, Manual
 from harness.fixing.recheck import Rechecker
 from harness.fixing.rules import decide
-from harness.probe_runner import run_probe
+from harness.fixing.texts import (
+    base_texts,
+    compile_errors,
+    installed_versions,
+    series_texts,
+    write_patch,
+)
 from harness.reading.check import check
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.patching.overlay import Overlay
+
+    pass
 
 #: Rounds of decide -> edit -> re-check: a fix can uncover errors (calls of a name whose import
 #: failed are only checked once it resolves), which the next round decides.
@@ -83,14 +91,13 @@ def fix(
     requires: Mapping[str, str] | None = None,
 ) -> FixReport:
     from harness.patching.make import check_slug
-    from harness.targets.pypi import PypiTarget
 
     check_slug(slug)
     start = time.perf_counter()
     # LibCST takes ~0.2 s to import: let it load while the probes run (they wait on I/O)
     warm = threading.Thread(target=lambda: __import__("harness.fixing.cst"), daemon=True)
     warm.start()
-    leaves = _series(target, root)
+    leaves = series_texts(target, root)
     first = check(
         target,
         caller,
@@ -105,25 +112,15 @@ def fix(
             f"--fix needs the API {first.caller} was written for, and no baseline is known",
             "name it: --baseline DIST==VERSION (e.g. --baseline vllm==0.11.0)",
         )
-    base, site = _base_texts(target, first, leaves.of(first.caller) if leaves else {})
+    base, site = base_texts(target, first, leaves.of(first.caller) if leaves else {})
     state = _State(base)
     labels = (describe.versions_label(first.baseline), "")
     errors = list(first.errors)
     manual: tuple[Manual, ...] = ()
     if errors:
-        every_series = leaves.texts() if leaves else {}
-        against_t = tuple(against) if against else None
-        spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
-        series_over = leaves.without(first.caller).texts() if leaves else {}
-        with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
-            recheck = Rechecker(
-                target, first.caller, against_t, site, every_series, tuple(errors), old_target
-            )
-            reader = Reader(target, old_target, sorted(first.callees), labels, series_over)
-            errors = _rounds(state, reader, recheck, target, first, errors, warm)
-        labels = reader.labels
-        facts = Facts(reader.old, reader.new, dict(state.moved_from))
-        manual = tuple(_left(f, state, facts) for f in errors)
+        errors, labels, manual = _decided(
+            target, first, state, leaves, site, against, baseline_from, warm
+        )
     files = tuple(
         FileFix(p, state.base[p], t) for p, t in sorted(state.texts.items()) if t != state.base[p]
     )
@@ -132,7 +129,7 @@ def fix(
     why = describe.why_line(fixes, labels[0], labels[1]) if fixes else ""
     written = None
     if files and not dry_run:
-        written = _write(root, first, target, files, fixes, manual, slug, why, gates, labels)
+        written = write_patch(root, first, target, files, fixes, manual, slug, why, gates, labels)
     total = time.perf_counter() - start
     return FixReport(
         target=target.label,
@@ -157,6 +154,37 @@ def fix(
     )
 
 
+def _decided(
+    target: Target,
+    first: CheckReport,
+    state: _State,
+    leaves: Overlay | None,
+    site: str,
+    against: list[str] | None,
+    baseline_from: Path | None,
+    warm: threading.Thread,
+) -> tuple[list[Finding], tuple[str, str], tuple[Manual, ...]]:
+    """The rounds of decide -> edit -> re-check over ``first``'s errors, both callee versions
+    read (the baseline from PyPI): the errors left, the versions' labels, and each error left
+    as what a person must do."""
+    from harness.targets.pypi import PypiTarget
+
+    labels = (describe.versions_label(first.baseline), "")
+    errors = list(first.errors)
+    every_series = leaves.texts() if leaves else {}
+    against_t = tuple(against) if against else None
+    spec = ",".join(f"{d}=={v}" for d, v in sorted(first.baseline.items()))
+    series_over = leaves.without(first.caller).texts() if leaves else {}
+    with PypiTarget(spec, wheelhouse=baseline_from) as old_target:
+        recheck = Rechecker(
+            target, first.caller, against_t, site, every_series, tuple(errors), old_target
+        )
+        reader = Reader(target, old_target, sorted(first.callees), labels, series_over)
+        errors = _rounds(state, reader, recheck, target, first, errors, warm)
+    facts = Facts(reader.old, reader.new, dict(state.moved_from))
+    return errors, reader.labels, tuple(_left(f, state, facts) for f in errors)
+
+
 def _rounds(
     state: _State,
     reader: Reader,
@@ -171,7 +199,7 @@ def _rounds(
         pending = [f for f in errors if _key(f) not in state.refused]
         reader.learn(pending, state.moved_from)
         if n == 0:
-            reader.relabel(describe.versions_label(_installed(target, first, reader.new)))
+            reader.relabel(describe.versions_label(installed_versions(target, first, reader.new)))
         facts = Facts(reader.old, reader.new, dict(state.moved_from))
         todo = [d for d in (decide(f, facts) for f in pending) if isinstance(d, Fix)]
         if not todo:
@@ -210,7 +238,7 @@ def _edit_and_recheck(
         state.texts[rel] = out.text
     changed = {p: t for p, t in state.texts.items() if t != before.get(p)}
     with ThreadPoolExecutor(max_workers=1) as pool:  # compile while the re-check scans
-        compiled = pool.submit(_compile_errors, target, changed)
+        compiled = pool.submit(compile_errors, target, changed)
         errors = _recheck(state, recheck)
         bad = compiled.result()
     for rel, why in bad.items():
@@ -273,123 +301,3 @@ def _left(f: Finding, state: _State, facts: Facts) -> Manual:
     if isinstance(d, Manual):
         return d
     return Manual(d.finding, f"{d.summary}; not attempted within {MAX_ROUNDS} rounds")
-
-
-def _compile_errors(target: Target, texts: dict[str, str]) -> dict[str, str]:
-    if not texts:
-        return {}
-    data = run_probe(target, "compiles", {"files": texts}).data
-    return {
-        rel: f"{rel}:{e['line']}: {e['message']} (Python {data['python']})"
-        for rel, e in (data.get("errors") or {}).items()
-    }
-
-
-# -- reading the series and the caller's files ---------------------------------------------
-def _series(target: Target, root: Path) -> Overlay | None:
-    """The texts the series leave (what ``--with-patches`` checks with); refuse an unclean one.
-
-    None: there is no series at all."""
-    from harness.patching.library import SeriesLibrary
-    from harness.patching.ops import status
-    from harness.patching.overlay import overlay
-
-    library = SeriesLibrary(root)
-    if not library.dists():
-        return None
-    reports = status(target, library)
-    for r in reports:
-        what = r.unclean()
-        if what is not None:
-            raise PatchError(
-                f"{target.label}: the {r.dist} {r.series_version} series does not apply "
-                f"cleanly ({what}); nothing written",
-                f"--fix stacks on the series' result: see `harness patches -t {target.label}` "
-                "and fix the series (or revert-patches) first",
-            )
-    return overlay(reports)
-
-
-def _base_texts(
-    target: Target, report: CheckReport, after: Mapping[str, str | None]
-) -> tuple[dict[str, str], str]:
-    """rel path -> each erring file's text as the caller's series leaves it, and the
-    caller's site-packages on the target (as patchops names it).
-
-    Refuses files edited by hand (neither pip's RECORD nor harness wrote them): a patch made
-    on top of them would not apply anywhere else.
-    """
-    from harness.patching.ops import read_state
-
-    files = sorted({f.file for f in report.errors})
-    if not files:
-        return {}, ""
-    state = read_state(target, report.caller, files)
-    by_hand = set(state.hand_edited()) & set(files)
-    if by_hand:
-        raise PatchError(
-            f"{target.label}: {', '.join(sorted(by_hand))} differ from what pip installed and "
-            "were not patched by harness; nothing written",
-            f"record them first (harness make-patch {report.caller}) or reinstall the dist",
-        )
-    out: dict[str, str] = {}
-    for rel in files:
-        text = after.get(rel, state.live[rel].text if rel in state.live else None)
-        if text is not None:
-            out[rel] = text
-    return out, state.root
-
-
-def _installed(target: Target, report: CheckReport, new: Side) -> dict[str, str | None]:
-    """The installed versions of the dists the baseline names, as the described symbols say
-    (a dist is not its import name: scikit-learn is ``sklearn``); the target is asked only
-    for a dist none of them belongs to."""
-    from packaging.utils import canonicalize_name
-
-    seen = {
-        canonicalize_name(s.dist): s.version for s in new.symbols.values() if s.dist and s.version
-    }
-    got: dict[str, str | None] = {d: seen.get(canonicalize_name(d)) for d in report.baseline}
-    missing = sorted(d for d, v in got.items() if v is None)
-    if missing:
-        data = run_probe(target, "facts", {"dists": missing, "gpus": False}).data
-        found = {canonicalize_name(k): v for k, v in (data.get("dists") or {}).items()}
-        got.update({d: found.get(canonicalize_name(d)) for d in missing})
-    return got
-
-
-# -- writing --------------------------------------------------------------------------------
-def _write(
-    root: Path,
-    report: CheckReport,
-    target: Target,
-    files: tuple[FileFix, ...],
-    fixes: tuple[Fix, ...],
-    manual: tuple[Manual, ...],
-    slug: str,
-    why: str,
-    gates: dict[str, str],
-    labels: tuple[str, str],
-) -> Path:
-    from packaging.utils import canonicalize_name
-
-    from harness.patching.make import record_patch
-
-    if report.caller_version is None:
-        raise PatchError(f"{report.caller} has no version on {target.label}: no series to add to")
-    made = (
-        f"Made by `harness check {report.caller} --fix` on {target.label}: the APIs of "
-        f"{labels[0]} (written for) and {labels[1]} (installed) compared; each edited file "
-        "compiled on the target's Python and re-checked."
-    )
-    return record_patch(
-        root,
-        str(canonicalize_name(report.caller)),
-        report.caller_version,
-        slug,
-        [f.diff() for f in files],
-        why,
-        made,
-        gates,
-        describe.details(fixes, manual),
-    )

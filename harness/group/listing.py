@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.group.result import GroupResult, run_each
-from harness.runs.lifecycle import RunState
+from harness.runs.record.lifecycle import RunState
 
 
 def _listing(make_ctx: Callable[[str], Any], names: Sequence[str]) -> GroupResult[Any]:
-    from harness.runs import remote
-    from harness.runs.context import workdir_for
+    from harness.runs.target import remote
+    from harness.runs.target.context import workdir_for
 
     def one(name: str) -> Any:
         ctx = make_ctx(name)
@@ -47,7 +47,7 @@ class GroupRun:
 def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
     """Pure: runs per host -> one row per run id (a spread run's hosts folded into one row;
     the Ray cluster's own runs are part of their step's row, not rows of their own)."""
-    from harness.runs.lifecycle import state_label
+    from harness.runs.record.lifecycle import state_label
 
     rows: dict[str, GroupRun] = {}
     for host, runs in listed.items():
@@ -56,8 +56,9 @@ def group_runs(listed: dict[str, Sequence[Any]]) -> list[GroupRun]:
             if group is not None and group.role is not None and group.role.cluster:
                 continue
             rid = (group and group.id) or r.id
-            row = rows.get(rid) or GroupRun(rid, r.record.step, group and group.spread, {},
-                                            r.started_at)  # fmt: skip
+            row = rows.get(rid) or GroupRun(
+                rid, r.record.step, group and group.spread, {}, r.started_at
+            )
             row.states[host] = state_label(r)
             rows[rid] = row
     return sorted(rows.values(), key=lambda g: (g.started or 0.0, g.id))
@@ -72,10 +73,16 @@ class Listing:
 
     def to_list(self) -> list[dict[str, Any]]:
         return [
-            {"id": g.id, "step": g.step, "spread": g.spread, "state": g.state,
-             "hosts": g.states, "started_at": g.started}
+            {
+                "id": g.id,
+                "step": g.step,
+                "spread": g.spread,
+                "state": g.state,
+                "hosts": g.states,
+                "started_at": g.started,
+            }
             for g in self.rows
-        ]  # fmt: skip
+        ]
 
 
 def list_on(make_ctx: Callable[[str], Any], names: Sequence[str]) -> Listing:
@@ -90,8 +97,8 @@ def stop_on(
 ) -> GroupResult[list[str]]:
     """Stop the run on every host that has it, and the Ray cluster it started, if any; per
     host, the runs stopped there."""
-    from harness.runs import remote
-    from harness.runs.context import workdir_for
+    from harness.runs.target import remote
+    from harness.runs.target.context import workdir_for
 
     def one(name: str) -> list[str]:
         ctx = make_ctx(name)

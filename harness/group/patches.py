@@ -49,7 +49,8 @@ def apply_across(
     between: Callable[[], None] = lambda: None,
 ) -> Across:
     """``between`` runs once every host is prepared, before the first commit."""
-    from harness.patching.writing import apply_patches, revert_patches
+    from harness.patching.reverting import revert_patches
+    from harness.patching.writing import apply_patches
 
     def prepare(host: str) -> Any:
         with open_host(host) as t:
@@ -92,7 +93,7 @@ def revert_across(
     only: str | None = None,
 ) -> GroupResult[Any]:
     """Reverting is restoring each host's own backups: every host is tried, each says."""
-    from harness.patching.writing import revert_patches
+    from harness.patching.reverting import revert_patches
 
     def one(host: str) -> Any:
         with open_host(host) as t:

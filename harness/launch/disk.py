@@ -13,7 +13,7 @@ from dataclasses import replace
 from harness.errors import RunError
 from harness.launch.events import DiskChecked, RunEvent
 from harness.launch.nodes import Host
-from harness.runs.disk import Budget, count, refusal
+from harness.runs.target.disk import Budget, count, refusal
 
 #: seconds between two progress lines in the step's log (default 60)
 PROGRESS_ENV = "HARNESS_RUN_PROGRESS_S"
@@ -47,8 +47,13 @@ def disk_gate(host: Host, force: bool, on_event: Callable[[RunEvent], None]) -> 
         raise RunError(*refused)
     if host.resolved is not None and host.resolved.disk:  # the progress lines' totals
         every = os.environ.get(PROGRESS_ENV, "60")
-        host.resolved = replace(host.resolved, disk={
-            **host.resolved.disk, "samples": str(budget.samples),
-            "per_token": str(budget.per_token), "every": every,
-        })  # fmt: skip
+        host.resolved = replace(
+            host.resolved,
+            disk={
+                **host.resolved.disk,
+                "samples": str(budget.samples),
+                "per_token": str(budget.per_token),
+                "every": every,
+            },
+        )
     return budget

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from harness.group.sameness import Sameness
     from harness.report.model import Review
-    from harness.runs.disk import Budget
-    from harness.runs.models import RunInfo, Verdict
-    from harness.runs.smoke import SmokePlan
+    from harness.runs.pipeline.smoke import SmokePlan
+    from harness.runs.record.models import RunInfo, Verdict
+    from harness.runs.target.disk import Budget
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,15 @@ class DiskChecked:
 
 
 RunEvent = (
-    Resolved | Reviewed | Compared | Forced | Preflighted | ClusterUp | ClusterStopped
-    | Launched | Started | ServiceUp | DiskChecked
-)  # fmt: skip
+    Resolved
+    | Reviewed
+    | Compared
+    | Forced
+    | Preflighted
+    | ClusterUp
+    | ClusterStopped
+    | Launched
+    | Started
+    | ServiceUp
+    | DiskChecked
+)

@@ -4,9 +4,9 @@ reused, or one started through the one launch path and followed until it answers
 :func:`harness.launch.start.start_run` calls :func:`ready_services` once the step's own gates
 passed (a refused step starts no server); following a service's start is the caller's
 (``wait``), like following any run. What the step's run records -- a
-:class:`~harness.runs.record.NeededService` each -- is what its supervisor stops when it ends
+:class:`~harness.runs.record.parts.NeededService` each -- is what its supervisor stops when it ends
 (``probes/_service.py``). A ``--smoke`` step gets a smoke service
-(:func:`harness.runs.smoke.plan` of the service: its own smoke args and outputs, the step's
+(:func:`harness.runs.pipeline.smoke.plan` of the service: its own smoke args and outputs, the step's
 cut and mapped layer ids), never kept, never a real one's.
 """
 
@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.launch.events import RunEvent, ServiceUp
-from harness.launch.nodes import Host
-from harness.runs.models import RunInfo
-from harness.runs.record import Fingerprint, NeededService
-from harness.runs.steps import Pipeline
+from harness.launch.nodes import Host, Request
+from harness.runs.pipeline.steps import Pipeline
+from harness.runs.record.models import RunInfo
+from harness.runs.record.parts import Fingerprint, NeededService
 
 #: Stands in for a run id while finding out what a service run would be (its digest).
 PROBE_ID = "service-00000000-000000-0000"
@@ -41,7 +41,7 @@ def metrics_url(health: str) -> str:
 def ready_services(
     pipeline: Pipeline,
     host: Host,
-    req: Any,  # harness.launch.start.Request (which imports this module)
+    req: Request,
     wait: Wait,
     start: Start,
     on_event: Callable[[RunEvent], None],
@@ -53,10 +53,10 @@ def ready_services(
     ``prints`` -- what the step's run vouches for too."""
     from dataclasses import replace
 
-    from harness.runs import remote
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.describe import resolve_on
-    from harness.runs.services import live_service
+    from harness.runs.follow.services import live_service
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.target import remote
+    from harness.runs.target.describe import resolve_on
 
     out = []
     for need in pipeline.steps[req.step].needs:
@@ -73,8 +73,15 @@ def ready_services(
         info = live_service(runs, need, str(digest), smoke is not None)
         began, reused = time.monotonic(), info is not None
         if info is None:
-            sub = replace(req, step=need, overrides=sets, extra=(), smoke=smoke,
-                          require_smoke=False, require_verified=False)  # fmt: skip
+            sub = replace(
+                req,
+                step=need,
+                overrides=sets,
+                extra=(),
+                smoke=smoke,
+                require_smoke=False,
+                require_verified=False,
+            )
             alone = replace(host, resolved=None, review=None)  # the step's own stay as they are
             info = start(pipeline, [alone], sub, on_event=on_event).run
             if started is not None and info is not None:

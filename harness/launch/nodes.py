@@ -6,16 +6,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.runs.context import Context
-from harness.runs.record import GroupRecord
-from harness.runs.steps import ResolvedStep, Step
+from harness.errors import RunError
+from harness.group.result import run_each
+from harness.runs.pipeline.steps import ResolvedStep, Step
+from harness.runs.record.parts import GroupRecord
+from harness.runs.target.context import Context
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.launch.events import RunEvent
     from harness.report.model import Review
+    from harness.runs.pipeline.smoke import SmokePlan
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``harness run STEP`` was asked, besides where."""
+
+    step: str
+    overrides: dict[str, str]
+    extra: Sequence[str] = ()
+    pipeline_file: Path | None = None
+    patches: Path | None = None
+    kill_stale: bool = False
+    force: bool = False
+    require_smoke: bool = False
+    require_verified: bool = False
+    smoke: SmokePlan | None = None
+    #: the services the step needs outlive it (``--keep-service``), for the next run to reuse
+    keep_service: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,9 +102,14 @@ class Spread:
         return None
 
     def prepare(
-        self, h: Host, resolved: ResolvedStep, nodes: Sequence[Node], spec: Step, port: int,
+        self,
+        h: Host,
+        resolved: ResolvedStep,
+        nodes: Sequence[Node],
+        spec: Step,
+        port: int,
         run_id: str,
-    ) -> ResolvedStep:  # fmt: skip
+    ) -> ResolvedStep:
         """The step as this node runs it (per node, before the review)."""
         return resolved
 
@@ -97,3 +126,24 @@ class Spread:
 
     def after(self, hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
         """Stop what :meth:`before` started (after the step, or when the launch failed)."""
+
+
+def host_name(h: Host) -> str:
+    return h.node.host
+
+
+def each(
+    items: Sequence[Any], name: Callable[[Any], str], fn: Callable[[Any], T], what: str
+) -> dict[str, T]:
+    """``fn`` on every item (host), concurrently; one host's error is raised as it is,
+    several hosts' are one RunError naming each (and nothing goes on)."""
+    if len(items) == 1:
+        return {name(items[0]): fn(items[0])}
+    by = {name(i): i for i in items}
+    got = run_each(list(by), lambda n: fn(by[n]))
+    if got.failed:
+        raise RunError(
+            f"{what} failed on " + "; ".join(f"{r.host}: {r.error}" for r in got.failed),
+            got.failed[0].hint or "nothing was launched on any host",
+        )
+    return {r.host: r.unwrap() for r in got.results}

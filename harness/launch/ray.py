@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import RunError
 from harness.group.result import run_each
 from harness.launch.events import ClusterStopped, ClusterUp
-from harness.runs.record import GroupRecord, Role
+from harness.runs.record.parts import GroupRecord, Role
 
 if TYPE_CHECKING:
     from harness.launch.nodes import Host, Launch, Node
@@ -72,7 +72,7 @@ while True:
 def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
     """One supervised ``ray start --block`` per host (head first), then wait for all nodes;
     each run started goes into ``launch.cluster`` as it starts."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     nodes, port, run_id = launch.nodes, launch.port or RAY_PORT, launch.run_id
     group = launch.group or GroupRecord(run_id)
@@ -83,22 +83,37 @@ def start_ray(hosts: Sequence[Host], launch: Launch) -> None:
         role = Role.RAY_NODE if h.node.rank else Role.RAY_HEAD
         assert h.resolved is not None
         resolved = replace(
-            h.resolved, step=f"{h.resolved.step}-ray", argv=tuple(argv), shell=False,
+            h.resolved,
+            step=f"{h.resolved.step}-ray",
+            argv=tuple(argv),
+            shell=False,
             env={**h.resolved.env, "RAY_USAGE_STATS_ENABLED": "0"},
-        )  # fmt: skip
+        )
         remote.launch(
-            h.target, cid, h.workdir, resolved, pipeline=launch.pipeline, timings=h.ctx.timings,
+            h.target,
+            cid,
+            h.workdir,
+            resolved,
+            pipeline=launch.pipeline,
+            timings=h.ctx.timings,
             extras=remote.RunExtras(group=replace(group, rank=h.node.rank, role=role)),
-        )  # fmt: skip
+        )
         launch.cluster.append(cid)
         if h.node.rank == 0:  # the workers join the head: it must listen first
             _wait_port(h, port)
     head = hosts[0]
     t0 = time.monotonic()
     got = head.target.run(
-        [head.target.python_argv()[0], "-c", RAY_READY, str(len(nodes)), str(RAY_WAIT_S),
-         f"{nodes[0].address}:{port}"], timeout=RAY_WAIT_S + 30,
-    )  # fmt: skip
+        [
+            head.target.python_argv()[0],
+            "-c",
+            RAY_READY,
+            str(len(nodes)),
+            str(RAY_WAIT_S),
+            f"{nodes[0].address}:{port}",
+        ],
+        timeout=RAY_WAIT_S + 30,
+    )
     if not got.ok:
         raise RunError(
             f"the Ray cluster of {run_id} did not come up: {got.stderr.decode().strip()[-300:]}",
@@ -122,15 +137,14 @@ def _wait_port(h: Host, port: int, timeout: float = 60.0) -> None:
         "sys.exit(1)\n"
     )
     argv = [h.target.python_argv()[0], "-c", code, h.node.address, str(port), str(timeout)]
-    got = h.target.run(argv,
-                       timeout=timeout + 10)  # fmt: skip
+    got = h.target.run(argv, timeout=timeout + 10)
     if not got.ok:
         raise RunError(f"the Ray head on {h.node.host} did not listen on {h.node.address}:{port}")
 
 
 def stop_cluster(hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:
     """Stop exactly the Ray processes this run started (by the run's marker, tree and all)."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     t0 = time.monotonic()
     started = {cid.rsplit("-ray", 1)[-1]: cid for cid in cluster}
@@ -138,8 +152,13 @@ def stop_cluster(hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) 
     def one(name: str) -> Any:
         h = next(h for h in hosts if h.node.host == name)
         with h.ctx.open() as t:
-            return remote.stop(t, h.workdir, started[str(h.node.rank)],
-                               grace=h.ctx.timings.stop_grace, timings=h.ctx.timings)  # fmt: skip
+            return remote.stop(
+                t,
+                h.workdir,
+                started[str(h.node.rank)],
+                grace=h.ctx.timings.stop_grace,
+                timings=h.ctx.timings,
+            )
 
     got = run_each([h.node.host for h in hosts if str(h.node.rank) in started], one)
     launch.on_event(ClusterStopped(time.monotonic() - t0, tuple(r.host for r in got.failed)))

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from harness.launch.nodes import Host, Launch, Node, Spread
-from harness.runs.steps import ResolvedStep, Step
+from harness.runs.pipeline.steps import ResolvedStep, Step
 
 TORCHRUN_PORT = 29500
 
@@ -40,9 +40,15 @@ def node_builtins(nodes: Sequence[Node], node: Node) -> dict[str, str]:
 
 
 def torchrun_argv(
-    python: str, program: Sequence[str], nodes: Sequence[Node], node: Node, *,
-    nproc: str, port: int, run_id: str,
-) -> list[str]:  # fmt: skip
+    python: str,
+    program: Sequence[str],
+    nodes: Sequence[Node],
+    node: Node,
+    *,
+    nproc: str,
+    port: int,
+    run_id: str,
+) -> list[str]:
     """Pure: torchrun over the nodes with c10d rendezvous at the first node.
 
     ``--local-addr`` makes each agent advertise its inventory address (the host name may
@@ -110,14 +116,24 @@ class Torchrun(Shard):
         return spec.port or TORCHRUN_PORT
 
     def prepare(
-        self, h: Host, resolved: ResolvedStep, nodes: Sequence[Node], spec: Step, port: int,
+        self,
+        h: Host,
+        resolved: ResolvedStep,
+        nodes: Sequence[Node],
+        spec: Step,
+        port: int,
         run_id: str,
-    ) -> ResolvedStep:  # fmt: skip
+    ) -> ResolvedStep:
         python = h.target.python_argv()[0]
         argv = torchrun_argv(
-            python, resolved.argv, nodes, h.node, nproc=substitute(spec.nproc, resolved.params),
-            port=port, run_id=run_id,
-        )  # fmt: skip
+            python,
+            resolved.argv,
+            nodes,
+            h.node,
+            nproc=substitute(spec.nproc, resolved.params),
+            port=port,
+            run_id=run_id,
+        )
         return replace(resolved, argv=tuple(argv), env=socket_env(_iface(h), dict(resolved.env)))
 
 
@@ -139,8 +155,11 @@ class Ray(Shard):
         return list(hosts[:1])
 
     def step_env(self, resolved: ResolvedStep, nodes: Sequence[Node], port: int) -> ResolvedStep:
-        env = {**resolved.env, "RAY_ADDRESS": f"{nodes[0].address}:{port}",
-               "RAY_USAGE_STATS_ENABLED": "0"}  # fmt: skip
+        env = {
+            **resolved.env,
+            "RAY_ADDRESS": f"{nodes[0].address}:{port}",
+            "RAY_USAGE_STATS_ENABLED": "0",
+        }
         return replace(resolved, env=env)
 
     def after(self, hosts: Sequence[Host], cluster: Sequence[str], launch: Launch) -> None:

@@ -6,7 +6,7 @@ spread runs on (a Ray cluster), launches detached and returns; what happens is t
 ``on_event`` as host-tagged events (:mod:`harness.launch.events`), never printed. A step
 feature (smoke, output verification, timeouts, the gates) lives in the resolve, the review or
 the launch here, so it holds on one host and across hosts alike. Following is the CLI's
-(:mod:`harness.runs.attach`); :func:`finish` stops what the spread started, afterwards.
+(:mod:`harness.runs.follow.attach`); :func:`finish` stops what the spread started, afterwards.
 
 One target is a group of one: its errors are its own (a HarnessError as raised); several
 hosts' are named per host, and nothing launches anywhere unless every host is ready.
@@ -18,52 +18,26 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from harness.errors import NotReady, RunError, UsageError
-from harness.group.result import GroupResult, run_each
+from harness.errors import UsageError
 from harness.launch.events import (
-    Compared,
-    Forced,
     Launched,
-    Preflighted,
     Resolved,
-    Reviewed,
     RunEvent,
     Started,
 )
-from harness.launch.nodes import Host, Launch, Node
+from harness.launch.gates import gate
+from harness.launch.nodes import Host, Launch, Node, Request, each
 from harness.launch.spread import SINGLE, SPREADS, Spread
-from harness.runs.models import Level, RunInfo
-from harness.runs.record import Fingerprint, GroupRecord, NeededService, Role
-from harness.runs.steps import Pipeline
+from harness.runs.pipeline.steps import Pipeline
+from harness.runs.record.models import RunInfo
+from harness.runs.record.parts import Fingerprint, GroupRecord, NeededService, Role
 
 if TYPE_CHECKING:
     from harness.report.model import Review
-    from harness.runs.context import Context
-    from harness.runs.preflight import Preflight
-    from harness.runs.smoke import SmokePlan
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Request:
-    """What ``harness run STEP`` was asked, besides where."""
-
-    step: str
-    overrides: dict[str, str]
-    extra: Sequence[str] = ()
-    pipeline_file: Path | None = None
-    patches: Path | None = None
-    kill_stale: bool = False
-    force: bool = False
-    require_smoke: bool = False
-    require_verified: bool = False
-    smoke: SmokePlan | None = None
-    #: the services the step needs outlive it (``--keep-service``), for the next run to reuse
-    keep_service: bool = False
+    from harness.runs.pipeline.smoke import SmokePlan
+    from harness.runs.target.context import Context
 
 
 @dataclass(frozen=True)
@@ -89,7 +63,7 @@ def spread_for(pipeline: Pipeline, step: str, names: Sequence[str]) -> Spread:
         return SINGLE
     spec = pipeline.steps.get(step)
     if spec is None:
-        from harness.runs.resolve import resolve_step
+        from harness.runs.pipeline.resolve import resolve_step
 
         resolve_step(pipeline, step, {}, {})  # the usual "no step" message
         raise AssertionError("unreachable")
@@ -107,7 +81,7 @@ def opened(
     names: Sequence[str], make_ctx: Callable[[str], Context], address_of: Callable[[str], str]
 ) -> Iterator[list[Host]]:
     """Every host's target open, with its workdir; all closed on the way out."""
-    from harness.runs.context import workdir_for
+    from harness.runs.target.context import workdir_for
 
     nodes = [Node(n, i, address_of(n)) for i, n in enumerate(names)]
     with ExitStack() as stack:
@@ -119,7 +93,7 @@ def opened(
             assert wd is not None
             return Host(node, target, wd, ctx)
 
-        yield list(_each(nodes, lambda n: n.host, open_one, "connect").values())
+        yield list(each(nodes, lambda n: n.host, open_one, "connect").values())
 
 
 def start_run(
@@ -144,8 +118,8 @@ def start_run(
         NotReady: the review says not ready (on any host) and ``force`` is not set.
         RunError: a preflight check failed (on any host), or a host could not be reviewed.
     """
-    from harness.runs import remote
-    from harness.runs.state import new_run_id
+    from harness.runs.record.state import new_run_id
+    from harness.runs.target import remote
 
     step = req.step
     needs = pipeline.steps[step].needs if step in pipeline.steps else ()
@@ -160,23 +134,8 @@ def start_run(
     launch = Launch(run_id, step, spread, hosts, port, pipeline.path, on_event)
     if launch.several:
         launch.group = GroupRecord(run_id, spread.name, tuple(h.node.host for h in hosts))
-    _resolve(launch, pipeline, req)
-    # the preflight first: the review told next is `harness report STEP`'s, preflight included
-    checked = _each(hosts, _name, lambda h: _preflight(h, req, pipeline), "preflight")
-    reviews, not_ready = _review(launch, pipeline, req, checked)
-    for h in hosts:
-        on_event(Preflighted(tuple(checked[h.node.host].verdicts), launch.tag(h)))
-    refused = preflight_refusal(step, {n: c.verdicts for n, c in checked.items()}, launch.several)
-    if refused is not None:
-        raise refused  # what no --force launches
-    if not_ready is not None and not req.force:
-        raise not_ready
-    if not_ready is not None:
-        on_event(Forced())
-    from harness.launch.disk import disk_gate
-
-    for h in hosts:  # what the step will write, before any server loads for it
-        disk_gate(h, req.force, on_event)
+    _resolve(launch, pipeline, req.overrides, req.extra, req.smoke)
+    checked, reviews = gate(launch, pipeline, req)
     services: tuple[NeededService, ...] | None = None
     started: list[str] = []  # services started for this step, stopped if its launch fails
     prints: dict[str, Fingerprint] = {}  # what each service runs on: its run vouches for it
@@ -185,8 +144,9 @@ def start_run(
 
         wait = wait_ready or (lambda h, info: info)
         try:
-            services = tuple(ready_services(pipeline, hosts[0], req, wait, start_run, on_event,
-                                            started, prints))  # fmt: skip
+            services = tuple(
+                ready_services(pipeline, hosts[0], req, wait, start_run, on_event, started, prints)
+            )
         except BaseException:
             _stop_started(hosts[0], started, req.keep_service)
             raise
@@ -197,8 +157,12 @@ def start_run(
             stale = checked[h.node.host].stale
             if launching is not None:
                 launching(h, f"{remote.runs_root(h.workdir)}/{run_id}")
-            runs.append((h.node.host, _launch(launch, pipeline, h, req, reviews, stale, services,
-                                              prints)))  # fmt: skip
+            runs.append(
+                (
+                    h.node.host,
+                    _launch(launch, pipeline, h, req.smoke, reviews, stale, services, prints),
+                )
+            )
         if launch.several:
             on_event(Started(run_id, tuple(h for h, _ in runs)))
     except BaseException:
@@ -211,12 +175,18 @@ def start_run(
 
 def _stop_started(host: Host, started: list[str], keep: bool) -> None:
     """The services this launch started, stopped: the step they were for did not start."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     for run_id in [] if keep else started:
         with contextlib.suppress(Exception):  # the launch's own error is the one to show
-            remote.stop(host.target, host.workdir, run_id, grace=host.ctx.timings.stop_grace,
-                        timings=host.ctx.timings, device_glob=host.ctx.device_glob)  # fmt: skip
+            remote.stop(
+                host.target,
+                host.workdir,
+                run_id,
+                grace=host.ctx.timings.stop_grace,
+                timings=host.ctx.timings,
+                device_glob=host.ctx.device_glob,
+            )
 
 
 def finish(launch: Launch) -> None:
@@ -225,162 +195,85 @@ def finish(launch: Launch) -> None:
         launch.spread.after(launch.hosts, launch.cluster, launch)
 
 
-def _resolve(launch: Launch, pipeline: Pipeline, req: Request) -> None:
-    from harness.runs import remote
-    from harness.runs import smoke as smoke_mode
-    from harness.runs.describe import resolve_on
+def _resolve(
+    launch: Launch,
+    pipeline: Pipeline,
+    overrides: dict[str, str],
+    extra: Sequence[str],
+    smoke: SmokePlan | None,
+) -> None:
+    """The step resolved on every host, as its spread prepares it there; told."""
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.target import remote
+    from harness.runs.target.describe import resolve_on
 
-    spec = pipeline.steps.get(req.step)
+    spec = pipeline.steps.get(launch.step)
     for h in launch.hosts:
         node = launch.spread.builtins(launch.nodes, h.node)
-        r = resolve_on(h.target, pipeline, req.step, h.workdir, launch.run_id, req.overrides,
-                       req.extra, req.smoke, node=node)  # fmt: skip
+        r = resolve_on(
+            h.target,
+            pipeline,
+            launch.step,
+            h.workdir,
+            launch.run_id,
+            overrides,
+            extra,
+            smoke,
+            node=node,
+        )
         if spec is not None:
             r = launch.spread.prepare(h, r, launch.nodes, spec, launch.port or 0, launch.run_id)
         h.resolved = r
         where = None
-        if req.smoke:
+        if smoke:
             where = smoke_mode.smoke_dir(f"{remote.runs_root(h.workdir)}/{launch.run_id}")
         rank = h.node.rank if launch.several else None
-        launch.on_event(Resolved(req.step, h.target.label, r.display(), req.smoke, where,
-                                 launch.tag(h), rank))  # fmt: skip
-
-
-def _review(
-    launch: Launch, pipeline: Pipeline, req: Request, preflights: dict[str, Preflight]
-) -> tuple[dict[str, Review], NotReady | None]:
-    """Every host's review (its preflight's verdicts in it, as ``harness report`` has
-    them, and the facts its round trip read), told; and the refusal unless every host is
-    ready and (for one job over all hosts) the hosts agree -- which ``--force`` overrides."""
-    from harness.group.review import GroupReview, series_state
-    from harness.group.sameness import compare
-    from harness.patching.series import patches_root
-    from harness.report.build import build_review
-    from harness.report.request import ReviewRequest
-
-    def review(h: Host) -> Review:
-        """``harness report STEP``'s review of the step exactly as it will launch (saved as
-        ``review.json``: a run can always say what it was started on), with the verdicts
-        and facts its preflight's round trip just read (not a second probe)."""
-        got = preflights[h.node.host]
-        assert h.resolved is not None
-        return build_review(h.target, ReviewRequest.of_launch(
-            patches=patches_root(req.patches), pipeline=pipeline, resolved=h.resolved,
-            run_id=launch.run_id, overrides=req.overrides, require_smoke=req.require_smoke,
-            require_verified=req.require_verified, smoke_run=req.smoke is not None,
-            workdir=h.workdir, preflight=got.verdicts, facts=got.facts,
-        ))  # fmt: skip
-
-    reviews = _each(launch.hosts, _name, review, "review")
-    for h in launch.hosts:
-        h.review = reviews[h.node.host]
-        launch.on_event(Reviewed(reviews[h.node.host], launch.tag(h)))
-    same = None
-    if launch.spread.same_stack:
-        facts = {n: r.facts for n, r in reviews.items() if r.facts is not None}
-        extra: dict[str, dict[str, str | None]] = {}
-        for n, r in reviews.items():
-            for what, value in series_state(r).items():
-                extra.setdefault(what, {})[n] = value
-        same = compare(facts, extra=extra)
-        launch.on_event(Compared(same))
-    if launch.several:
-        got: GroupResult[Any] = run_each(list(reviews), reviews.__getitem__)
-        blockers = GroupReview(got, same).blockers
-        refused = NotReady(
-            "not launching on any host: " + "; ".join(blockers),
-            "read it with `harness report STEP -t HOSTS`; fix the blockers, or pass --force",
+        launch.on_event(
+            Resolved(launch.step, h.target.label, r.display(), smoke, where, launch.tag(h), rank)
         )
-    else:
-        from harness.report.model import Gate
-
-        (one,) = reviews.values()
-        blockers = [r.text for r in one.reasons if r.severity == Gate.BLOCKER]
-        refused = NotReady(
-            f"not launching {req.step}: the review says not ready ({len(blockers)} blocker(s))",
-            f"read it with `harness report {req.step}`; fix the blockers, or pass --force",
-        )
-    return reviews, refused if blockers else None
-
-
-def preflight_refusal(
-    step: str, verdicts: dict[str, Sequence[Any]], several: bool
-) -> RunError | None:
-    """Pure: the refusal when any host's preflight failed (``None``: launch)."""
-    failed = {h: [v for v in vs if v.level == Level.FAIL] for h, vs in verdicts.items()}
-    failed = {h: f for h, f in failed.items() if f}
-    if not failed:
-        return None
-    if several:
-        return RunError(
-            f"preflight refused to launch {step} on " + ", ".join(failed),
-            "fix what the lines above say on each host, then run again",
-        )
-    (fails,) = failed.values()
-    return RunError(
-        f"preflight refused to launch {step}: " + ", ".join(v.check for v in fails),
-        fails[0].hint,
-    )
-
-
-def _preflight(h: Host, req: Request, pipeline: Pipeline) -> Preflight:
-    """One host's preflight, with the facts its review will ask for in the same round trip."""
-    from harness.launch.gates import preflight_verdicts, review_facts
-
-    assert h.resolved is not None
-    dists = review_facts(pipeline, req.step, req.patches, h.resolved)
-    return preflight_verdicts(h.ctx, h.target, h.workdir, h.resolved, req.kill_stale, dists)
 
 
 def _launch(
-    launch: Launch, pipeline: Pipeline, h: Host, req: Request, reviews: dict[str, Review],
-    stale: Any, services: tuple[NeededService, ...] | None = None,
+    launch: Launch,
+    pipeline: Pipeline,
+    h: Host,
+    smoke: SmokePlan | None,
+    reviews: dict[str, Review],
+    stale: Any,
+    services: tuple[NeededService, ...] | None = None,
     prints: Mapping[str, Fingerprint] | None = None,
-) -> RunInfo:  # fmt: skip
-    from harness.runs import remote
-    from harness.runs import smoke as smoke_mode
+) -> RunInfo:
+    from harness.runs.pipeline import smoke as smoke_mode
+    from harness.runs.target import remote
 
     assert h.resolved is not None
     review = reviews[h.node.host]
     resolved = launch.spread.step_env(h.resolved, launch.nodes, launch.port or 0)
-    smoke = req.smoke
     # the servers' environments, vouched for too
     fingerprint = replace(smoke_mode.fingerprint(review), services=dict(prints or {}))
     extras = remote.RunExtras(
         review=h.review,
         smoke=None if smoke is None else smoke.record(fingerprint),
-        hook=None if smoke is None or not smoke.hook
+        hook=None
+        if smoke is None or not smoke.hook
         else {"sitecustomize.py": smoke_mode.hook_source()},
-        fingerprint=replace(fingerprint, entry=pipeline.entry_digest(req.step)),
-        group=None if launch.group is None
+        fingerprint=replace(fingerprint, entry=pipeline.entry_digest(launch.step)),
+        group=None
+        if launch.group is None
         else replace(launch.group, rank=h.node.rank, role=Role.STEP),
-        services=services, device_glob=h.ctx.device_glob,
-    )  # fmt: skip
+        services=services,
+        device_glob=h.ctx.device_glob,
+    )
     launched = remote.launch(
-        h.target, launch.run_id, h.workdir, resolved, pipeline=pipeline.path,
-        timings=h.ctx.timings, kill_first=stale, extras=extras,
-    )  # fmt: skip
+        h.target,
+        launch.run_id,
+        h.workdir,
+        resolved,
+        pipeline=pipeline.path,
+        timings=h.ctx.timings,
+        kill_first=stale,
+        extras=extras,
+    )
     killed, left = tuple(launched.killed), tuple(launched.kill_remaining)
     launch.on_event(Launched(launched.run, killed, left, launch.tag(h)))
     return launched.run
-
-
-def _name(h: Host) -> str:
-    return h.node.host
-
-
-def _each(
-    items: Sequence[Any], name: Callable[[Any], str], fn: Callable[[Any], T], what: str
-) -> dict[str, T]:
-    """``fn`` on every item (host), concurrently; one host's error is raised as it is,
-    several hosts' are one RunError naming each (and nothing goes on)."""
-    if len(items) == 1:
-        return {name(items[0]): fn(items[0])}
-    by = {name(i): i for i in items}
-    got = run_each(list(by), lambda n: fn(by[n]))
-    if got.failed:
-        raise RunError(
-            f"{what} failed on " + "; ".join(f"{r.host}: {r.error}" for r in got.failed),
-            got.failed[0].hint or "nothing was launched on any host",
-        )
-    return {r.host: r.unwrap() for r in got.results}

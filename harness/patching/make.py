@@ -86,10 +86,14 @@ def make_patch(
             f"{', '.join(gone)}: missing in {dist} {version} on {target.label} (deleted by "
             "hand?); make-patch records edits to files, not deletions"
             + ("" if wanted else "; no other hand edits found"),
-            ("record the edited files alone by naming them (harness make-patch DIST FILE ...), "
-             "or put " if wanted else "put ")
+            (
+                "record the edited files alone by naming them (harness make-patch DIST FILE ...), "
+                "or put "
+                if wanted
+                else "put "
+            )
             + f"it back first: pip install --force-reinstall --no-deps {dist}=={version}",
-        )  # fmt: skip
+        )
     if not wanted:
         raise UsageError(
             f"no hand edits found in {dist} {version} on {target.label}",

@@ -161,8 +161,9 @@ def _verified(value: object, text: str, toml: Path) -> tuple[tuple[str, tuple[st
     for dist, versions in value.items():
         where = f"{toml}:{locate_line(text, ('verified', dist))}: verified.{dist}"
         if not isinstance(versions, list) or not versions:
-            raise ConfigError(f"{where}: expected a list of versions, got {versions!r}",
-                              _VERIFIED_HINT)  # fmt: skip
+            raise ConfigError(
+                f"{where}: expected a list of versions, got {versions!r}", _VERIFIED_HINT
+            )
         for v in versions:
             try:
                 Version(v) if isinstance(v, str) else Version("")

@@ -139,9 +139,16 @@ def _deleted(
 ) -> DeletedFile:
     line = next((fp.patch_line for fp in p.files if fp.path == path), 1)
     return DeletedFile(
-        r.dist, r.installed or "", shown_dir(p.file.parent), p.id, _shown(library, p.file),
-        line, path, gate_text(p), gated_off(p, versions),
-    )  # fmt: skip
+        r.dist,
+        r.installed or "",
+        shown_dir(p.file.parent),
+        p.id,
+        _shown(library, p.file),
+        line,
+        path,
+        gate_text(p),
+        gated_off(p, versions),
+    )
 
 
 def elsewhere(library: SeriesLibrary, caller: str, version: str | None) -> list[str]:

@@ -245,8 +245,10 @@ def matrix(
 
     pins = parse_spec(caller)
     if len(pins) != 1 or not pins[0].version:
-        raise UsageError(f"matrix {caller}: give the caller as NAME==VERSION",
-                         "e.g. harness matrix speculators==0.3.0 --against vllm ...")  # fmt: skip
+        raise UsageError(
+            f"matrix {caller}: give the caller as NAME==VERSION",
+            "e.g. harness matrix speculators==0.3.0 --against vllm ...",
+        )
     spec = parse_versions(versions)
     chosen = select(spec, (available or index_versions)(callee) if spec.needs_index else ())
     if not chosen:

@@ -3,31 +3,34 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from harness.analysis.findings import CheckReport
 from harness.errors import HarnessError
 from harness.models import TargetFacts
+from harness.report.asked import dists_of, service_prints
 from harness.report.model import Review, judge
 from harness.report.parts import SeriesView
 from harness.report.request import ReviewRequest
-from harness.runs.describe import StepPlan, StepRequest
-from harness.runs.lifecycle import RunState
-from harness.runs.models import GpuHolder, RunInfo
-from harness.runs.record import Fingerprint
-from harness.runs.smoke import SmokeTested
+from harness.runs.pipeline.smoke import SmokeTested
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import GpuHolder, RunInfo
+from harness.runs.record.parts import Fingerprint
+from harness.runs.target.describe import StepPlan, StepRequest
 from harness.targets.base import Target
 
 if TYPE_CHECKING:
     from harness.patching.library import SeriesLibrary
+    from harness.patching.ops import DistReport
+    from harness.runs.pipeline.steps import Pipeline
 
 
 def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
     """Processes holding /dev/nvidia* that ``harness run`` would refuse to start next to."""
-    from harness.runs.commands import stale_holders
+    from harness.runs.follow.commands import stale_holders
 
     try:
         return stale_holders(target, workdir)
@@ -35,17 +38,20 @@ def _stale(target: Target, workdir: str | None) -> list[GpuHolder]:
         return []  # a report still says what it can; the run's preflight will insist
 
 
-def _step(target: Target, request: ReviewRequest) -> StepPlan | None:
+def _step(
+    target: Target, asked: StepRequest | None, preflight: Any, workdir: str | None
+) -> StepPlan | None:
     """The step as it will launch (the launch's own, resolved), with its preflight."""
-    if request.step is None:
+    if asked is None:
         return None
-    from harness.runs.describe import describe
+    from harness.runs.target.describe import describe
 
-    preflight = True if request.preflight is None else request.preflight
     try:
-        return describe(target, request.step, preflight=preflight, workdir=request.workdir)
+        return describe(
+            target, asked, preflight=True if preflight is None else preflight, workdir=workdir
+        )
     except HarnessError as exc:
-        return StepPlan(request.step.name, error=exc.message)
+        return StepPlan(asked.name, error=exc.message)
 
 
 def _serve(
@@ -57,7 +63,7 @@ def _serve(
         return None
     if "vllm" not in str(plan.command):  # every server form names vllm: spare the import
         return None
-    from harness.runs.serve import check_serve, pipeline_text
+    from harness.runs.target.step_check import check_serve, pipeline_text
 
     try:
         return check_serve(target, plan, pipeline_text(plan), sets or {})
@@ -68,7 +74,7 @@ def _serve(
 
 def _runs_of(target: Target, step: StepPlan) -> tuple[RunInfo, ...]:
     """The step's runs on this target (one probe answers both questions below)."""
-    from harness.runs import remote
+    from harness.runs.target import remote
 
     try:
         runs = remote.list_runs(target, step.workdir).runs
@@ -100,27 +106,33 @@ def _unless_newest_failed(
 ) -> SmokeTested:
     """A verified run vouches while no newer real run of the same environment (nothing
     changed since) failed its check: the newest run there is what counts, not the last pass."""
-    from harness.runs.lifecycle import state_label
+    from harness.runs.record.lifecycle import state_label
 
     if tested.last is None or tested.changes:
         return tested
     same = [
-        r for r in runs
-        if not r.record.smoke and r.verification is not None and r.state != RunState.RUNNING
-        and r.record.fingerprint and not now.changes_since(r.record.fingerprint)
-    ]  # fmt: skip
+        r
+        for r in runs
+        if not r.record.smoke
+        and r.verification is not None
+        and r.state != RunState.RUNNING
+        and r.record.fingerprint
+        and not now.changes_since(r.record.fingerprint)
+    ]
     newest = max(same, key=lambda r: r.record.created_at or 0.0) if same else None
     if newest is None or newest.verification is None or newest.verification.passed:
         return tested
     return replace(tested, changes=(f"its newest run {newest.id} {state_label(newest)}",))
 
 
-def _own_python(asked: StepRequest, step: str) -> bool:
+def _own_python(pipeline: Pipeline | None, step: str) -> bool:
     """Whether ``step`` runs in an interpreter of its own (``python =``), not the host's."""
-    from harness.runs.describe import python_origin
+    from harness.runs.target.describe import python_origin
 
+    if pipeline is None:
+        return False
     try:
-        return python_origin(asked.load(), step) is not None
+        return python_origin(pipeline, step) is not None
     except HarnessError:
         return False
 
@@ -135,7 +147,7 @@ def _verified(r: RunInfo) -> bool:
 
 def _last_failed(runs: tuple[RunInfo, ...]) -> str | None:
     """The newest real run's label if its output failed its check."""
-    from harness.runs.lifecycle import state_label
+    from harness.runs.record.lifecycle import state_label
 
     real = [r for r in runs if not r.record.smoke and r.state != RunState.RUNNING]
     last = max(real, key=lambda r: r.record.created_at or 0.0) if real else None
@@ -153,7 +165,7 @@ def _run_fingerprint(r: RunInfo) -> Fingerprint | None:
 
 def _budget(target: Target, plan: StepPlan) -> StepPlan:
     """The step with what it will write counted on the target (or why it could not be)."""
-    from harness.runs.disk import count
+    from harness.runs.target.disk import count
 
     assert plan.disk is not None
     try:
@@ -162,78 +174,81 @@ def _budget(target: Target, plan: StepPlan) -> StepPlan:
         return replace(plan, budget_error=exc.message)
 
 
-def _service_prints(
-    target: Target, library: SeriesLibrary, asked: StepRequest, workdir: str | None
-) -> dict[str, Fingerprint]:
-    """What the services ``asked``'s step needs run on now, each in its own interpreter (the
-    server's vLLM, its series' applied patches): a smoke or verified run of a served step
-    vouches for them too. As the service's own review reads them at its launch; one not
-    readable is left out (then it no longer vouches)."""
-    import os
+def _checked(
+    target: Target,
+    callers: Sequence[str],
+    declared: Mapping[str, Sequence[str]] | None,
+    library: SeriesLibrary,
+    dist_reports: list[DistReport],
+    series: Sequence[SeriesView],
+) -> tuple[CheckReport | None, CheckReport | None]:
+    """The caller's check as the target is and as it will be once the pending patches are
+    applied (the same report when none is pending); ``None`` for a review without a caller.
+    One caller per report: the one the series is for."""
+    pending = any(s.pending for s in series if s.patches is not None)
+    for caller in callers[:1]:
+        from harness.patching.overlay import overlay
+        from harness.reading.check import check  # (the checker: only for a review that checks)
 
-    from packaging.utils import canonicalize_name
-
-    from harness.reading.probe import gather_facts
-    from harness.runs.context import workdir_for
-    from harness.runs.describe import python_origin, resolve_on
-    from harness.targets.interp import with_python
-
-    out: dict[str, Fingerprint] = {}
-    try:
-        pipe, step = asked.load(), asked.name
-        needs = pipe.steps[step].needs if step in pipe.steps else ()
-        if needs:
-            workdir = workdir or workdir_for(target, os.environ.get("HARNESS_WORKDIR"),
-                                             absolute=True)  # fmt: skip
-    except HarnessError:
-        return out
-    for need in needs:
-        spec = pipe.steps[need]
-        known = {**pipe.params, **spec.params}
-        sets = {k: v for k, v in asked.overrides.items() if k in known}
-        try:
-            assert workdir is not None
-            r = resolve_on(target, pipe, need, workdir, "<run-id>", sets, ())
-            there = with_python(target, r.python, python_origin(pipe, need))
-            series_dists, wanted = _dists(library, spec.checks)
-            facts = gather_facts(there, wanted, gpus=False)
-            applied: dict[str, list[str]] = {}
-            if series_dists:
-                from harness.patching.ops import status
-
-                known_v = {str(canonicalize_name(k)): v for k, v in facts.dists.items()}
-                for rep in status(there, library, installed=known_v):
-                    view = SeriesView.from_report(rep)
-                    applied[view.dist] = list(view.applied)
-        except HarnessError:
-            continue
-        out[need] = Fingerprint.of(facts.dists, applied)
-    return out
+        callees = list((declared or {}).get(caller) or []) or None
+        # the series' facts here (what its gated-off patches need, files a release deleted)
+        carried = (library, dist_reports) if dist_reports else None
+        live = check(target, caller, against=callees, series=carried)
+        if not pending:
+            return live, live
+        patched = overlay(dist_reports)
+        return live, check(target, caller, against=callees, with_patches=patched, series=carried)
+    return None, None
 
 
-def review_dists(patches: Path, checks: Mapping[str, Any] | None) -> list[str]:
-    """The dists whose versions a review of a step declaring ``checks`` asks the target
-    (its facts probe): what ``harness run`` asks in its preflight's round trip instead."""
-    from harness.patching.library import SeriesLibrary
+def _vouched(
+    target: Target,
+    plan: StepPlan,
+    facts: TargetFacts,
+    series: Sequence[SeriesView],
+    services: Callable[[], dict[str, Fingerprint]] | None,
+    require: tuple[bool, bool],
+    smoke_run: bool,
+) -> StepPlan:
+    """``plan`` with what its last green smoke run and its last verified run still vouch for,
+    against the environment now (``services``: a served step's servers' environments, read
+    only when asked). ``require``: ``--require-smoke`` / ``--require-verified``."""
+    wants_smoke = not smoke_run and plan.smoke is not None
+    require_smoke = require[0] and not smoke_run
+    require_verified = require[1] and not smoke_run
+    wants_verified = plan.verify is not None and plan.error is None
+    if not (wants_smoke or wants_verified):
+        return plan
+    runs = _runs_of(target, plan)
+    now = Fingerprint.of(facts.dists, {s.dist: s.applied for s in series})
+    if services is not None:  # a served step: its servers' environments, as they are now
+        now = replace(now, services=services())
+    if wants_smoke:
+        tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
+        plan = replace(plan, smoke_tested=tested)
+    if wants_verified:
+        now = replace(now, entry=plan.entry)
+        verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
+        verified = _unless_newest_failed(runs, now, verified)
+        plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
+    return plan
 
-    return _dists(SeriesLibrary(patches), checks)[1]
 
-
-def _dists(
-    library: SeriesLibrary, declared: Mapping[str, Any] | None
-) -> tuple[list[str], list[str]]:
-    """``(series_dists, wanted)``: the dists with a series the review covers, and every dist
-    whose version it needs (theirs and their series' ``requires``: one facts probe for both).
-
-    A step that declares the callers it exercises is reviewed for those alone (none: facts
-    and GPU holders only); without a step, or undeclared, every dist with a series is."""
-    from packaging.utils import canonicalize_name
-
-    series_dists = library.dists()
+def _callers(
+    declared: Mapping[str, Any] | None,
+    series_dists: Sequence[str],
+    facts: TargetFacts,
+    series: Sequence[SeriesView],
+) -> list[str]:
+    """The callers a review checks when none was named: those the step declares, else each
+    dist with a series that is installed here."""
     if declared is not None:
-        wanted_callers = {str(canonicalize_name(c)) for c in declared}
-        series_dists = [d for d in series_dists if str(canonicalize_name(d)) in wanted_callers]
-    return series_dists, series_dists + library.required_dists(series_dists)
+        return list(declared)
+    return [
+        d
+        for d in series_dists
+        if facts.dists.get(d) or any(s.dist == d and s.installed for s in series)
+    ]
 
 
 def build_review(target: Target, request: ReviewRequest) -> Review:
@@ -249,26 +264,28 @@ def build_review(target: Target, request: ReviewRequest) -> Review:
     from harness.patching.library import SeriesLibrary
     from harness.reading.probe import gather_facts
 
-    plan, asked, workdir = _step(target, request), request.step, request.workdir
+    asked = None if request.step is None else request.step.loaded()
+    workdir = request.workdir
+    plan = _step(target, asked, request.preflight, workdir)
     host = target  # a service's interpreter is looked up on the host, not in the step's
     if request.disk and plan is not None and plan.error is None and plan.disk:
         plan = _budget(host, plan)
     given = request.known_facts
     if plan is not None and asked is not None and plan.python:  # its own environment
-        from harness.runs.describe import python_origin
+        from harness.runs.target.describe import python_origin
         from harness.targets.interp import with_python
 
-        origin = python_origin(asked.load(), plan.name)
+        origin = python_origin(asked.load(), plan.name)  # loaded once: StepRequest.loaded
         target = with_python(target, plan.python, origin)
         given = None  # read with the host's interpreter, not the step's
     declared = None if plan is None else plan.checks
     library = SeriesLibrary(request.patches)  # read once: the facts, the states, the check
-    series_dists, wanted = _dists(library, declared)
+    series_dists, wanted = dists_of(library, declared)
     if (
         plan is not None
         and asked is not None
         and plan.error is not None
-        and _own_python(asked, plan.name)
+        and _own_python(asked.pipeline, plan.name)
     ):
         # the step's own interpreter could not be read: the host's is not the step's, and
         # its series and calls would be the wrong ones, listed before the one real blocker
@@ -286,53 +303,17 @@ def build_review(target: Target, request: ReviewRequest) -> Review:
 
         dist_reports = status(target, library, installed=known)
     series = tuple(SeriesView.from_report(r) for r in dist_reports)
-    names = list(request.callers or ()) or (
-        list(declared)
-        if declared is not None
-        else [
-            d
-            for d in series_dists
-            if facts.dists.get(d) or any(s.dist == d and s.installed for s in series)
-        ]
-    )
-    live = after = None
-    pending = any(s.pending for s in series if s.patches is not None)
-    for caller in names[:1]:  # one caller per report: the one the series is for
-        from harness.patching.overlay import overlay
-        from harness.reading.check import check  # (the checker: only for a review that checks)
-
-        callees = list((declared or {}).get(caller) or []) or None
-        # the series' facts here (what its gated-off patches need, files a release deleted)
-        carried = (library, dist_reports) if dist_reports else None
-        live = check(target, caller, against=callees, series=carried)
-        after = (
-            check(
-                target,
-                caller,
-                against=callees,
-                with_patches=overlay(dist_reports),
-                series=carried,
+    names = list(request.callers or ()) or _callers(declared, series_dists, facts, series)
+    live, after = _checked(target, names[:1], declared, library, dist_reports, series)
+    if plan is not None:
+        pipe = None if asked is None else asked.pipeline  # None: the file could not be read
+        prints = None
+        if asked is not None and pipe is not None:
+            prints = partial(
+                service_prints, host, library, pipe, asked.name, asked.overrides, workdir
             )
-            if pending
-            else live
-        )
-    wants_smoke = not request.smoke_run and plan is not None and plan.smoke is not None
-    require_smoke = request.require_smoke and not request.smoke_run
-    require_verified = request.require_verified and not request.smoke_run
-    wants_verified = plan is not None and plan.verify is not None and plan.error is None
-    if plan is not None and (wants_smoke or wants_verified):
-        runs = _runs_of(target, plan)
-        now = Fingerprint.of(facts.dists, {s.dist: s.applied for s in series})
-        if asked is not None:  # a served step: its servers' environments, as they are now
-            now = replace(now, services=_service_prints(host, library, asked, workdir))
-        if wants_smoke:
-            tested = _vouching(runs, now, require_smoke, _smoke_green, _smoke_fingerprint)
-            plan = replace(plan, smoke_tested=tested)
-        if wants_verified:
-            now = replace(now, entry=plan.entry)
-            verified = _vouching(runs, now, require_verified, _verified, _run_fingerprint)
-            verified = _unless_newest_failed(runs, now, verified)
-            plan = replace(plan, verified=verified, last_failed=_last_failed(runs))
+        require = (request.require_smoke, request.require_verified)
+        plan = _vouched(target, plan, facts, series, prints, require, request.smoke_run)
     serve = _serve(target, plan, request.overrides)
     reasons = judge(facts, holders, series, live, after, plan, serve)
     return Review(

@@ -15,9 +15,9 @@ from harness.analysis.findings import CheckReport, Finding, Severity
 from harness.models import TargetFacts
 from harness.patching.states import Status
 from harness.report.parts import SeriesView
-from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder, Level
-from harness.runs.smoke import SmokeTested
+from harness.runs.pipeline.smoke import SmokeTested
+from harness.runs.record.models import GpuHolder, Level
+from harness.runs.target.describe import StepPlan
 from harness.vocab import Word
 
 
@@ -146,38 +146,7 @@ def judge(
         out.append(Reason(sev, f"{f.file}:{f.line}: {f.message}", f.fix))
     out += [Reason(WARNING, note) for note in (serve.notes if serve is not None else ())]
     for dist in patches:
-        if dist.note and dist.patches is None and dist.installed:
-            out.append(Reason(WARNING, f"patches: {dist.note}"))
-        if not dist.patches:
-            continue
-        for p in dist.patches:
-            if p.state == Status.CONFLICTS:
-                out.append(
-                    Reason(
-                        BLOCKER,
-                        f"patch {p.id} conflicts with the installed {dist.dist} ({p.detail})",
-                        "harness patches shows expected vs found lines",
-                    )
-                )
-        if dist.pending:
-            out.append(
-                Reason(
-                    BLOCKER,
-                    f"{len(dist.pending)} patch(es) of the {dist.dist} series "
-                    f"are not applied: {', '.join(dist.pending)}",
-                    "harness apply-patches",
-                )
-            )
-        for prob in dist.problems:
-            out.append(Reason(BLOCKER, f"patches refused: {prob}"))
-        for path in dist.hand_edited:
-            out.append(
-                Reason(
-                    WARNING,
-                    f"{path} was edited by hand since install",
-                    "record it: harness make-patch " + dist.dist,
-                )
-            )
+        out += _series_reasons(dist)
     for f in _errors(check):
         out.append(Reason(BLOCKER, f"{f.file}:{f.line}: {f.message}", f.fix))
     if check_with_patches is not None and check is not None:
@@ -214,6 +183,45 @@ def judge(
     return sorted(out, key=lambda r: r.severity.rank)
 
 
+def _series_reasons(dist: SeriesView) -> list[Reason]:
+    """One dist's series: a note when none applies, a conflicting or pending patch (blockers),
+    a refusal, a file edited by hand since install."""
+    out: list[Reason] = []
+    if dist.note and dist.patches is None and dist.installed:
+        out.append(Reason(WARNING, f"patches: {dist.note}"))
+    if not dist.patches:
+        return out
+    for p in dist.patches:
+        if p.state == Status.CONFLICTS:
+            out.append(
+                Reason(
+                    BLOCKER,
+                    f"patch {p.id} conflicts with the installed {dist.dist} ({p.detail})",
+                    "harness patches shows expected vs found lines",
+                )
+            )
+    if dist.pending:
+        out.append(
+            Reason(
+                BLOCKER,
+                f"{len(dist.pending)} patch(es) of the {dist.dist} series "
+                f"are not applied: {', '.join(dist.pending)}",
+                "harness apply-patches",
+            )
+        )
+    for prob in dist.problems:
+        out.append(Reason(BLOCKER, f"patches refused: {prob}"))
+    for path in dist.hand_edited:
+        out.append(
+            Reason(
+                WARNING,
+                f"{path} was edited by hand since install",
+                "record it: harness make-patch " + dist.dist,
+            )
+        )
+    return out
+
+
 def _vouch(tested: SmokeTested | None, who: str, done: str, run: str, hint: str) -> list[Reason]:
     """Whether the newest green smoke run / verified run still speaks for the step: none yet,
     or what changed since (a warning; a blocker when required)."""
@@ -234,17 +242,25 @@ def _vouch(tested: SmokeTested | None, who: str, done: str, run: str, hint: str)
 def _disk(step: StepPlan) -> list[Reason]:
     """What the step will write against the room there: as ``harness run``'s disk gate
     decides it (a step that will not fit is refused there unless ``--force``)."""
-    from harness.runs.disk import refusal
+    from harness.runs.target.disk import refusal
 
     if step.budget_error is not None:
-        return [Reason(WARNING, f"disk: {step.budget_error}",
-                       "harness run counts it again before it launches")]  # fmt: skip
+        return [
+            Reason(
+                WARNING,
+                f"disk: {step.budget_error}",
+                "harness run counts it again before it launches",
+            )
+        ]
     b = step.budget
     if b is None:
         return []
     refused = refusal(step.name, b)
-    out = [Reason(INFO, f"step {step.name} {b.words()}") if refused is None
-           else Reason(BLOCKER, refused[0], refused[1])]  # fmt: skip
+    out = [
+        Reason(INFO, f"step {step.name} {b.words()}")
+        if refused is None
+        else Reason(BLOCKER, refused[0], refused[1])
+    ]
     return out + [Reason(WARNING, w) for w in b.warnings()]
 
 
@@ -261,23 +277,48 @@ def _step_reasons(step: StepPlan, gpus: int) -> list[Reason]:
     if step.error:
         out.append(Reason(BLOCKER, f"step: {step.error}"))
     out += _disk(step)
-    out += _vouch(step.smoke_tested, f"step {step.name}", "smoke-tested", "green smoke run",
-                  f"harness run {step.name} --smoke")  # fmt: skip
+    out += _vouch(
+        step.smoke_tested,
+        f"step {step.name}",
+        "smoke-tested",
+        "green smoke run",
+        f"harness run {step.name} --smoke",
+    )
     if step.last_failed:
-        out.append(Reason(WARNING, f"step {step.name}'s last run: {step.last_failed}",
-                          f"harness logs {step.last_failed.split()[0]}"))  # fmt: skip
-    out += _vouch(step.verified, f"step {step.name}", "verified", "verified run",
-                  f"harness run {step.name} (its output is checked: {step.verify})")  # fmt: skip
+        out.append(
+            Reason(
+                WARNING,
+                f"step {step.name}'s last run: {step.last_failed}",
+                f"harness logs {step.last_failed.split()[0]}",
+            )
+        )
+    out += _vouch(
+        step.verified,
+        f"step {step.name}",
+        "verified",
+        "verified run",
+        f"harness run {step.name} (its output is checked: {step.verify})",
+    )
     for need in step.known_good:  # evidence, not a gate: one line each, inside or not
         have = f"{need.dist} {need.found}" if need.found else f"{need.dist}: not installed"
         where = f"{need.dist}{need.spec}, {step.known_good_at}"
         if need.ok:
-            out.append(Reason(INFO, f"step {step.name}: {have}, in the range its "
-                                    f"environment is known to work in ({where})"))  # fmt: skip
+            out.append(
+                Reason(
+                    INFO,
+                    f"step {step.name}: {have}, in the range its "
+                    f"environment is known to work in ({where})",
+                )
+            )
         else:
-            out.append(Reason(WARNING, f"step {step.name}: {have}, outside the range its "
-                                       f"environment is known to work in ({where})",
-                              "harness matrix CALLER==V --against " + need.dist))  # fmt: skip
+            out.append(
+                Reason(
+                    WARNING,
+                    f"step {step.name}: {have}, outside the range its "
+                    f"environment is known to work in ({where})",
+                    "harness matrix CALLER==V --against " + need.dist,
+                )
+            )
     for need in step.requires:
         if not need.ok:
             have = need.found or "not installed"

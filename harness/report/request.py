@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.models import AskedFacts
-from harness.runs.describe import StepRequest
-from harness.runs.models import Verdict
-from harness.runs.steps import Pipeline, ResolvedStep
+from harness.runs.pipeline.steps import Pipeline, ResolvedStep
+from harness.runs.record.models import Verdict
+from harness.runs.target.describe import StepRequest
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,18 @@ class ReviewRequest:
         facts: AskedFacts | None,
     ) -> ReviewRequest:
         """The review of one host's launch: its step as resolved, its preflight's verdicts."""
-        step = StepRequest(resolved.step, Path(pipeline.path), overrides, pipeline, resolved,
-                           run_id)  # fmt: skip
-        return cls(patches, step, stale=False, require_smoke=require_smoke,
-                   require_verified=require_verified, smoke_run=smoke_run,
-                   preflight=tuple(preflight), workdir=workdir, known_facts=facts,
-                   disk=False)  # fmt: skip
+        step = StepRequest(
+            resolved.step, Path(pipeline.path), overrides, pipeline, resolved, run_id
+        )
+        return cls(
+            patches,
+            step,
+            stale=False,
+            require_smoke=require_smoke,
+            require_verified=require_verified,
+            smoke_run=smoke_run,
+            preflight=tuple(preflight),
+            workdir=workdir,
+            known_facts=facts,
+            disk=False,
+        )

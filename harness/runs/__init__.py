@@ -1,25 +1,20 @@
 """``harness run`` / ``runs`` / ``logs`` / ``stop``: pipeline steps that outlive the SSH link.
 
-The pieces, each with one job:
+Four folders by job, each importing only from those listed before it (the structure test's
+``RUNS_FLOORS``):
 
-* :mod:`~harness.runs.steps` (the models), :mod:`~harness.runs.pipeline` (``pipeline.toml``
-  -> frozen steps; errors name ``file:line:key``), :mod:`~harness.runs.resolve` (parameters
-  substituted into one step's argv, cwd, env), :mod:`~harness.runs.describe` (a step as it
-  would launch, for the review) -- pure.
-* :mod:`~harness.runs.remote` -- the only caller of the target: the ``probes/runs/runs.py``
-  operations (preflight facts, launch, list, stop) through :func:`harness.probe_runner.run_probe`.
-* :mod:`~harness.runs.stream` -- the log from an offset (the target's ``stream()``: a pipe,
-  an SSH channel, or the kept connection's relay), reconnecting after a dropped link, with a
-  byte-exact local copy.
-* :mod:`~harness.runs.decode`, :mod:`~harness.runs.phases`, :mod:`~harness.runs.failure`,
-  :mod:`~harness.runs.state`, :mod:`~harness.runs.lifecycle`, :mod:`~harness.runs.preflight`,
-  :mod:`~harness.runs.smoke`, :mod:`~harness.runs.needs` -- pure decisions, table-tested.
-* :mod:`~harness.runs.serve` (``check --step``: a step's ``vllm serve`` arguments against the
-  target's vLLM).
-* The launch itself, on one target or several, with its gates, is :mod:`harness.launch` (above
-  this package); here: :mod:`~harness.runs.attach` (follow a run to its end; Ctrl-C detaches),
-  :mod:`~harness.runs.commands` (``runs``, ``logs``, ``stop``) over
-  :mod:`~harness.runs.context`; :mod:`harness.views.launch` and :mod:`harness.views.runs`
-  render, :mod:`harness.cli.screen` shows a followed run live; :mod:`harness.cli.runs`
-  registers the Typer commands.
+* :mod:`~harness.runs.record` -- a run's state and record: ``run.json`` and the other files of a
+  run directory, typed; the state, exit code and label; output checks' words. Pure.
+* :mod:`~harness.runs.pipeline` -- the pipeline file: ``pipeline.toml`` -> frozen steps, one step
+  resolved for a launch, what it requires, ``--smoke``'s plan. Pure.
+* :mod:`~harness.runs.target` -- the target's side: the runs probe (the only caller of the
+  target here), where runs live, the preflight, the disk budget, a step described as it would
+  launch, ``check --step``.
+* :mod:`~harness.runs.follow` -- following: a run's log as a stream, decoded, its phases and
+  failure read; a service's start; ``runs`` / ``logs`` / ``stop`` as use cases.
+
+The launch itself, on one target or several, with its gates, is :mod:`harness.launch` (above
+this package); :mod:`harness.views.launch` and :mod:`harness.views.runs` render,
+:mod:`harness.cli.screen` shows a followed run live; :mod:`harness.cli.runs` registers the
+Typer commands.
 """

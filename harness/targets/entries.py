@@ -58,8 +58,12 @@ class Entry:
 
     def listing(self) -> dict[str, Any]:
         """What ``harness hosts --json`` shows of the entry."""
-        return {**self.own_listing(), "python": self.python, "workdir": self.workdir,
-                "source": self.source}  # fmt: skip
+        return {
+            **self.own_listing(),
+            "python": self.python,
+            "workdir": self.workdir,
+            "source": self.source,
+        }
 
     def link(self: E, check: TableChecker, host: Linker) -> E:
         """The entry with the hosts it names resolved; one that names none is itself."""
@@ -86,8 +90,9 @@ def parse_common(
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 value = -1
             if not 0 < value < float("inf"):
-                raise check.fail((*here, key), f"expected seconds > 0, got {table[key]!r}",
-                                 f"e.g. {example}")  # fmt: skip
+                raise check.fail(
+                    (*here, key), f"expected seconds > 0, got {table[key]!r}", f"e.g. {example}"
+                )
             continue
         check.typed(value, kind, (*here, key), example)
     for key in [k for k in required if keys[k][0] is str] + ["python"]:

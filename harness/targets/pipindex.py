@@ -127,9 +127,11 @@ class PipIndex:
         found: set[str] = set()
         for extra in ([], tags) if tags else ([],):
             options = self._options(
-                [*(a for t in extra for a in ("--platform", t)),
-                 *(["--python-version", "3.12"] if extra else [])]
-            )  # fmt: skip
+                [
+                    *(a for t in extra for a in ("--platform", t)),
+                    *(["--python-version", "3.12"] if extra else []),
+                ]
+            )
             try:
                 from pip._internal.cli.cmdoptions import make_target_python
 

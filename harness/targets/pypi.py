@@ -191,9 +191,13 @@ class PypiTarget(LocalTarget):
 
             if pypi_lazy.enabled():
                 folder = pypi_lazy.fetch_unpacked(
-                    pin.requirement, pin.name, pin.version, self.cache / "wheels",
-                    lambda v: base / f"{normalize(pin.name)}-{v}", LINUX_TAGS,
-                )  # fmt: skip
+                    pin.requirement,
+                    pin.name,
+                    pin.version,
+                    self.cache / "wheels",
+                    lambda v: base / f"{normalize(pin.name)}-{v}",
+                    LINUX_TAGS,
+                )
                 if folder is not None:
                     return _used(folder)
         try:

@@ -82,25 +82,36 @@ def fetch_unpacked(
             return done
         scheme = urlsplit(link.url).scheme
         if scheme not in ("http", "https"):
-            say(f"pypi: {link.filename} is on a {scheme}: index, which has no byte ranges; "
-                "fetching the whole wheel")  # fmt: skip
+            say(
+                f"pypi: {link.filename} is on a {scheme}: index, which has no byte ranges; "
+                "fetching the whole wheel"
+            )
             return None
         wheels.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=wheels, prefix=".dl-"))
-        with LazyWheel(index.session, link.url, tmp / link.filename) as wheel, \
-                _Bar(requirement) as bar:  # fmt: skip
+        with (
+            LazyWheel(index.session, link.url, tmp / link.filename) as wheel,
+            _Bar(requirement) as bar,
+        ):
             try:
                 zf = wheel.open()
                 trace.mark("directory")
             except NoRanges as exc:
-                say(f"pypi: {urlsplit(link.url).netloc} serves no byte ranges ({exc}); "
-                    f"fetching the whole {link.filename}")  # fmt: skip
+                say(
+                    f"pypi: {urlsplit(link.url).netloc} serves no byte ranges ({exc}); "
+                    f"fetching the whole {link.filename}"
+                )
                 return None
             write_layout(
-                zf, wheel.path, wheel.members(_wanted, bar.update), done, link.filename,
+                zf,
+                wheel.path,
+                wheel.members(_wanted, bar.update),
+                done,
+                link.filename,
                 "retry; the index sent a damaged wheel",
-                notes=lambda: _notes(link, wheel.stats), check_record=True,
-            )  # fmt: skip
+                notes=lambda: _notes(link, wheel.stats),
+                check_record=True,
+            )
             trace.mark("sources+unpack")
             trace.say(wheel.stats)
         return done
@@ -131,9 +142,11 @@ class _Trace:
     def say(self, stats: Fetched) -> None:
         if os.environ.get("HARNESS_PYPI_TRACE", "") in ("", "0"):
             return
-        say(f"pypi: {self.what} lazily: {', '.join(self.phases)} ({stats.requests} requests, "
+        say(
+            f"pypi: {self.what} lazily: {', '.join(self.phases)} ({stats.requests} requests, "
             f"{stats.fetched / 1e6:.2f} of {stats.total / 1e6:.1f} MB); "
-            f"{self.at - self.t0:.2f} s")  # fmt: skip
+            f"{self.at - self.t0:.2f} s"
+        )
 
 
 def _wanted(member: str) -> bool:
@@ -186,9 +199,13 @@ class _Bar:
             )
 
             self.progress = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                TransferSpeedColumn(), console=Console(stderr=True), transient=True,
-            )  # fmt: skip
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
             self.progress.start()
             self.task = self.progress.add_task(f"fetching {self.what} (sources)", total=None)
         return self

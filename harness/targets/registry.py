@@ -164,10 +164,14 @@ def open_target(
     if at and host and python.startswith(("/", "~")) and spec not in hosts.hosts:
         from harness.targets.interp import with_python  # -t HOST@PYTHON: that interpreter
 
-        inner = open_target(host, hosts, accept_new_host_key=accept_new_host_key,
-                            connect_timeout=connect_timeout)  # fmt: skip
-        return with_python(inner, python, (f"-t {spec}", "name an interpreter the host has: "
-                                           f"-t {host}@/path/to/bin/python"))  # fmt: skip
+        inner = open_target(
+            host, hosts, accept_new_host_key=accept_new_host_key, connect_timeout=connect_timeout
+        )
+        return with_python(
+            inner,
+            python,
+            (f"-t {spec}", f"name an interpreter the host has: -t {host}@/path/to/bin/python"),
+        )
     prefix, sep, rest = spec.partition(":")
     for k in KINDS:
         if k.spec is not None and prefix == k.name and (sep or k.bare):

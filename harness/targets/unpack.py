@@ -225,8 +225,11 @@ class _Layout:
         if parent not in self._dirs:
             os.makedirs(parent, exist_ok=True)  # a race with another writer is fine
             self._dirs.add(parent)
-        fd = os.open(os.path.join(parent, name[len(folder) + 1 :] if folder else name),
-                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _RO)  # fmt: skip
+        fd = os.open(
+            os.path.join(parent, name[len(folder) + 1 :] if folder else name),
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+            _RO,
+        )
         try:
             view = memoryview(data or b"")
             while view:

@@ -142,8 +142,12 @@ class ExecTarget(EntryTarget):
         return self.inner.stream(self.wrap(argv))
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "exec": list(self.entry.exec), "python": self.entry.python,
-                "via": self.inner.identity()}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "exec": list(self.entry.exec),
+            "python": self.entry.python,
+            "via": self.inner.identity(),
+        }
 
     @property
     def peer_address(self) -> str:

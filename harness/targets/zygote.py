@@ -62,9 +62,9 @@ def _watch(client: Any, cancel: Any) -> threading.Event:
 
 
 def _source() -> str:
-    from harness.probe_files import probes_dir
+    from harness.probe_files import zygote_source
 
-    return shell.NOT_PYTHON_GUARD + (probes_dir() / "zygote.py").read_text(encoding="utf-8")
+    return shell.NOT_PYTHON_GUARD + zygote_source()
 
 
 class ProbeWorker:

@@ -18,7 +18,7 @@ from harness.launch.events import (
     RunEvent,
     ServiceUp,
     Started,
-)  # fmt: skip
+)
 from harness.views.fold import cut_command
 from harness.views.lines import Lines
 from harness.views.reading import sameness
@@ -28,7 +28,7 @@ from harness.views.runs import esc, verdict_lines
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from harness.runs.steps import Pipeline
+    from harness.runs.pipeline.steps import Pipeline
 
 
 def lines(event: RunEvent) -> list[RenderableType]:
@@ -44,11 +44,13 @@ def lines(event: RunEvent) -> list[RenderableType]:
         out: list[RenderableType] = [head + Text(cut_command(event.command))]
         plan = event.smoke
         if plan is not None:
-            out.append(Text(
-                f"smoke run: {plan.layers} decoder layers, dummy weights"
-                + (f", {plan.samples} samples" if plan.samples else "")
-                + f"; outputs under {event.smoke_dir}"
-            ))  # fmt: skip
+            out.append(
+                Text(
+                    f"smoke run: {plan.layers} decoder layers, dummy weights"
+                    + (f", {plan.samples} samples" if plan.samples else "")
+                    + f"; outputs under {event.smoke_dir}"
+                )
+            )
         return out
     if isinstance(event, Reviewed):
         return list(terminal_lines(event.review, brief=True))
@@ -71,11 +73,14 @@ def lines(event: RunEvent) -> list[RenderableType]:
         return said + [f"[yellow]! {esc(w)}[/]" for w in b.warnings()]
     if isinstance(event, ServiceUp):
         if event.reused:
-            return [f"[green]✓[/] service {esc(event.step)}: reusing {event.run_id}, ready on "
-                    f":{event.port}"]  # fmt: skip
+            return [
+                f"[green]✓[/] service {esc(event.step)}: reusing {event.run_id}, ready on "
+                f":{event.port}"
+            ]
         took = "" if event.seconds is None else f" in {event.seconds:.1f} s"
-        return [f"[green]✓[/] service {esc(event.step)}: {event.run_id} ready on :{event.port}"
-                f"{took}"]  # fmt: skip
+        return [
+            f"[green]✓[/] service {esc(event.step)}: {event.run_id} ready on :{event.port}{took}"
+        ]
     if isinstance(event, Launched):
         out = []
         if event.killed:
@@ -93,7 +98,7 @@ def lines(event: RunEvent) -> list[RenderableType]:
 def steps(pipeline: Pipeline) -> Lines:
     """``harness run`` without a step: the steps of the pipeline and their parameters."""
     lines = Lines()
-    from harness.runs.resolve import step_parameters
+    from harness.runs.pipeline.resolve import step_parameters
 
     lines.add(f"steps in {pipeline.path}:")
     for name, step in pipeline.steps.items():

@@ -113,14 +113,19 @@ def progress_line() -> Iterator[Callable[[int, int], None]]:
 
     real = sys.stderr
     bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-        console=Console(file=real, force_terminal=True), transient=True, redirect_stdout=False,
-    )  # fmt: skip
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(file=real, force_terminal=True),
+        transient=True,
+        redirect_stdout=False,
+    )
     task = bar.add_task("listing the versions", total=None)
 
     def update(done: int, total: int) -> None:
-        bar.update(task, description=f"checked {done}/{total} versions", completed=done,
-                   total=total)  # fmt: skip
+        bar.update(
+            task, description=f"checked {done}/{total} versions", completed=done, total=total
+        )
 
     sys.stderr = _NotATerminal(real)
     try:

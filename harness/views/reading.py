@@ -140,19 +140,28 @@ def hosts_table(hosts: HostsConfig, width: int) -> Lines:
     t = Table(title=f"targets ({where})", title_justify="left")
     heads = ("name", "ssh", "python", "workdir", "defined at")
     rows = [
-        (name + (" (default)" if name == hosts.default else ""), h.reach(), h.python,
-         h.workdir or "", h.source or "")
+        (
+            name + (" (default)" if name == hosts.default else ""),
+            h.reach(),
+            h.python,
+            h.workdir or "",
+            h.source or "",
+        )
         for name, h in hosts.hosts.items()
-    ]  # fmt: skip
+    ]
     rows.append(
-        ("local" + ("" if hosts.default else " (default)"), "this machine",
-         "harness's own python", "", "built in")
-    )  # fmt: skip
+        (
+            "local" + ("" if hosts.default else " (default)"),
+            "this machine",
+            "harness's own python",
+            "",
+            "built in",
+        )
+    )
     rows.append(("venv:PATH", "this machine", "PATH/bin/python", "", "built in"))
     rows.append(
-        ("pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "",
-         "built in")
-    )  # fmt: skip
+        ("pypi:NAME==VER,...", "wheels from the index", "read-only, never imported", "", "built in")
+    )
     # a narrow terminal wraps a long path onto more lines (never cut to "…": the path is
     # what the user came to read), broken after a "/" or "." -- not inside a word
     widths = fit_widths(heads, rows, width - (3 * len(heads) + 1))

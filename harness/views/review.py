@@ -14,7 +14,7 @@ from harness.views.fold import cut_command
 
 if TYPE_CHECKING:
     from harness.analysis.findings import CheckReport, Finding
-    from harness.runs.describe import StepPlan
+    from harness.runs.target.describe import StepPlan
 
 
 def _facts_rows(r: Review) -> list[tuple[str, str]]:

@@ -11,27 +11,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.runs.disk import progress_words
-from harness.runs.lifecycle import RunState, state_label
-from harness.runs.models import FailureSummary, RunInfo, Verdict
-from harness.runs.state import describe_holder, duration_of, format_duration
-from harness.runs.stopped import StopReport
+from harness.runs.record.lifecycle import RunState, state_label
+from harness.runs.record.models import FailureSummary, RunInfo, Verdict
+from harness.runs.record.state import describe_holder, duration_of, format_duration
+from harness.runs.record.stopped import StopReport
+from harness.runs.target.disk import progress_words
 from harness.views.lines import Lines
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from harness.runs.remote import GoneRun
-
-
-def console(stderr: bool = False) -> Console:
-    """As ``cli/common.console``: into a pipe or a file no line is wrapped (the README's word;
-    the verdict line was cut at 80 columns into a log file)."""
-    from rich.console import Console
-
-    out = Console(stderr=stderr, highlight=False, soft_wrap=False, emoji=False)
-    out.soft_wrap = not out.is_terminal
-    return out
+    from harness.runs.target.remote import GoneRun
 
 
 def esc(text: str) -> str:
@@ -73,8 +63,8 @@ def runs_table(runs: Sequence[RunInfo], target: str, gone: Sequence[GoneRun] = (
     lines.piped_width = 250  # a pipe gets whole ids, not "count-2025…"
     rows = []
     for r in sorted(runs, key=lambda r: (r.started_at or 0.0, r.id)):
-        from harness.runs.lifecycle import exit_code_of
-        from harness.runs.services import users_of
+        from harness.runs.follow.services import users_of
+        from harness.runs.record.lifecycle import exit_code_of
 
         users = users_of(runs, r.id) if r.record.service else []
         used = f" · used by {', '.join(users)}" if users else ""
@@ -135,9 +125,11 @@ class RunsTable:
         table = Table(box=None, pad_edge=False, header_style="bold")
         for i in keep:  # the id and the exit whole; the step and the state wrap if they must
             table.add_column(
-                heads[i], no_wrap=i not in (1, 2), overflow="fold",
+                heads[i],
+                no_wrap=i not in (1, 2),
+                overflow="fold",
                 min_width={0: ids, 5: len(heads[5])}.get(i),
-            )  # fmt: skip
+            )
         for row in cells(when):
             table.add_row(*(row[i] for i in keep))
         yield table
@@ -173,8 +165,10 @@ def stop_report(rep: StopReport) -> Lines:
             lines.add(f"  the service it needed, {esc(str(svc.get('run_id')))}, has ended too")
         else:
             n = len(svc.get("terminated") or ())
-            lines.add(f"  stopped the service it needed, {esc(str(svc.get('run_id')))}: "
-                      f"SIGTERM to {n} process(es)")  # fmt: skip
+            lines.add(
+                f"  stopped the service it needed, {esc(str(svc.get('run_id')))}: "
+                f"SIGTERM to {n} process(es)"
+            )
     if rep.unwritten:
         lines.add(
             f"[yellow]no space left on the disk that holds {esc(run.record.run_dir)}: "

@@ -63,7 +63,7 @@ class Reader:
 
     # -- read -----------------------------------------------------------------------------
     def read(
-        self, wanted: list[str], meta: dict, files: list[tuple[str, str, str]]
+        self, wanted: list[str], meta: dict[str, Any], files: list[tuple[str, str, str]]
     ) -> dict[str, Any]:
         record = self._record(meta)
         manifest = self.manifest()
@@ -75,7 +75,7 @@ class Reader:
                 out_files[rel] = {"error": str(exc)}
                 continue
             out_files[rel] = self._describe(rel, full)
-        backups = {}
+        backups: dict[str, dict[str, str] | None] = {}
         for rel in manifest.get("files") or {}:
             b = os.path.join(self.state, "backups", rel)
             try:
@@ -84,7 +84,7 @@ class Reader:
                 backups[rel] = {"sha256": sha256(data), "text": data.decode("utf-8")}
             except (OSError, UnicodeDecodeError):
                 backups[rel] = None
-        actual = {}
+        actual: dict[str, str | None] = {}
         for _mod, full, rel in files:
             try:
                 with open(full, "rb") as f:
@@ -125,7 +125,7 @@ class Reader:
             "symlink": os.path.islink(full),
         }
 
-    def _owners(self, paths: list[str], meta: dict) -> dict[str, str]:
+    def _owners(self, paths: list[str], meta: dict[str, Any]) -> dict[str, str]:
         """Which other dist's RECORD lists each of ``paths`` (read only when there are any)."""
         if not paths:
             return {}
@@ -145,7 +145,7 @@ class Reader:
                 pass
         return out
 
-    def _record(self, meta: dict) -> dict[str, str]:
+    def _record(self, meta: dict[str, Any]) -> dict[str, str]:
         name = meta.get("name") or self.dist
         out: dict[str, str] = {}
         for e in os.listdir(self.root):

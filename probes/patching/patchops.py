@@ -188,14 +188,14 @@ class Ops(Reader):
         }
         write_atomic(os.path.join(self.state, "journal.json"), json.dumps(journal).encode(), 0o644)
         # 3. temp files next to their targets (same filesystem), then the swaps
-        temps = []
+        temps: list[tuple[str, str, str | None]] = []
         for rel, full, _cur, data, mode in plan:
             if data is None:
                 temps.append((rel, full, None))
                 continue
-            tmp = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.harness-tmp")
-            write_file(tmp, data, mode)
-            temps.append((rel, full, tmp))
+            beside = os.path.join(os.path.dirname(full), f".{os.path.basename(full)}.harness-tmp")
+            write_file(beside, data, mode)
+            temps.append((rel, full, beside))
         delay = float(os.environ.get("HARNESS_TEST_SWAP_DELAY", "0") or 0)
         for rel, full, tmp in temps:
             if tmp is None:

@@ -21,7 +21,7 @@ import time
 NO_RUN = 3
 
 
-def _reader_gone(fd):
+def _reader_gone(fd: int) -> bool:
     """True when nobody reads our stdout any more (as ``_follow._reader_gone``)."""
     try:
         poller = select.poll()
@@ -32,7 +32,7 @@ def _reader_gone(fd):
     return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     run_dir, wait, rest = argv[0], float(argv[1]), argv[2:]
     deadline = time.monotonic() + wait
     handshake = os.path.join(run_dir, "supervisor.json")

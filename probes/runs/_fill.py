@@ -50,7 +50,7 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def progress(out: str, since: float, total: int, per_token: int, elapsed: float) -> dict:
+def progress(out: str, since: float, total: int, per_token: int, elapsed: float) -> dict[str, Any]:
     """What the step has written to ``out`` so far, read from its files: samples done (every
     file there; those of an earlier run count as done), bytes and tokens this run wrote
     (files newer than ``since``; tokens = bytes / bytes per token), rates and ETA."""
@@ -78,7 +78,7 @@ def progress(out: str, since: float, total: int, per_token: int, elapsed: float)
             "eta": eta}  # fmt: skip
 
 
-def progress_words(p: dict) -> str:
+def progress_words(p: dict[str, Any]) -> str:
     """``harness: progress 120/5,000 samples · 10,240 tokens/s · elapsed 0:10:00 · ETA
     6:46:40 · 7.5 GB written`` (and `` · server ...`` when its service's metrics answer)."""
     from probes.runs._metrics import words as server_words
@@ -89,7 +89,9 @@ def progress_words(p: dict) -> str:
             f"{_mb(p['bytes'])} written" + server_words(p.get("server") or {}))  # fmt: skip
 
 
-def watch(spec: dict, say: Callable[[str], None], run_dir: str, poll: float = POLL) -> Any:
+def watch(
+    spec: dict[str, Any], say: Callable[[str], None], run_dir: str, poll: float = POLL
+) -> Any:
     """Start the watch (a daemon thread: it ends with the supervisor): the fill of the output
     filesystem (once, at 90 %), and every ``every`` seconds a progress line in the log and
     ``progress.json`` in the run directory -- with the server's own counts when the step's

@@ -4,7 +4,7 @@ Part of the run program (see :mod:`probes.runs.supervisor`), run from the copy i
 directory. The laptop reads stdout through a raw SSH channel: the stream starts with
 ``STREAM_MARK`` (so a login script's noise before it can be cut off) and carries the log byte
 for byte from ``OFFSET``; it ends once the step's status exists and the log is drained, with
-``END_MARK`` and a JSON line on stderr (:mod:`harness.runs.stream` reads both);
+``END_MARK`` and a JSON line on stderr (:mod:`harness.runs.follow.stream` reads both);
 ``--until-ready`` also ends it once a service's ``ready.json`` exists.
 """
 

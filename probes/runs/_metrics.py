@@ -57,10 +57,12 @@ def scrape(url: str, timeout: float = TIMEOUT) -> dict[str, float] | None:
     return got or None
 
 
-def load(before: dict[str, float] | None, now: dict[str, float], seconds: float) -> dict:
+def load(
+    before: dict[str, float] | None, now: dict[str, float], seconds: float
+) -> dict[str, float]:
     """What ``progress.json`` keeps under ``server``: requests running / waiting / finished,
     and the prompt tokens per second since ``before`` (the previous scrape)."""
-    out: dict = {k: int(now[k]) for k in ("running", "waiting", "finished") if k in now}
+    out: dict[str, float] = {k: int(now[k]) for k in ("running", "waiting", "finished") if k in now}
     if before and "prompt_tokens" in now and "prompt_tokens" in before and seconds > 0:
         out["prompt_tokens_per_s"] = (
             max(0.0, now["prompt_tokens"] - before["prompt_tokens"]) / seconds
@@ -68,7 +70,7 @@ def load(before: dict[str, float] | None, now: dict[str, float], seconds: float)
     return out
 
 
-def words(server: dict) -> str:
+def words(server: dict[str, float]) -> str:
     """`` · server 41,000 prompt tokens/s, 32 running, 180 waiting``."""
     bits = []
     if "prompt_tokens_per_s" in server:

@@ -193,7 +193,9 @@ def _signal_all(procs: list[dict[str, Any]], sig: int) -> list[int]:
     return sent
 
 
-def _wait_gone(procs: list[dict[str, Any]], timeout: float, poll: float = 0.05) -> list[dict]:
+def _wait_gone(
+    procs: list[dict[str, Any]], timeout: float, poll: float = 0.05
+) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while True:
         left = [p for p in procs if is_alive(p["pid"], p["starttime"])]

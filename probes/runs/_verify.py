@@ -42,7 +42,8 @@ from probes.runs._pin import moved
 from probes.runs._proctree import run_tree, self_and_ancestors, terminate
 from probes.runs._rundir import proc_stat, write_record
 
-#: An output check reports its counts on a line starting with this (harness.runs.verification)
+#: An output check reports its counts on a line starting with this
+#: (harness.runs.record.verification)
 VERIFY_MARK = b"HARNESS_VERIFY "
 #: The environment variable naming the check's report fd
 REPORT_FD_ENV = "HARNESS_VERIFY_FD"
@@ -71,7 +72,7 @@ class Started:
 
     def __init__(
         self,
-        proc: subprocess.Popen | None,
+        proc: subprocess.Popen[bytes] | None,
         out_r: int,
         rep_r: int,
         gate_w: int | None = None,
@@ -251,7 +252,7 @@ def run_check(run_dir: str, spec: dict[str, Any], env: dict[str, str], cwd: str 
     write_record(run_dir, "verify.json", out)
 
 
-def ended_early(proc: subprocess.Popen | None) -> bool:
+def ended_early(proc: subprocess.Popen[bytes] | None) -> bool:
     """Whether a warm check already exited when ``go`` is due."""
     if proc is None or proc.pid in REAPED:
         return proc is not None
@@ -283,7 +284,7 @@ def unanswered(out: dict[str, Any], secret: str, early: bool) -> str | None:
     return None
 
 
-def _wait(proc: subprocess.Popen, got: Channels, out: dict[str, Any], limit: float) -> None:
+def _wait(proc: subprocess.Popen[bytes], got: Channels, out: dict[str, Any], limit: float) -> None:
     deadline = time.monotonic() + limit
     while True:
         got.read(0.1)
@@ -296,7 +297,7 @@ def _wait(proc: subprocess.Popen, got: Channels, out: dict[str, Any], limit: flo
         if pid == 0 and proc.pid in REAPED:
             pid = proc.pid
         if pid == proc.pid:
-            wstatus = REAPED.pop(pid, None) if pid in REAPED else wstatus
+            wstatus = REAPED.pop(pid) if pid in REAPED else wstatus
             proc.returncode = 0  # reaped here, not by Popen
             if os.WIFSIGNALED(wstatus):
                 out["signal"] = os.WTERMSIG(wstatus)

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from probes.runs._paths import in_the_way, resolve_command, script_of
 from probes.runs._pin import pin
 from probes.runs._proctree import (
     gpu_holders,
@@ -99,55 +100,14 @@ def run(args: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any]:
     return op(args)
 
 
-def _resolve_command(argv0: str, cwd: str, path: str | None) -> str | None:
-    import shutil
-
-    if "/" in argv0:
-        full = argv0 if os.path.isabs(argv0) else os.path.join(cwd, argv0)
-        return full if os.path.isfile(full) and os.access(full, os.X_OK) else None
-    return shutil.which(argv0, path=path)
-
-
-def _script_of(argv: list[str]) -> str | None:
-    """``python [opts] SCRIPT.py ...`` -> SCRIPT.py (checked too: a typo costs a model load)."""
-    if not argv or not os.path.basename(argv[0]).startswith("python"):
-        return None
-    for arg in argv[1:]:
-        if arg in ("-c", "-m"):
-            return None
-        if arg.startswith("-"):
-            continue
-        return arg if arg.endswith(".py") else None
-    return None
-
-
-def _in_the_way(folder: str) -> dict[str, Any]:
-    """What would stop ``os.makedirs(folder)``: a file at it or above it (``not_a_folder``),
-    or a nearest existing folder that cannot be written (``parent_writable`` false)."""
-    path = folder
-    while not os.path.isdir(path):
-        if os.path.lexists(path):
-            return {"not_a_folder": path}
-        parent = os.path.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    return {
-        "not_a_folder": None,
-        "parent": path,
-        "parent_writable": os.access(path, os.W_OK),
-        "space_left": space_left(path),
-    }
-
-
 def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
     workdir = os.path.abspath(os.path.expanduser(args.get("workdir") or "~"))
     cwd = args.get("cwd") or workdir
     cwd = cwd if os.path.isabs(cwd) else os.path.join(workdir, cwd)
     argv = list(args.get("argv") or [])
     env_path = (args.get("env") or {}).get("PATH", os.environ.get("PATH"))
-    resolved = _resolve_command(argv[0], cwd, env_path) if argv else None
-    script = _script_of(argv)
+    resolved = resolve_command(argv[0], cwd, env_path) if argv else None
+    script = script_of(argv)
     holders = gpu_holders(args.get("device_glob") or "/dev/nvidia*")
     held_by = sorted({h["run_id"] for h in holders if h["run_id"]})
     script_path = None
@@ -164,7 +124,7 @@ def op_preflight(args: dict[str, Any]) -> dict[str, Any]:
             "path": workdir,
             "exists": os.path.isdir(workdir),
             "writable": os.access(workdir, os.W_OK) if os.path.isdir(workdir) else False,
-            **_in_the_way(workdir),
+            **in_the_way(workdir),
         },
         "cwd": {"path": cwd, "exists": os.path.isdir(cwd)},
         "command": {
@@ -370,9 +330,9 @@ def op_stop(args: dict[str, Any]) -> dict[str, Any]:
 
 def _stop_gone(args: dict[str, Any], run_dir: str, grace: float) -> dict[str, Any]:
     """A run whose directory was deleted while it ran: its supervisor's tree, no records."""
-    (sup,) = [o for o in orphaned_runs(os.path.dirname(run_dir)) if o["run_dir"] == run_dir] or [
-        None
-    ]
+    runs = orphaned_runs(os.path.dirname(run_dir))
+    found: list[dict[str, Any] | None] = [o for o in runs if o["run_dir"] == run_dir]
+    (sup,) = found or [None]
     if sup is None:
         raise ValueError(f"no run {args['run_id']} in {os.path.dirname(run_dir)}")
     exclude = self_and_ancestors()

@@ -2,12 +2,12 @@
 
 ``launch`` (in the ``runs`` probe, :mod:`probes.runs.runs`) writes this file into each run
 directory, with the two modules it imports beside it (:mod:`probes.runs._rundir`,
-:mod:`probes.runs._follow`; ``harness.runs.remote.PROGRAM``): the copy runs by its path for as long
-as the run exists -- days, across harness upgrades on the laptop -- so it imports nothing but
-the stdlib and those copies, which it names ``probes.runs`` when it starts. ``supervise`` is the
-small process that starts the step and waits for it, so that a SIGKILLed step still gets a
-status; ``follow`` streams the log from a byte offset on stdout (the laptop reads it through a
-raw SSH channel) and ends once the step's status exists and the log is drained.
+:mod:`probes.runs._follow`; ``harness.probe_files.PROGRAM``): the copy runs by its path for
+as long as the run exists -- days, across harness upgrades on the laptop -- so it imports nothing
+but the stdlib and those copies, which it names ``probes.runs`` when it starts. ``supervise`` is the
+small process that starts the step and waits for it, so that a SIGKILLed step still gets a status;
+``follow`` streams the log from a byte offset on stdout (the laptop reads it through a raw SSH
+channel) and ends once the step's status exists and the log is drained.
 
 Why a supervisor at all: the step must outlive the SSH session (laptop asleep, link dropped),
 so it runs in its own session with stdin from /dev/null and its output in a file. Something

@@ -56,6 +56,7 @@ kernels against transformers') is the confirmation's to measure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from _hs_judge import Finding
 
@@ -116,7 +117,7 @@ class Floor:
                 f"{self.sample_bound:.3f}{flips}")  # fmt: skip
 
 
-def row_errors(x, r):  # type: ignore[no-untyped-def]
+def row_errors(x: Any, r: Any) -> Any:
     """Per row: (relative error to its own reference row, to the nearer neighbouring one)."""
     x, r = x.float(), r.float()
     scale = r.norm(dim=-1).clamp_min(1e-12)
@@ -199,7 +200,7 @@ def judge(pop: dict, rule: Rule) -> tuple[list[Floor], dict[str, Finding]]:  # t
         if not samples:
             continue
         fl = measure(k, samples, rule)
-        flips: dict[str, list[float]] = {}
+        flips: dict[str, list[tuple[int, float]]] = {}
         for name, (own, near) in samples.items():
             if name in found:
                 continue

@@ -31,6 +31,7 @@ identity tests name whatever the noise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 TOLERANCE = 0.05
 HARD = 0.25
@@ -122,7 +123,7 @@ def ids_match(got: list[int], want: list[int] | None, index: int) -> Finding | N
                           f"({len(got)} ids here, {len(want)} there)")  # fmt: skip
 
 
-def row_dists(x, r):  # type: ignore[no-untyped-def]
+def row_dists(x: Any, r: Any) -> tuple[Any, Any, Any, float]:
     """Per row of float states ``x`` against reference ``r``: the relative error to its own
     reference row, to the one before (``prev``, inf at row 0) and after (``nxt``), and the
     sample's relative Frobenius error -- each difference computed once, for every test."""
@@ -138,7 +139,7 @@ def row_dists(x, r):  # type: ignore[no-untyped-def]
     return own, prev, nxt, err
 
 
-def rel_err(x, r) -> float:  # type: ignore[no-untyped-def]
+def rel_err(x: Any, r: Any) -> float:
     x, r = x.float(), r.float()
     return float((x - r).norm() / r.norm().clamp_min(1e-12))
 
@@ -184,7 +185,12 @@ def _position(own, prev, nxt, tol: float, run: int) -> Finding | None:  # type: 
 
 
 def layer_identity(  # type: ignore[no-untyped-def]
-    x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD, own: float | None = None
+    x,
+    k: int,
+    refs: dict[int, Any],
+    tol: float = TOLERANCE,
+    hard: float = HARD,
+    own: float | None = None,
 ) -> Finding | None:
     """``refs``: layer id -> reference states at hand (``k`` and some others: at least one of
     ``k-1``, ``k+1`` for the test to mean anything). Named only when the states match another
@@ -200,7 +206,9 @@ def layer_identity(  # type: ignore[no-untyped-def]
     return Finding("layer", f"layer {k}'s states are nearest reference layer {near}")
 
 
-def judge_layer(x, k: int, refs: dict, tol: float = TOLERANCE, hard: float = HARD) -> LayerVerdict:  # type: ignore[no-untyped-def]
+def judge_layer(
+    x: Any, k: int, refs: dict[int, Any], tol: float = TOLERANCE, hard: float = HARD
+) -> LayerVerdict:
     """One sample's captured layer ``k`` (``x``, [n, hidden]) against ``refs[k]``; the
     verdict carries the per-row errors (own, nearer neighbour's) for the population's rule."""
     for test in (non_finite, zeros):

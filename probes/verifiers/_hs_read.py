@@ -44,7 +44,7 @@ class Sample:
     prepared: Any = None  # the prepared dataset's ids for this index (list), when asked
     fp8: bool = False  # stored as float8 with per-token scales (hs-connectors' FP8 connector)
     error: str | None = None  # "missing", "cannot be read: ..."
-    stats: list = field(default_factory=list)  # _hs_stats.profile of every held layer
+    stats: list[Any] = field(default_factory=list[Any])  # _hs_stats.profile of every held layer
 
 
 class Since:
@@ -169,10 +169,11 @@ def _load_st(path: Path, s: Sample, positions: list[int], torch: Any) -> None:
 
         def same(a: int, b: int) -> bool:
             if whole is not None:
-                return torch.equal(raw(whole[:, a]), raw(whole[:, b]))
-            return torch.equal(raw(sl[:, a : a + 1]), raw(sl[:, b : b + 1]))
+                return bool(torch.equal(raw(whole[:, a]), raw(whole[:, b])))
+            return bool(torch.equal(raw(sl[:, a : a + 1]), raw(sl[:, b : b + 1])))
 
         def layer(p: int) -> Any:
+            assert whole is not None  # read whenever a layer is wanted
             x = whole[:, p]  # a view: the caller keeps (copies) the layers it compares
             return x if scales is None else x.float() * scales[:, 0].float()
 
@@ -180,7 +181,9 @@ def _load_st(path: Path, s: Sample, positions: list[int], torch: Any) -> None:
         s.states = {p: layer(p) for p in positions if p < s.held}
 
 
-def _duplicated(heads: list, same: Callable[[int, int], bool], torch: Any) -> tuple | None:
+def _duplicated(
+    heads: list[Any], same: Callable[[int, int], bool], torch: Any
+) -> tuple[Any, ...] | None:
     """The first pair of held layers that are bit-identical: their first rows compared (one
     page each), then the whole layers for a pair whose first rows agree."""
     for b in range(1, len(heads)):
@@ -213,7 +216,7 @@ class Prepared:
 
 def stream(load: Callable[[int], Sample], indices: Iterable[int], depth: int) -> Iterator[Sample]:
     """``load(i)`` for each index, in a background thread at most ``depth`` ahead."""
-    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    q: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
     done = object()
 
     def work() -> None:

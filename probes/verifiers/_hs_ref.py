@@ -25,7 +25,7 @@ from typing import Any
 WRAPPER_PREFIXES = ("language_model.",)
 
 
-def checkpoint_files(model: str) -> dict:
+def checkpoint_files(model: str) -> dict[str, Any]:
     """Tensor name -> the safetensors file holding it, of a local checkpoint (its index, else
     its safetensors files' headers); empty when it has neither. text_view.py reads it too."""
     folder = Path(model)
@@ -41,7 +41,7 @@ def checkpoint_files(model: str) -> dict:
     return files
 
 
-def decoder_prefix(model: str, cfg) -> str:
+def decoder_prefix(model: str, cfg: Any) -> str:
     """The prefix of a wrapped decoder's weights ("" when the checkpoint is the causal LM).
 
     A wrapper (a config with ``text_config`` whose checkpoint keeps ``PREFIX + model.layers.*``)
@@ -57,7 +57,7 @@ def decoder_prefix(model: str, cfg) -> str:
     return ""
 
 
-def cut_layers(text, loaded: int) -> None:
+def cut_layers(text: Any, loaded: int) -> None:
     """``text`` (a decoder config) says ``loaded`` layers; per-layer lists cut to match. What
     depends on a layer's index stays as it is (``first_k_dense_replace``: the first k layers are
     dense, the rest MoE -- the loaded layers keep the checkpoint's kinds, dense or MoE)."""
@@ -68,7 +68,9 @@ def cut_layers(text, loaded: int) -> None:
             setattr(text, name, list(value)[:loaded])
 
 
-def reference_model(model: str, upto: int, device: str, torch, dtype=None):
+def reference_model(
+    model: str, upto: int, device: str, torch: Any, dtype: Any = None
+) -> tuple[Any, int, str]:
     """The checkpoint's decoder cut after layer ``upto``: only what the check needs loads.
 
     Returns (model, layers loaded, what it is)."""
@@ -96,7 +98,7 @@ def reference_model(model: str, upto: int, device: str, torch, dtype=None):
     return m.to(device).eval(), loaded, what
 
 
-def decoder_layers(model):
+def decoder_layers(model: Any) -> Any:
     for path in (("model", "layers"), ("model", "language_model", "layers"),
                  ("language_model", "model", "layers")):  # fmt: skip
         obj = model
@@ -192,7 +194,7 @@ class Reference:
 
         return fn
 
-    def states(self, samples: list, upto: int | None = None) -> list[dict[int, Any]]:
+    def states(self, samples: list[Any], upto: int | None = None) -> list[dict[int, Any]]:
         """Per sample, layer id -> reference states [n, hidden] (one right-padded batch;
         causal attention keeps a real row from seeing the pads after it). ``upto``: only the
         layer ids at hand up to it (and its neighbour above): the forward stops there."""
@@ -230,7 +232,7 @@ class Alone:
         self.what = "the same samples extracted alone (smoke: random weights)"
         self.moe = ""
 
-    def states(self, samples: list, upto: int | None = None) -> list[dict[int, Any]]:
+    def states(self, samples: list[Any], upto: int | None = None) -> list[dict[int, Any]]:
         out = []
         for s in samples:
             (alone,) = self.gen.generate([s.ids.tolist()])

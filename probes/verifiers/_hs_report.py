@@ -1,7 +1,7 @@
 """The extraction check's report: a count per check, the failures, the drift warnings; and
 where it goes (``HARNESS_VERIFY_FD`` when the supervisor runs the check, stdout otherwise).
 
-Shape (harness/runs/verification.py reads it)::
+Shape (harness/runs/record/verification.py reads it)::
 
     {"checks": {"values": {"passed": P, "compared": C, "of": N, "layers": [2],
                            "max_rel_err": x, "chosen_by": "all" | "spread"[, "fp8": F]},
@@ -64,12 +64,18 @@ class Tally:
                 return
         for k, v in verdicts.items():
             if v.drift:
-                self.warnings.append({"sample": name, "layer": k, "rel_err": round(v.err, 4)})
+                self.warnings.append(
+                    {
+                        "sample": name,
+                        "layer": k,
+                        "rel_err": round(v.err, 4) if v.err is not None else None,
+                    }
+                )
                 self.layer_checked = self.layer_checked and v.layer_checked
 
     def report(self, layers: list[int], chosen_by: str, tol: float, detail: str,
                **metrics: Any) -> dict[str, Any]:  # fmt: skip
-        checks = {}
+        checks: dict[str, dict[str, Any]] = {}
         for c in COUNTS:
             # a failure of no compared sample ("(none)": the folder is empty) is no -1
             checks[c] = {"passed": max(self.compared[c] - len(self.bad[c]), 0),

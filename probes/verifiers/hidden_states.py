@@ -51,6 +51,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from _gate import wait_for_go
 from _hs_early import SETTLE, Early
@@ -83,11 +84,13 @@ from _hs_read import Folder, Prepared, Sample, Since, stream
 from _hs_ref import (  # noqa: F401 - text_view.py and the tests read them here
     Alone,
     Reference,
-    checkpoint_files,
     decoder_layers,
     model_depth,
     reference_model,
     valid_ids,
+)
+from _hs_ref import (
+    checkpoint_files as checkpoint_files,
 )
 from _hs_report import Tally, emit
 from _hs_stats import judge as judge_stats
@@ -172,8 +175,16 @@ def shape(tally: Tally, s: Sample, configured: list[int]) -> bool:
     return fits and held is None
 
 
-def compare(tally: Tally, ref, batch: list, layers: list[int], configured: list[int],
-            args: argparse.Namespace, pop: dict, upto: int | None) -> None:  # fmt: skip
+def compare(
+    tally: Tally,
+    ref: Alone | Reference,
+    batch: list[Any],
+    layers: list[int],
+    configured: list[int],
+    args: argparse.Namespace,
+    pop: dict[int, dict[str, Any]],
+    upto: int | None,
+) -> None:
     """One batch's values against the reference, sample by sample, layer by layer: the
     identity tests now, each layer's row errors kept for the population's rule."""
     for s, refs in zip(batch, ref.states(batch, upto), strict=True):
@@ -313,13 +324,14 @@ def main() -> int:
     if not args.alone:  # ids the model cannot have (a wrong --capture) are the lowest's to say
         ok = valid_ids(args.capture, model_depth(args.model))
         full_ids = [k for k in full_ids if k in ok or k in layers]
+    ref: Alone | Reference
     if args.alone:
         ref = Alone(args, configured, torch)
     else:
         ref = Reference(args, sorted(set(layers) | set(full_ids)), bool(full), torch)
     pending: dict[bool, list[Sample]] = {True: [], False: []}
-    pop: dict = {}
-    stats: dict[str, list] = {}
+    pop: dict[int, dict[str, Any]] = {}
+    stats: dict[str, list[Any]] = {}
 
     def flush(whole: bool) -> None:
         group = pending[whole]

@@ -16,7 +16,7 @@ from pathlib import Path
 MARK = "HARNESS_VERIFY "
 
 
-def freqs(path: str) -> dict:
+def freqs(path: str) -> dict[int, float]:
     import torch
 
     got = torch.load(path, map_location="cpu", weights_only=False)
@@ -25,7 +25,7 @@ def freqs(path: str) -> dict:
     return {i: float(v) for i, v in enumerate(got.tolist())}
 
 
-def prepare(args) -> tuple:
+def prepare(args: argparse.Namespace) -> tuple[list[str], str]:
     if not Path(args.token_freq).is_file():
         return ["token_freq"], f"{args.token_freq} missing"
     f = freqs(args.token_freq)
@@ -44,7 +44,7 @@ def target_vocab(model: str) -> int | None:
     return int(size) if size else None
 
 
-def vocab(args) -> tuple:
+def vocab(args: argparse.Namespace) -> tuple[list[str], str]:
     import numpy as np
 
     folder, n = Path(args.vocab), args.draft_vocab_size
@@ -52,7 +52,7 @@ def vocab(args) -> tuple:
     if missing:
         return missing, f"{', '.join(missing)} missing in {folder}"
     d2t, t2d = np.load(folder / "d2t.npy"), np.load(folder / "t2d.npy")
-    failed = []
+    failed: list[str] = []
     kept = np.arange(len(d2t)) + d2t
     if len(d2t) != n:
         failed.append("d2t size")

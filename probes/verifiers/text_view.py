@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 MARK = "HARNESS_VERIFY "
 #: what speculators 0.3.0's scripts/train.py reads from the verifier's config (getattr for head_dim)
@@ -46,7 +47,7 @@ class Refused(Exception):
     """Input this helper cannot make a view of: one line, no traceback."""
 
 
-def text_config(model: Path) -> dict:
+def text_config(model: Path) -> dict[str, Any]:
     cfg_file = model / "config.json"
     try:
         cfg = json.loads(cfg_file.read_text())
@@ -95,21 +96,22 @@ def sources(names: dict[str, str]) -> dict[str, str | None]:
     return {EMBED: pick(names, "embed_tokens.weight", True), HEAD: pick(names, HEAD, False)}
 
 
-def load(model: Path, names: dict[str, str], name: str):
+def load(model: Path, names: dict[str, str], name: str | None) -> Any:
+    assert name is not None  # the embeddings are required; the head only when picked
     from safetensors import safe_open
 
     with safe_open(str(model / names[name]), framework="pt") as f:
         return f.get_tensor(name)
 
 
-def digest(t) -> str:
+def digest(t: Any) -> str:
     import torch
 
     raw = t.contiguous().view(torch.uint8) if t.dtype != torch.uint8 else t.contiguous()
     return hashlib.sha256(raw.numpy().tobytes()).hexdigest()
 
 
-def provenance(model: Path, text: dict, picked: dict) -> dict:
+def provenance(model: Path, text: dict[str, Any], picked: dict[str, Any]) -> dict[str, Any]:
     return {
         "source": str(model.resolve()),
         "text_config_sha256": hashlib.sha256(json.dumps(text, sort_keys=True).encode()).hexdigest(),

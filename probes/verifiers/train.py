@@ -14,12 +14,13 @@ import math
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 MARK = "HARNESS_VERIFY "
 VAL = re.compile(r"val/loss_epoch=([-+\w.]+).*?epoch=(\d+)")
 
 
-def tensors(folder: Path) -> dict:
+def tensors(folder: Path) -> dict[str, Any]:
     import torch
 
     out = {}
@@ -56,7 +57,7 @@ def main() -> int:
         if not weights or bad:
             failed.append(name)
             notes.append(f"{name}: " + (f"non-finite {bad[:3]}" if bad else "no weights"))
-    val = {}
+    val: dict[int, float] = {}
     text = Path(args.log).read_text(errors="replace") if Path(args.log).is_file() else ""
     for m in VAL.finditer(text):
         val.setdefault(int(m[2]), float(m[1]))

@@ -208,7 +208,7 @@ def test_local_run_streams_and_logs_replays(local: Harness) -> None:
 
 
 def test_stale_holders_hook_for_the_report(local: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.runs.commands import stale_gpu_holders
+    from harness.runs.follow.commands import stale_gpu_holders
     from harness.targets.local import LocalTarget
 
     pid = orphan_holder(local)

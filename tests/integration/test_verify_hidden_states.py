@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-from harness.runs.verification import Verification, describe
+from harness.runs.record.verdict import describe
+from harness.runs.record.verification import Verification
 from tests.integration.test_runs_ssh import local_harness
 from tests.support.pipvenvs import PipVenv, verify_cpu_venv
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runs.remote import program_sources
-from harness.runs.verification import Verification, describe
+from harness.runs.record.verdict import describe
+from harness.runs.record.verification import Verification
+from harness.runs.target.remote import program_sources
 
 REPO = Path(__file__).resolve().parents[2]
 AHEAD = "import time\n_real = time.time\ntime.time = lambda: _real() + 2.0\n"

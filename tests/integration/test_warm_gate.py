@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runs.remote import program_sources, verifier_sources
-from harness.runs.verification import Verification, describe
+from harness.runs.record.verdict import describe
+from harness.runs.record.verification import Verification
+from harness.runs.target.remote import program_sources, verifier_sources
 
 #: what the check judges: the output reads GOOD (it names HARNESS_VERIFY_GATE: a warm check)
 GATED = """

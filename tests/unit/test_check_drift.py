@@ -15,7 +15,7 @@ import pytest
 from harness.analysis.checker import Checker
 from harness.analysis.findings import Finding
 from harness.analysis.scan import Scan, fits_from, lookups_from
-from harness.reading.check import baseline_args
+from harness.reading.baseline import baseline_args
 from probes.callsites import callsites
 from tests.support.markers import expected
 

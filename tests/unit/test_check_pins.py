@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.reading.check import baseline_pins
+from harness.reading.baseline import baseline_pins
 
 CALLEES: dict[str, Any] = {"vllm": {"dist": "vllm"}, "hf": {"dist": "Hugging_Face.Hub"}}
 

@@ -16,7 +16,7 @@ from harness.analysis.rules.calls import CALL_CATEGORIES
 from harness.analysis.scan import CallerInfo, Scan, fits_from, lookups_from
 from harness.analysis.serve import ServeFacts, ServeVocab, find_serve, probe_args
 from harness.analysis.uses import Site
-from harness.reading.check import baseline_args
+from harness.reading.baseline import baseline_args
 from probes.callsites import callsites
 from probes.signatures import serveargs
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import ConfigError
-from harness.runs.disk import Budget, refusal, size
-from harness.runs.pipeline import parse_pipeline
+from harness.runs.pipeline.file import parse_pipeline
+from harness.runs.target.disk import Budget, refusal, size
 
 
 def budget(need: int, free: int, other_fs: bool = False) -> Budget:

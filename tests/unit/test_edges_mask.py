@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runs.pipeline import parse_pipeline
-from harness.runs.remote import masked_record
-from harness.runs.resolve import resolve_step
+from harness.runs.pipeline.file import parse_pipeline
+from harness.runs.pipeline.resolve import resolve_step
+from harness.runs.target.remote import masked_record
 from harness.targets import shell
 from harness.targets.local import LocalTarget
 

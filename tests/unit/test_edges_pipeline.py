@@ -11,9 +11,8 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import ConfigError
-from harness.runs.pipeline import parse_pipeline
-from harness.runs.state import match_run
-from harness.runs.steps import LATEST_WORDS
+from harness.runs.pipeline.file import parse_pipeline
+from harness.runs.record.state import LATEST_WORDS, match_run
 
 NUL = "\\u0000"  # as TOML spells it
 
@@ -59,7 +58,7 @@ def test_a_step_named_like_the_newest_run_is_refused(word: str) -> None:
 
 
 def test_the_reserved_words_are_the_ones_logs_and_stop_read_as_the_newest_run() -> None:
-    from harness.runs.models import RunInfo
+    from harness.runs.record.models import RunInfo
 
     def run(run_id: str, step: str, at: float) -> RunInfo:
         facts = {"record": {"id": run_id, "step": step, "created_at": at}, "run_dir": "/r"}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from harness.models import GpuInfo, TargetFacts
 from harness.report.model import BLOCKER, WARNING, Reason, judge
-from harness.runs.describe import StepPlan
-from harness.runs.models import Level, Verdict
+from harness.runs.record.models import Level, Verdict
+from harness.runs.target.describe import StepPlan
 
 GPUS = tuple(GpuInfo(i, "H200", 143771, 0, 143771) for i in range(2))
 FACTS = TargetFacts("box", {}, (), {}, GPUS, None)

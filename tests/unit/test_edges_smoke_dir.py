@@ -9,8 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.runs.remote import runs_root
-from harness.runs.smoke import smoke_dir
+from harness.runs.pipeline.smoke import smoke_dir
+from harness.runs.target.remote import runs_root
 
 ROOT = Path(__file__).resolve().parents[2]
 

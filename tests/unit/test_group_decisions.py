@@ -18,7 +18,7 @@ from harness.launch.nodes import Node
 from harness.launch.ray import ray_start_argv
 from harness.launch.spread import node_builtins, socket_env, torchrun_argv
 from harness.models import GpuInfo, TargetFacts
-from harness.runs.record import GroupRecord
+from harness.runs.record.parts import GroupRecord
 
 CFG = HostsConfig(
     Path("hosts.toml"),
@@ -154,7 +154,7 @@ class _Run:
 
 
 def test_group_runs_fold_a_spread_run_into_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.runs.lifecycle as lifecycle
+    import harness.runs.record.lifecycle as lifecycle
 
     monkeypatch.setattr(lifecycle, "state_label", lambda r: r.state)
     g = {"id": "extract-1", "spread": "ray"}

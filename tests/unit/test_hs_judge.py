@@ -86,7 +86,8 @@ def test_an_empty_folder_reads_no_negative_count(monkeypatch: pytest.MonkeyPatch
     monkeypatch.syspath_prepend(str(PATH.parent))
     from _hs_report import Tally
 
-    from harness.runs.verification import Verification, describe
+    from harness.runs.record.verdict import describe
+    from harness.runs.record.verification import Verification
 
     tally = Tally(0)
     tally.fail("(none)", judge.Finding("lengths", "no data_*.pt or hs_*.safetensors in out"))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.runs import stream, verification
+from harness.runs.follow import stream
+from harness.runs.record import verification
 from probes.runs import _follow, supervisor
 
 # the checks themselves; ``_*.py`` beside them are modules they import (_hs_report writes for one)

@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.probe_runner import _boot_source, build_payload, parse_envelope
+from harness.probe_files import boot_source
+from harness.probe_runner import build_payload, parse_envelope
 
 SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 
@@ -14,7 +15,7 @@ SITE = Path(__file__).resolve().parents[1] / "fixtures" / "site"
 def _run(compiled: bool) -> dict:
     args = {"refs": [["calleepkg.core", "Record"]], "paths": [str(SITE)]}
     cp = subprocess.run(
-        [sys.executable, "-c", _boot_source()],
+        [sys.executable, "-c", boot_source()],
         input=build_payload("callsites", args, compiled=compiled),
         capture_output=True,
         check=True,

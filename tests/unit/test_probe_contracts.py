@@ -17,17 +17,20 @@ from pathlib import Path
 
 import pytest
 
+from harness import probe_files
 from harness.analysis.scan import Scan, lookups_from
 from harness.fixing.facts import Wanted, read_side
-from harness.fixing.run import _compile_errors
+from harness.fixing.texts import compile_errors
 from harness.patching.gates import misspelled
 from harness.probe_files import probes_dir
 from harness.probe_runner import MARK, probe_modules, run_probe
 from harness.reading.compare import diff
 from harness.reading.probe import gather_facts, probe
-from harness.runs import preflight, remote, state, stream, verification
-from harness.runs.describe import StepPlan
-from harness.runs.serve import read_vocab, serve_call
+from harness.runs.follow import stream
+from harness.runs.record import state, verification
+from harness.runs.target import preflight, remote
+from harness.runs.target.describe import StepPlan
+from harness.runs.target.step_check import read_vocab, serve_call
 from harness.targets.local import LocalTarget
 from probes.runs import _follow, _proctree, _rundir, runs, supervisor
 from tests.support.tinydist import FolderTarget, install
@@ -82,7 +85,7 @@ def test_the_runs_constants_are_spelled_alike() -> None:
 def test_runs_live_where_both_sides_look() -> None:
     assert runs.runs_root("/w") == remote.runs_root("/w") == "/w/.harness/runs"
     follower = stream.follower_argv(LocalTarget(), "/w/r", 0, wait=True, poll=0.05, lost_check=1.0)
-    assert follower[2] == "/w/r/" + remote.PROGRAM[0]  # the copy launch writes
+    assert follower[2] == "/w/r/" + probe_files.PROGRAM[0]  # the copy launch writes
 
 
 # -- what ships with what ------------------------------------------------------------------
@@ -139,10 +142,10 @@ def test_a_probe_ships_its_whole_import_closure(name: str) -> None:
 
 def test_the_run_program_copy_holds_every_module_it_imports() -> None:
     """The run directory's copy runs alone for days: what it imports must be copied too."""
-    copied = {f"probes.runs.{Path(p).stem}" for p in remote.PROGRAM}
+    copied = {f"probes.runs.{Path(p).stem}" for p in probe_files.PROGRAM}
     needed = set().union(*(_probe_imports(m, top_level=False) for m in copied))
     assert needed <= copied
-    assert all((PROBES / "runs" / p).is_file() for p in remote.PROGRAM)
+    assert all((PROBES / "runs" / p).is_file() for p in probe_files.PROGRAM)
 
 
 # -- reading probes: one envelope each, read by harness's own parser -----------------------
@@ -227,7 +230,7 @@ def test_locate_envelope(site: FolderTarget) -> None:
 
 
 def test_compiles_envelope(site: FolderTarget) -> None:
-    errors = _compile_errors(site, {"bad.py": "def f(:\n", "good.py": "x = 1\n"})
+    errors = compile_errors(site, {"bad.py": "def f(:\n", "good.py": "x = 1\n"})
     assert list(errors) == ["bad.py"]
     assert errors["bad.py"].startswith("bad.py:1: ")
     assert errors["bad.py"].endswith(f"(Python {platform.python_version()})")

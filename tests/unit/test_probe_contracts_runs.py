@@ -14,15 +14,16 @@ import sys
 import time
 from pathlib import Path
 
+from harness import probe_files
 from harness.patching.manifest import NONE, Backup, Manifest
 from harness.patching.ops import read_state
 from harness.patching.plan import FileChange
 from harness.patching.writing import write_files
-from harness.runs import remote
-from harness.runs.models import RunInfo
-from harness.runs.steps import ResolvedStep
-from harness.runs.stream import Follower, LocalCopy, follower_argv
-from harness.runs.timings import Timings
+from harness.runs.follow.stream import Follower, LocalCopy, follower_argv
+from harness.runs.pipeline.steps import ResolvedStep
+from harness.runs.record.models import RunInfo
+from harness.runs.target import remote
+from harness.runs.target.timings import Timings
 from harness.targets.local import LocalTarget
 from probes.patching import patchops
 from probes.runs import runs
@@ -45,7 +46,7 @@ def test_runs_envelopes(tmp_path: Path) -> None:
     assert run.record.run_dir == f"{workdir}/.harness/runs/hold-1"
     assert run.supervisor is not None and run.supervisor.step_pid
     assert run.supervisor_alive is True and run.state == "running"
-    assert set(remote.PROGRAM) <= {p.name for p in Path(run.record.run_dir).iterdir()}
+    assert set(probe_files.PROGRAM) <= {p.name for p in Path(run.record.run_dir).iterdir()}
     try:
         log = Path(run.record.run_dir) / "log"
         deadline = time.monotonic() + 30

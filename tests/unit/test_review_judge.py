@@ -11,10 +11,10 @@ from harness.models import GpuInfo, TargetFacts
 from harness.patching.states import Status
 from harness.report.model import BLOCKER, INFO, WARNING, Reason, Review, judge
 from harness.report.parts import PatchLine, SeriesView
-from harness.runs.describe import StepPlan
-from harness.runs.models import GpuHolder
-from harness.runs.needs import Need
-from harness.runs.smoke import SmokeTested
+from harness.runs.pipeline.requires import Need
+from harness.runs.pipeline.smoke import SmokeTested
+from harness.runs.record.models import GpuHolder
+from harness.runs.target.describe import StepPlan
 
 GPU = GpuInfo(0, "H200", 143771, 0, 143771)
 FACTS = TargetFacts("box", {}, (), {"vllm": "0.20.2"}, (GPU,), None)

@@ -13,12 +13,13 @@ import pytest
 
 from harness.cli.hostio import Captured, Prefixed, on_each, routed
 from harness.errors import UsageError
+from harness.launch.gates import preflight_refusal
 from harness.launch.nodes import Node
 from harness.launch.spread import SINGLE, SPREADS, node_builtins
-from harness.launch.start import preflight_refusal, spread_for
-from harness.runs.models import Level, Verdict
-from harness.runs.pipeline import load_pipeline
-from harness.runs.steps import Step
+from harness.launch.start import spread_for
+from harness.runs.pipeline.file import load_pipeline
+from harness.runs.pipeline.steps import Step
+from harness.runs.record.models import Level, Verdict
 
 NODES = [Node("gpu1", 0, "10.0.0.1"), Node("gpu2", 1, "10.0.0.2"), Node("gpu3", 2, "10.0.0.3")]
 
@@ -52,7 +53,7 @@ def test_each_spread_adds_only_what_differs(
 
 
 def test_ray_points_the_step_at_its_own_cluster() -> None:
-    from harness.runs.steps import ResolvedStep
+    from harness.runs.pipeline.steps import ResolvedStep
 
     r = ResolvedStep("s", ("x",), "/w", {"A": "1"}, {})
     env = SPREADS["ray"].step_env(r, NODES, 6391).env
@@ -154,9 +155,9 @@ def test_the_run_path_is_typed() -> None:
     from harness.launch.nodes import Host, Launch
     from harness.launch.spread import Spread
     from harness.report.model import Review
-    from harness.runs import remote
-    from harness.runs.context import Context
-    from harness.runs.record import GroupRecord
+    from harness.runs.record.parts import GroupRecord
+    from harness.runs.target import remote
+    from harness.runs.target.context import Context
     from harness.targets.base import Target
 
     host = get_type_hints(Host, localns={"Review": Review})

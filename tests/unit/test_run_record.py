@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from harness.runs.disk import progress_words
-from harness.runs.lifecycle import state_label
-from harness.runs.models import RunInfo, RunRecord, RunStatus
-from harness.runs.record import (
+from harness.runs.follow.services import live_service, users_of
+from harness.runs.record.lifecycle import state_label
+from harness.runs.record.models import RunInfo, RunRecord, RunStatus
+from harness.runs.record.parts import (
     Fingerprint,
     GroupRecord,
     NeededService,
@@ -25,8 +25,8 @@ from harness.runs.record import (
     ServiceRecord,
     SmokeRecord,
 )
-from harness.runs.services import live_service, users_of
-from harness.runs.written import DiskFull, Progress, Ready
+from harness.runs.record.written import DiskFull, Progress, Ready
+from harness.runs.target.disk import progress_words
 
 MAIN = Path(__file__).resolve().parents[1] / "fixtures" / "runs_main"
 

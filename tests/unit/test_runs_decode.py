@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from harness.runs.decode import Line, LineBuffer, Utf8Decoder, tail_offset
+from harness.runs.follow.decode import Line, LineBuffer, Utf8Decoder, tail_offset
 
 SAMPLES = [
     b"plain ascii\n",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runs.failure import clean_line, module_of, summarize
-from harness.runs.models import FailureSummary, Frame
+from harness.runs.follow.failure import clean_line, module_of, summarize
+from harness.runs.record.models import FailureSummary, Frame
 
 SP = "/root/venv/lib/python3.12/site-packages"
 

@@ -6,8 +6,8 @@ import pytest
 
 from harness.models import TargetFacts
 from harness.report.model import BLOCKER, judge
-from harness.runs.describe import StepPlan
-from harness.runs.needs import Need, needs, pip_line, step_paths
+from harness.runs.pipeline.requires import Need, needs, pip_line, step_paths
+from harness.runs.target.describe import StepPlan
 
 
 @pytest.mark.parametrize(

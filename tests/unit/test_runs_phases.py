@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runs.models import Phase
-from harness.runs.phases import PhaseTracker, recognise, scan
+from harness.runs.follow.phases import PhaseTracker, recognise, scan
+from harness.runs.record.models import Phase
 
 W = "(VllmWorker TP0 pid=4711) INFO 01-07 14:22:33 [gpu_model_runner.py:2602] "
 E = "(EngineCore_DP0 pid=4700) INFO 01-07 14:22:33 [core.py:210] "
@@ -163,7 +163,7 @@ def test_a_rule_fires_only_on_lines_holding_its_needle() -> None:
     only where the live prefilter (``scan``) would look, so a wrong needle fails the table."""
     import re
 
-    from harness.runs.phases import NEEDLES, RULES, Rule
+    from harness.runs.follow.phases import NEEDLES, RULES, Rule
 
     wrong = Rule(("no such words",), re.compile(r"Memory profiling takes"), lambda m: Phase("x"))
     assert wrong.match("Memory profiling takes 3.1 seconds") is None

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, UsageError
-from harness.runs.pipeline import find_pipeline_file, load_pipeline, parse_pipeline
-from harness.runs.resolve import parse_sets, resolve_step
-from harness.runs.steps import BUILTINS, Pipeline, ResolvedStep, Step
+from harness.runs.pipeline.file import find_pipeline_file, load_pipeline, parse_pipeline
+from harness.runs.pipeline.resolve import parse_sets, resolve_step
+from harness.runs.pipeline.steps import BUILTINS, Pipeline, ResolvedStep, Step
 
 REPO = Path(__file__).resolve().parents[2]
 BUILT = {

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runs.failure import summarize
-from harness.runs.models import Phase
-from harness.runs.phases import PhaseTracker
+from harness.runs.follow.failure import summarize
+from harness.runs.follow.phases import PhaseTracker
+from harness.runs.record.models import Phase
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "h200-vllm-0.20.2"
 GEN = "speculators/data_generation/vllm_hidden_states_generator.py"

@@ -6,16 +6,17 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import ConfigError
-from harness.runs.decode import last_lines
-from harness.runs.failure import summarize
-from harness.runs.lifecycle import derive_state, state_label
-from harness.runs.models import RunInfo, RunRecord, RunStatus, SupervisorInfo
-from harness.runs.pipeline import parse_pipeline
-from harness.runs.record import NeededService, ServiceRecord
-from harness.runs.resolve import resolve_step
-from harness.runs.services import live_service, service_digest, users_of
-from harness.runs.steps import ResolvedStep
-from harness.runs.written import Ready
+from harness.runs.follow.decode import last_lines
+from harness.runs.follow.failure import summarize
+from harness.runs.follow.services import live_service, users_of
+from harness.runs.pipeline.digest import service_digest
+from harness.runs.pipeline.file import parse_pipeline
+from harness.runs.pipeline.resolve import resolve_step
+from harness.runs.pipeline.steps import ResolvedStep
+from harness.runs.record.lifecycle import derive_state, state_label
+from harness.runs.record.models import RunInfo, RunRecord, RunStatus, SupervisorInfo
+from harness.runs.record.parts import NeededService, ServiceRecord
+from harness.runs.record.written import Ready
 from tests.unit.test_runs_pipeline import BUILT
 
 PIPE = """\

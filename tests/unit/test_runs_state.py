@@ -9,8 +9,8 @@ import pytest
 
 from harness.errors import ConfigError, UsageError
 from harness.models import GpuInfo
-from harness.runs.lifecycle import derive_state, exit_code_of, state_label
-from harness.runs.models import (
+from harness.runs.record.lifecycle import derive_state, exit_code_of, state_label
+from harness.runs.record.models import (
     FailureSummary,
     Frame,
     GpuHolder,
@@ -21,17 +21,17 @@ from harness.runs.models import (
     SupervisorInfo,
     Verdict,
 )
-from harness.runs.preflight import decide
-from harness.runs.remote import PreflightFacts
-from harness.runs.state import (
+from harness.runs.record.state import (
     classify_holders,
     format_duration,
     match_run,
     new_run_id,
     tensor_parallel,
 )
-from harness.runs.stopped import StopReport
-from harness.runs.timings import Timings
+from harness.runs.record.stopped import StopReport
+from harness.runs.target.preflight import decide
+from harness.runs.target.remote import PreflightFacts
+from harness.runs.target.timings import Timings
 from harness.targets.local import LocalTarget
 
 STATES = [
@@ -218,7 +218,7 @@ def test_a_script_harness_writes_at_launch_is_not_missing(
 def test_shipped_scripts_are_harness_checks_in_the_run_directory(
     argv: tuple[str, ...], want: int
 ) -> None:
-    from harness.runs.remote import shipped_scripts
+    from harness.runs.target.remote import shipped_scripts
 
     assert len(shipped_scripts("/w", argv)) == want
 
@@ -306,12 +306,13 @@ def test_tensor_parallel(argv: list[str], want: int | None) -> None:
     assert tensor_parallel(argv) == want
 
 
-def test_describe_step_hook_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.runs.describe import describe_step
+def test_a_described_step_as_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.runs.target.describe import StepRequest, describe
 
     monkeypatch.setenv("HARNESS_WORKDIR", str(tmp_path))
     repo = Path(__file__).resolve().parents[2]
-    d = describe_step(LocalTarget(), "extract", repo / "pipeline.toml", {"tp": "4"})
+    request = StepRequest("extract", repo / "pipeline.toml", {"tp": "4"})
+    d = describe(LocalTarget(), request).to_dict()
     assert d["name"] == "extract" and d["tensor_parallel"] == 4
     assert d["command"][1] == f"{tmp_path}/speculators/scripts/data_generation_offline.py"
     assert d["cwd"] == str(tmp_path) and d["env"]["PYTHONUNBUFFERED"] == "1"

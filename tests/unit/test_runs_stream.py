@@ -18,8 +18,8 @@ from rich.console import Console
 
 from harness.cli.screen import LiveView, PlainView
 from harness.errors import ConnectError, RunError
-from harness.runs.models import RunInfo, RunRecord, SupervisorInfo
-from harness.runs.stream import END_MARK, STREAM_MARK, Follower, LocalCopy
+from harness.runs.follow.stream import END_MARK, STREAM_MARK, Follower, LocalCopy
+from harness.runs.record.models import RunInfo, RunRecord, SupervisorInfo
 from harness.targets.base import ByteStream as Source
 from harness.targets.base import LinkLost
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.runs import _proctree, _rundir, runs
+from probes.runs import _paths, _proctree, _rundir
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_parse_stat(text: str, want: dict[str, object] | None) -> None:
     ],
 )
 def test_script_of(argv: list[str], want: str | None) -> None:
-    assert runs._script_of(argv) == want
+    assert _paths.script_of(argv) == want
 
 
 def test_atomic_json_write_and_tolerant_read(tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from harness.runs.lifecycle import exit_code_of, state_label
-from harness.runs.models import RunInfo, RunRecord, RunStatus
-from harness.runs.verification import Outcome, Verification, describe, exit_code, judge
+from harness.runs.record.lifecycle import exit_code_of, state_label
+from harness.runs.record.models import RunInfo, RunRecord, RunStatus
+from harness.runs.record.verdict import describe
+from harness.runs.record.verification import Outcome, Verification, exit_code, judge
 
 REPORT = {"checked": 48, "total": 48, "failed": [], "detail": "max relative error 0.0087"}
 BAD = {"checked": 48, "total": 48, "failed": [f"data_{i}" for i in range(8, 32)]}

@@ -27,10 +27,10 @@ from harness.analysis.uses import Site
 from harness.errors import ConfigError
 from harness.models import GpuInfo, TargetFacts
 from harness.report.model import BLOCKER, INFO, WARNING, Gate, Reason, judge
-from harness.runs.describe import StepPlan
-from harness.runs.needs import Need
-from harness.runs.pipeline import parse_pipeline
-from harness.runs.serve import Locator, serve_call, words_of
+from harness.runs.pipeline.file import parse_pipeline
+from harness.runs.pipeline.requires import Need
+from harness.runs.target.describe import StepPlan
+from harness.runs.target.step_check import Locator, serve_call, words_of
 from probes.signatures import serveargs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "serve"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runs.failure import summarize
-from harness.runs.service_faults import service_fault
+from harness.runs.follow.failure import summarize
+from harness.runs.follow.service_faults import service_fault
 
 SID = "serve-20261202-101530-ab12"
 #: the line the H200 brought back (vLLM 0.24.0, the DeepSeek-V3 shape, ids [2, 12, 21, 24]): torch on

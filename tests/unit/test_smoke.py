@@ -8,8 +8,8 @@ import pytest
 
 from harness.errors import UsageError
 from harness.report.model import Review
-from harness.runs import smoke
-from harness.runs.pipeline import parse_pipeline
+from harness.runs.pipeline import smoke
+from harness.runs.pipeline.file import parse_pipeline
 from probes.runs.smoke_hook import cut_config
 
 PIPE = """\

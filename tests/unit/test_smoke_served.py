@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, UsageError
-from harness.runs import smoke
-from harness.runs.lifecycle import RunState
-from harness.runs.models import RunInfo, RunRecord
-from harness.runs.pipeline import load_pipeline, parse_pipeline
-from harness.runs.record import Fingerprint
-from harness.runs.resolve import resolve_step
-from harness.runs.services import live_service, service_digest
-from harness.runs.steps import BUILTINS
+from harness.runs.follow.services import live_service
+from harness.runs.pipeline import smoke
+from harness.runs.pipeline.digest import service_digest
+from harness.runs.pipeline.file import load_pipeline, parse_pipeline
+from harness.runs.pipeline.resolve import resolve_step
+from harness.runs.pipeline.steps import BUILTINS
+from harness.runs.record.lifecycle import RunState
+from harness.runs.record.models import RunInfo, RunRecord
+from harness.runs.record.parts import Fingerprint
 
 REPO = Path(__file__).resolve().parents[2]
 SERVED = REPO / "pipelines" / "speculators-0.9.toml"

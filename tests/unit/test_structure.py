@@ -198,19 +198,22 @@ FLOORS = {
 }  # fmt: skip
 
 
-def folder_of(module: str) -> str:
-    """The unit a floor is given to: ``harness.X`` for a package or a top-level module."""
-    return ".".join(module.split(".")[:2])
+def folder_of(module: str, depth: int = 2) -> str:
+    """The unit a floor is given to: ``harness.X`` for a package or a top-level module
+    (``harness.X.Y`` with ``depth=3``)."""
+    return ".".join(module.split(".")[:depth])
 
 
-def against_the_floors(graph: dict[str, set[str]], floors: dict[str, int]) -> list[str]:
+def against_the_floors(
+    graph: dict[str, set[str]], floors: dict[str, int], depth: int = 2
+) -> list[str]:
     """``module -> dep`` for each import that does not go down to a lower floor (its own
     folder aside), and ``module: no floor`` for a module whose folder has no line."""
-    bad = sorted(f"{m}: no floor" for m in graph if folder_of(m) not in floors)
+    bad = sorted(f"{m}: no floor" for m in graph if folder_of(m, depth) not in floors)
     for m, deps in sorted(graph.items()):
-        here = folder_of(m)
+        here = folder_of(m, depth)
         for dep in sorted(deps):
-            there = folder_of(dep)
+            there = folder_of(dep, depth)
             if here in floors and there != here and floors.get(there, 99) >= floors[here]:
                 bad.append(f"{m} -> {dep}")
     return bad
@@ -222,14 +225,33 @@ def test_every_import_goes_down_a_floor() -> None:
     assert against_the_floors(graph, FLOORS) == []
 
 
+#: runs/'s folders by job (docs/ARCHITECTURE.md, "Floors"): a run's state and record, the
+#: pipeline file, the target's side, following -- each imports only from those below it.
+RUNS_FLOORS = {
+    "harness.runs.follow": 3,
+    "harness.runs.target": 2,
+    "harness.runs.pipeline": 1,
+    "harness.runs.record": 0,
+    "harness.runs": -1,
+}  # fmt: skip
+
+
+def test_runs_folders_import_down_their_floors() -> None:
+    graph = import_graph(type_checking=True)
+    inside = {m: {d for d in ds if d.startswith("harness.runs")}
+              for m, ds in graph.items() if m.startswith("harness.runs")}  # fmt: skip
+    assert graph["harness.runs.follow.commands"]  # walked
+    assert against_the_floors(inside, RUNS_FLOORS, depth=3) == []
+
+
 def test_the_floor_check_catches_an_arrow_back_up_or_sideways() -> None:
     """Planted: a run importing the report (up), a reader importing a patcher's peer (sideways
     on one floor), and a folder the table does not know."""
     floors = {"harness.runs": 6, "harness.report": 7, "harness.patching": 4, "harness.analysis": 4}
     graph = {
-        "harness.runs.launch": {"harness.report.build", "harness.runs.models"},
-        "harness.runs.models": set(),
-        "harness.report.build": {"harness.runs.models"},
+        "harness.runs.launch": {"harness.report.build", "harness.runs.record.models"},
+        "harness.runs.record.models": set(),
+        "harness.report.build": {"harness.runs.record.models"},
         "harness.patching.plan": {"harness.analysis.scan"},
         "harness.analysis.scan": set(),
         "harness.newthing.x": set(),
@@ -250,6 +272,43 @@ def test_the_layer_check_sees_lazy_and_type_checking_imports() -> None:
     got = [m for m, _ in _imports(tree, "harness.runs", type_checking=True)]
     assert "harness.views.runs" in got and "harness.group" in got
     assert folder_of("harness.views.runs") == "harness.views"
+
+
+#: probes/'s floors (docs/ARCHITECTURE.md, "Floors"): a probe ships the closure of its imports
+#: (harness.probe_modules), so an arrow back up ships a higher folder with a lower probe.
+PROBE_FLOORS = {
+    "probes.callsites": 3,
+    "probes.signatures": 2, "probes.runs": 2, "probes.patching": 2, "probes.verifiers": 2,
+    "probes.facts": 1, "probes.live": 1, "probes.compiles": 1, "probes.zygote": 1,
+    "probes": 0, "probes._boot": 0, "probes._finder": 0, "probes._walk": 0,
+}  # fmt: skip
+#: The one arrow back up, with why: signatures/_lookup.py asks callsites' forwards, hierarchy
+#: and returns while it resolves a name (inverting it edits the rule-writers' files: issue 45).
+PROBE_ARROWS_UP = {
+    "probes.signatures._lookup -> probes.callsites._forwards",
+    "probes.signatures._lookup -> probes.callsites._hierarchy",
+    "probes.signatures._lookup -> probes.callsites._returns",
+}
+
+
+def test_every_probe_import_goes_down_a_floor() -> None:
+    graph = import_graph(type_checking=True, root=PROBES)
+    assert graph["probes.runs.runs"] and graph["probes.callsites.callsites"]  # walked
+    assert set(against_the_floors(graph, PROBE_FLOORS)) == PROBE_ARROWS_UP
+
+
+def test_every_file_leaves_for_the_target_from_one_module() -> None:
+    """What the target runs of probes/ is read in harness/probe_files.py alone (a probe's
+    modules, the worker, the run program, the output checks, the smoke hook, the early
+    follower, the disk count); probe_runner finds the probes' names and closures there too."""
+    callers = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("probes_dir"):
+                callers.add(str(path.relative_to(REPO)))
+    assert callers == {"harness/probe_files.py", "harness/probe_runner.py"}
+    runner = (PACKAGE / "probe_runner.py").read_text(encoding="utf-8")
+    assert "read_text" not in runner.replace("path.read_text", "")  # its cache file aside
 
 
 def test_no_module_does_five_jobs() -> None:
@@ -300,7 +359,7 @@ OTHER_WORDS = {
     ("harness/reading/matrix.py", "drift"): "a matrix row's count of drift findings",
     ("harness/views/matrix.py", "drift"): "the matrix's column header",
     ("harness/views/matrix_html.py", "drift"): "the matrix's column header",
-    ("harness/runs/verification.py", "drift"): "an output check's report key (values drift)",
+    ("harness/runs/record/verification.py", "drift"): "an output check's report key (values drift)",
 }
 
 
@@ -361,22 +420,22 @@ def test_no_category_or_change_kind_value_spelled_outside_its_enum() -> None:
 #: Where a run state's word is another vocabulary's word, spelled the same.
 OTHER_RUN_WORDS = {
     ("harness/reading/matrix.py", "failed"): "a matrix row's key: why a version was not checked",
-    ("harness/runs/attach.py", "lost"): "the link event a stream reports (not the run)",
-    ("harness/runs/stream.py", "lost"): "the link event a stream reports (not the run)",
+    ("harness/runs/follow/attach.py", "lost"): "the link event a stream reports (not the run)",
+    ("harness/runs/follow/stream.py", "lost"): "the link event a stream reports (not the run)",
     ("harness/targets/mux/streams.py", "lost"): "the kept connection's frame op",
-    ("harness/runs/remote.py", "killed"): "the stop report's key: the pids it killed",
-    ("harness/runs/stopped.py", "killed"): "the stop report's key: the pids it killed",
+    ("harness/runs/target/remote.py", "killed"): "the stop report's key: the pids it killed",
+    ("harness/runs/record/stopped.py", "killed"): "the stop report's key: the pids it killed",
     ("harness/views/runs.py", "killed"): "the stop report's key: the pids it killed",
-    ("harness/runs/verification.py", "killed"): "the leftovers report's key: pids killed",
-    ("harness/runs/verification.py", "failed"): "Outcome.FAILED's word and the report's key",
-    ("harness/runs/written.py", "running"): "a server's requests in flight (its /metrics)",
+    ("harness/runs/record/verification.py", "killed"): "the leftovers report's key: pids killed",
+    ("harness/runs/record/verification.py", "failed"): "Outcome.FAILED's word and the report's key",
+    ("harness/runs/record/written.py", "running"): "a server's requests in flight (its /metrics)",
 }
 
 
 def test_no_run_state_spelled_outside_its_enum() -> None:
     """A run's state is named by its member (``RunState.RUNNING``): a comparison with a
     misspelled or renamed word would be silently false forever."""
-    from harness.runs import lifecycle
+    from harness.runs.record import lifecycle
 
     words = {s.value: Path(lifecycle.__file__) for s in lifecycle.RunState}
     assert set(words) == {"running", "succeeded", "failed", "killed", "lost"}
@@ -418,6 +477,34 @@ def test_one_launch_path() -> None:
             if name == "remote.launch":
                 callers.add(str(path.relative_to(REPO)))
     assert callers == {"harness/launch/start.py", "harness/launch/ray.py"}
+
+
+#: What a launch or a review is asked: each enters a module once (issue 45: the launch request
+#: entered launch/start.py 8 times); past that door a module passes on what it read of it.
+REQUESTS = ("Request", "ReviewRequest", "StepRequest")
+
+
+def request_doors(root: Path = PACKAGE) -> dict[tuple[str, str], list[str]]:
+    """``(module, request type) -> [function, ...]`` taking that request as a parameter (the
+    request classes' own methods aside)."""
+    doors: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                ann = ast.unparse(arg.annotation).split("|")[0].strip() if arg.annotation else ""
+                if ann in REQUESTS:
+                    rel = str(path.relative_to(root.parent))
+                    doors.setdefault((rel, ann), []).append(node.name)
+    return doors
+
+
+def test_a_request_enters_each_module_once() -> None:
+    doors = request_doors()
+    assert ("harness/launch/start.py", "Request") in doors  # the walk saw the launch
+    assert {k: v for k, v in doors.items() if len(v) > 1} == {}
 
 
 #: Views return renderables; only the CLI prints (docs/ARCHITECTURE.md, issue 23 part 2).

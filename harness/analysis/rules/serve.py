@@ -148,47 +148,63 @@ def connector_problem(
         if vocab.connectors is None or use.name in vocab.connectors:
             return None
         near = nearest(use.name, vocab.connectors)
-        return (Severity.ERROR, "kv_connector",
-                f"{flag}: '{use.name}' is not a KV connector {vocab.label} registers: the "
-                "server refuses it at start-up (unsupported connector type)",
-                f"Did you mean '{near}'?" if near else
-                "Name a registered one, or its module with kv_connector_module_path.",
-                (vocab.connectors_file, vocab.connectors.get(near or "")))  # fmt: skip
+        return (
+            Severity.ERROR,
+            "kv_connector",
+            f"{flag}: '{use.name}' is not a KV connector {vocab.label} registers: the "
+            "server refuses it at start-up (unsupported connector type)",
+            f"Did you mean '{near}'?"
+            if near
+            else "Name a registered one, or its module with kv_connector_module_path.",
+            (vocab.connectors_file, vocab.connectors.get(near or "")),
+        )
     if not use.module:
-        return (Severity.WARNING, "kv_connector_module_path",
-                f"{flag}: kv_connector_module_path is empty: vLLM's connector factory refuses "
-                "an empty one at start-up (ValueError; read in 0.24.0 and 0.26.0)",
-                "Drop the key to use a registered connector, or name the connector's module.",
-                (None, None))  # fmt: skip
+        return (
+            Severity.WARNING,
+            "kv_connector_module_path",
+            f"{flag}: kv_connector_module_path is empty: vLLM's connector factory refuses "
+            "an empty one at start-up (ValueError; read in 0.24.0 and 0.26.0)",
+            "Drop the key to use a registered connector, or name the connector's module.",
+            (None, None),
+        )
     module = vocab.connector_module
     if module is None or module.name != use.module:
         return None  # not read
     if not module.found:
         top = use.module.split(".")[0]
         if top == (vocab.dist or "vllm").replace("-", "_"):  # vLLM's own module: a release
-            return (Severity.ERROR, "kv_connector_module_path",
-                    f"{flag}: kv_connector_module_path '{use.module}' is not part of "
-                    f"{vocab.label}: the server imports it at start-up (ModuleNotFoundError)",
-                    f"Use a {vocab.dist or 'vllm'} release that has it: the step is known to "
-                    f"work with {known_good}." if known_good else
-                    f"Use a {vocab.dist or 'vllm'} release that has it (known_good = {{ "
-                    f"{vocab.dist or 'vllm'} = \"...\" }} in the step says which one works).",
-                    (None, None))  # fmt: skip
+            return (
+                Severity.ERROR,
+                "kv_connector_module_path",
+                f"{flag}: kv_connector_module_path '{use.module}' is not part of "
+                f"{vocab.label}: the server imports it at start-up (ModuleNotFoundError)",
+                f"Use a {vocab.dist or 'vllm'} release that has it: the step is known to "
+                f"work with {known_good}."
+                if known_good
+                else f"Use a {vocab.dist or 'vllm'} release that has it (known_good = {{ "
+                f'{vocab.dist or "vllm"} = "..." }} in the step says which one works).',
+                (None, None),
+            )
         known = ": e.g. hs-connectors for hs_connectors." if top == "hs_connectors" else "."
-        return (Severity.ERROR, "kv_connector_module_path",
-                f"{flag}: kv_connector_module_path '{use.module}' is not installed where "
-                f"{vocab.label} is: the server imports it at start-up (ModuleNotFoundError)",
-                f"Install the package that has {top} into the server's environment (the serve "
-                f"step's interpreter), not only beside the client{known}",
-                (None, None))  # fmt: skip
+        return (
+            Severity.ERROR,
+            "kv_connector_module_path",
+            f"{flag}: kv_connector_module_path '{use.module}' is not installed where "
+            f"{vocab.label} is: the server imports it at start-up (ModuleNotFoundError)",
+            f"Install the package that has {top} into the server's environment (the serve "
+            f"step's interpreter), not only beside the client{known}",
+            (None, None),
+        )
     if use.name in module.classes:
         return None
     near = nearest(use.name, module.classes)
-    return (Severity.ERROR, "kv_connector",
-            f"{flag}: {use.module} defines no class '{use.name}': the server refuses it at "
-            "start-up",
-            f"Did you mean '{near}'?" if near else f"Name a class of {use.module}.",
-            (module.file, module.classes.get(near or "")))  # fmt: skip
+    return (
+        Severity.ERROR,
+        "kv_connector",
+        f"{flag}: {use.module} defines no class '{use.name}': the server refuses it at start-up",
+        f"Did you mean '{near}'?" if near else f"Name a class of {use.module}.",
+        (module.file, module.classes.get(near or "")),
+    )
 
 
 def connector_findings(ctx: Context, facts: ServeFacts) -> list[Finding]:

@@ -1,7 +1,7 @@
-"""``python -m harness.targets.mux serve CONFIG_JSON | stop`` (see :func:`.server.main`)."""
+"""``python -m harness.targets.mux serve CONFIG_JSON | stop`` (see :func:`.process.main`)."""
 
 import sys
 
-from harness.targets.mux.server import main
+from harness.targets.mux.process import main
 
 sys.exit(main())

@@ -8,26 +8,22 @@ never accepts a new host key.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.errors import ConnectError, HarnessError, TargetError
 from harness.targets.base import CommandResult, LinkLost
-from harness.targets.mux.client import REPLY_SEND_S, REQUEST_WAIT_S, stop_all
+from harness.targets.mux.client import REPLY_SEND_S, REQUEST_WAIT_S
 from harness.targets.mux.paths import (
-    DEFAULT_PERSIST_S,
     PERSIST_ENV,
-    claim,
     debug,
-    mux_dir,
     name_lock,
     sibling,
 )
@@ -36,7 +32,6 @@ from harness.targets.mux.wire import (
     PROTOCOL,
     ProtocolError,
     error_to_wire,
-    host_from_json,
     peer_is_us,
     recv_frame,
     send_frame,
@@ -304,89 +299,3 @@ class MuxServer:
             value = None if st is None else [st.path, st.size, st.mode, st.mtime]
             return {"ok": True, "stat": value}, []
         raise TargetError(f"harness mux: unknown request {op!r}")
-
-
-def serve(config: Mapping[str, Any]) -> int:
-    """The server process: claim the socket, connect, serve until idle or dropped."""
-    import signal
-
-    path = str(config["socket"])
-    directory = mux_dir()
-    if directory is None or os.path.dirname(path) != str(directory):
-        log(f"refusing {path}: not in a private mux folder")
-        return 1
-    listener = claim(path)
-    if listener is None:
-        log("another server already serves this host; exiting")
-        return 0
-    inode = os.stat(path).st_ino
-
-    def release() -> None:
-        with contextlib.suppress(OSError), name_lock(path):
-            if os.stat(path).st_ino == inode:
-                os.unlink(path)
-        listener.close()
-
-    from harness.targets.ssh import SshTarget
-
-    host = host_from_json(config["host"])
-    target = SshTarget(
-        host,
-        connect_timeout=float(config.get("connect_timeout", 10.0)),
-        ssh_config_path=config.get("ssh_config_path"),
-        persist=False,
-        reconnect=False,
-    )
-    try:
-        target.connect()
-    except HarnessError as e:
-        log(f"cannot connect to {host.name}: {e}")
-        release()
-        target.close()
-        return 1
-    except BaseException:
-        release()
-        raise
-    server = MuxServer(
-        target,
-        path,
-        listener,
-        float(config.get("idle", DEFAULT_PERSIST_S)),
-        identity=config.get("identity"),
-    )
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        server.retire(f"signal {signum}")
-
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, on_signal)
-    log(f"serving {target.label} on {path} (idle timeout {server.idle:g}s)")
-    server.serve_forever()
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m harness.targets.mux serve JSON`` (what :func:`spawn` runs) or ``stop``.
-
-    Users stop kept connections with ``harness hosts --disconnect``; ``stop`` stays for
-    scripts that used it.
-    """
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["stop"]:
-        print(f"stopped {stop_all()} harness mux server(s)")
-        return 0
-    if len(args) != 2 or args[0] != "serve":
-        sys.stderr.write("usage: python -m harness.targets.mux serve CONFIG_JSON | stop\n")
-        return 2
-    try:
-        code = serve(json.loads(args[1]))
-    except Exception:
-        log(f"crashed:\n{traceback.format_exc()}")
-        code = 1
-    sys.stderr.flush()
-    # Daemon threads (Paramiko's, handlers') may still be blocked; do not wait for them.
-    os._exit(code)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
