@@ -83,7 +83,8 @@ def main() -> int:
     b1, a1, r1 = one(opts.python, opts.out, "2", None, opts.samples, extra)
     _, a0, r0 = one(opts.python, opts.out, "1e12", b1, opts.samples, extra)
     print(
-        f"samples {opts.samples}, 8B-shaped (hidden 4096, 4 layers); this machine: {os.cpu_count()} cores"
+        f"samples {opts.samples}, 8B-shaped (hidden 4096, 4 layers), check args {extra}; "
+        f"this machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
     )
     print(
         f"  reads nothing before go : go -> report {a0:6.1f} s (verdict failed: {len(r0['failed'])})"
