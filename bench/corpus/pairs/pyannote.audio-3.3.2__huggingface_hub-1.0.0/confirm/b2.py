@@ -1,0 +1,22 @@
+from huggingface_hub import hf_hub_download
+from huggingface_hub.utils import LocalEntryNotFoundError, RepositoryNotFoundError
+__version__ = "3.3.2"  # pyannote.audio.__version__
+use_auth_token = None  # Model.from_pretrained / Pipeline.from_pretrained default
+model_id, revision, cache_dir = "pyannote/segmentation", None, None
+
+HF_LIGHTNING_CONFIG_NAME = "config.yaml"  # pyannote/audio/core/model.py:61
+# pyannote/audio/core/model.py:643-657 (Model.from_pretrained); the caller wraps it in `except Exception: pass`,
+# so there the TypeError is swallowed and the download-counter fetch silently never happens
+try:
+    _ = hf_hub_download(
+        model_id,
+        HF_LIGHTNING_CONFIG_NAME,
+        repo_type="model",
+        revision=revision,
+        library_name="pyannote",
+        library_version=__version__,
+        cache_dir=cache_dir,
+        use_auth_token=use_auth_token,
+    )
+except LocalEntryNotFoundError:
+    print("call bound; offline (HF_HUB_OFFLINE=1), as expected")

@@ -1,0 +1,20 @@
+from huggingface_hub import hf_hub_download
+from huggingface_hub.utils import LocalEntryNotFoundError, RepositoryNotFoundError
+__version__ = "3.3.2"  # pyannote.audio.__version__
+use_auth_token = None  # Model.from_pretrained / Pipeline.from_pretrained default
+model_id, revision, cache_dir = "pyannote/segmentation", None, None
+
+PIPELINE_PARAMS_NAME = "config.yaml"  # pyannote/audio/core/pipeline.py:47
+try:
+    config_yml = hf_hub_download(  # pyannote/audio/core/pipeline.py:90-104 (Pipeline.from_pretrained)
+        model_id,
+        PIPELINE_PARAMS_NAME,
+        repo_type="model",
+        revision=revision,
+        library_name="pyannote",
+        library_version=__version__,
+        cache_dir=cache_dir,
+        use_auth_token=use_auth_token,
+    )
+except LocalEntryNotFoundError:
+    print("call bound; offline (HF_HUB_OFFLINE=1), as expected")
