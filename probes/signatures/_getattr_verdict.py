@@ -199,6 +199,7 @@ class _Run:
     def scope(self, local: dict) -> Scope:
         sc = Scope(self.home.name, self.home.loc.is_package, self.top, local, self.cells)
         sc.member = self.member
+        sc.resolve = lambda ref: _resolve(self.index, ref)
         return sc
 
     def member(self, module: str, name: str) -> bool | None:
@@ -268,9 +269,11 @@ class _Run:
             self.risky += sc.risky
             if taken is None:
                 return self.block(st.body, local) + self.block(st.orelse, local)
-            if taken and isinstance(st.test, ast.Compare):
-                local[_NAMED] = True
-            return self.block(st.body if taken else st.orelse, local)
+            if not (taken and isinstance(st.test, ast.Compare)):
+                return self.block(st.body if taken else st.orelse, local)
+            was = local.get(_NAMED, False)  # marked inside the branch chosen for the name
+            got = self.block(st.body, {**local, _NAMED: True})
+            return [("fall", {**r[1], _NAMED: was}) if r[0] == "fall" else r for r in got]
         if isinstance(st, ast.Return):
             if st.value is not None:
                 self._eval(st.value, local)

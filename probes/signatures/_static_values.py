@@ -79,6 +79,8 @@ class Scope:
     risky: int = 0  # operations seen whose exception we cannot rule out
     #: ``(module, name) -> bool | None``: is the name in that module's namespace
     member: Any = None
+    #: ``Ref -> value``: an imported name, followed to what its module binds it to
+    resolve: Any = None
 
     def lookup(self, name: str) -> Any:
         for d in (self.local, self.cells, self.top):
@@ -122,7 +124,10 @@ def evaluate(e: ast.expr | None, sc: Scope) -> Any:
     if isinstance(e, ast.Name):
         if e.id == "__builtins__":
             return UNKNOWN
-        return sc.lookup(e.id)
+        got = sc.lookup(e.id)
+        if isinstance(got, Ref) and got.attr is not None and sc.resolve is not None:
+            return sc.resolve(got)
+        return got
     if isinstance(e, (ast.Tuple, ast.List)):
         if any(isinstance(x, ast.Starred) for x in e.elts):
             return UNKNOWN
