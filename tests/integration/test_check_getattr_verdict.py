@@ -48,3 +48,12 @@ def test_names_it_serves_or_may_serve_are_no_errors(fixpairs_env: dict[str, str]
 def test_the_release_it_was_written_for_has_no_error(fixpairs_env: dict[str, str]) -> None:
     data = check_fixpair(fixpairs_env, "gateapp", "gatelib", "1.0.0")
     assert data["summary"]["error"] == 0, [f for f in data["findings"] if f["severity"] == "error"]
+
+
+def test_a_base_class_read_from_a_module_is_checked(fixpairs_env: dict[str, str]) -> None:
+    """``class Mine(gm.Metric)`` reads gm.Metric when the module runs (jury x datasets 3's
+    ``class Metric(datasets.Metric, ABC)``); under ``if hasattr(gm, "Metric")`` it does not."""
+    data = check_fixpair(fixpairs_env, "gateapp", "gatelib", "2.0.0")
+    mine = [f for f in data["findings"] if f["file"] == "gateapp/bases.py"]
+    got = {f["line"]: (f["severity"], f["category"]) for f in mine}
+    assert got == {4: ("error", "missing-attribute")}, mine
