@@ -22,12 +22,7 @@ from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
 from probes.callsites._keys import FUNCTION_VIEWS, VIEW_ATTRS
 from probes.callsites._keys import MARKS as VIEW_MARKS
-from probes.callsites._uses import (
-    attributes_set_on,
-    literal_text,
-    result_uses,
-    self_attributes,
-)
+from probes.callsites._uses import attributes_set_on, literal_text, result_uses, self_attributes
 from probes.signatures._syntax import dotted
 
 
@@ -164,6 +159,10 @@ class FileVisitor:
         if self.env.receivers is not None:  # what self.name is, asked across the caller
             self.env.receivers.register(self.module, qual, node, cls["attrs"])
         self.env.learn_methods(node, cls)  # self.x types first, so use order does not matter
+        heads = [n for e in [*node.bases, *(k.value for k in node.keywords)] for n in walk(e)]
+        self._held = guards.expr_guarded(heads)  # ``class M(datasets.Metric)`` reads it
+        for n in (n for n in heads if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)):
+            self._attr(n, scope, {}, None)
         bases, positions = [], []
         for i, b in enumerate(node.bases):
             r = self.env.ref(b, {}, None)

@@ -18,6 +18,7 @@ from typing import Any
 from probes._finder import ProbeFailure, close_names
 from probes._walk import walk
 from probes.signatures._astindex import read_source, summarize
+from probes.signatures._getattr_verdict import GONE, getattr_verdict
 
 
 def compiled(finder: Any, module: str) -> str:
@@ -62,7 +63,15 @@ def opaque(
         and mod.has_getattr
         and (shims is None or not shims.readable or name in shims.unsure or name in mod.lazy)
     ):  # a readable one that serves no such name raises AttributeError: missing
-        return f"{mod.name} has a __getattr__" + (" we cannot read for it" if shims else "")
+        gone = getattr_verdict(index, mod, name) if name not in mod.lazy else None
+        if gone is None or gone.word != GONE:
+            return f"{mod.name} has a __getattr__" + (" we cannot read for it" if shims else "")
+        if passed is not None:  # evaluated for this name, it raises: missing
+            passed.append(
+                f"{mod.name}'s __getattr__ raises for {name!r} ({index.rel(gone.file)}:{gone.line})"
+            )
+        if gone.named:
+            return ""
     if depth > 8:
         return ""
     named = mod.imports[name][0] if name in mod.imports else None
