@@ -42,6 +42,14 @@ def parameters(args: ast.arguments, src: Source | None = None) -> list[dict[str,
     return out
 
 
+def after_self(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a bound call fills: the parameters after ``self``/``cls``. A method whose first
+    parameter is ``*args`` takes ``self`` as its first item and still takes every positional
+    after it (datasets' ``Features.__init__(*args, **kwargs)``, written so that ``self`` may
+    be passed as a keyword)."""
+    return params if params and params[0]["kind"] == VAR_POS else params[1:]
+
+
 def param(
     name: str, kind: str, default: ast.AST | None, ann: ast.AST | None, src: Source | None = None
 ) -> dict:

@@ -14,7 +14,7 @@ from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules import forwards, swallowed
 from harness.analysis.rules.base import Produced, Rule
-from harness.models import SymbolKind
+from harness.models import SymbolKind, after_self
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
@@ -127,10 +127,9 @@ def call_variants(sym: Callee, use: CallUse) -> tuple[list[tuple[Parameter, ...]
         raw = [sym.symbol.parameters or ()] + [o.parameters for o in sym.symbol.overloads]
         if sym.symbol.overloads:
             raw = raw[1:]  # the implementation is not callable as written; overloads are
-        drop = 0
         if kind == SymbolKind.CLASSMETHOD or (kind == SymbolKind.METHOD and use.on_instance):
-            drop = 1
-        return [tuple(r[drop:]) for r in raw], False
+            return [after_self(tuple(r)) for r in raw], False
+        return [tuple(r) for r in raw], False
     return None
 
 
