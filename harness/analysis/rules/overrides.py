@@ -62,13 +62,15 @@ def check(ctx: Context, _: Earlier) -> Produced:
                     # a deliberate re-signature the caller keeps the base from calling
                     was = old is not None and bool(call_problems(old, meth, own))
                     ver = f"{old.dist} {old.version}" if old else ""
+                    # "no longer" only where the version it was written for is known to differ
+                    verb = "no longer accepts" if old is not None and not was else "does not accept"
                     f = ctx.finding(
                         Severity.ERROR if certain and not was else Severity.WARNING,
                         Category.OVERRIDE_INCOMPATIBLE,
                         site,
                         key,
                         f"{sub.name}.{meth.name} "
-                        f"{'does not accept' if was else 'no longer accepts'} what "
+                        f"{verb} what "
                         f"{bsym.qualname} is called with: {'; '.join(issues)}"
                         + (
                             f" (already so in {ver}, the version it was written for)" if was else ""
