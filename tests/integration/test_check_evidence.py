@@ -9,7 +9,10 @@ against ``evidlib-1.0.0`` (its pin) and ``-2.0.0``:
 * ``def __init__(*args, **kwargs)`` takes ``self`` as the first of ``*args`` and every
   positional after it (datasets' ``Features``), a method alike;
 * ``from m import *`` takes only ``m.__all__``: ``evidlib.shortest_path`` is ``generic``'s, not
-  the private function ``helpers`` imports under that name (``nx.shortest_path`` in networkx 3.0).
+  the private function ``helpers`` imports under that name (``nx.shortest_path`` in networkx 3.0);
+* ``gated.py`` follows ``from evidlib import __version__`` (imblearn's ``sklearn_version``): the
+  branch for 1.x reads ``evidlib.start_walk``, gone in 2.0.0, and ``walk(**params)`` gets
+  ``source`` or ``start`` as the release's test decides -- nothing breaks on either release.
 """
 
 from __future__ import annotations
