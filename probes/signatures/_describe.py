@@ -50,6 +50,18 @@ def after_self(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return params if params and params[0]["kind"] == VAR_POS else params[1:]
 
 
+def always_raises(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The body, past its docstring, is one ``raise``: calling it never returns (a class whose
+    ``__init__`` does so has no instance: transformers' ``AutoModel.__init__`` raises
+    ``OSError("... is designed to be instantiated using from_pretrained")``)."""
+    body = [
+        st
+        for st in fn.body
+        if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+    ]
+    return len(body) == 1 and isinstance(body[0], ast.Raise)
+
+
 def param(
     name: str, kind: str, default: ast.AST | None, ann: ast.AST | None, src: Source | None = None
 ) -> dict:

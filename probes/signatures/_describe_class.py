@@ -25,6 +25,7 @@ from probes.signatures._describe import (
     VAR_KW,
     VAR_POS,
     after_self,
+    always_raises,
     body_functions,
     describe_function,
     docstring,
@@ -128,6 +129,8 @@ class ClassDescriber(ClassFlavours):
                     ],
                     "extra": "forbid",
                 }
+                if always_raises(impl):  # transformers' AutoModel: "use from_pretrained"
+                    got["raises"] = True
                 if meth == "__new__" and "__init__" in funcs:
                     # a call must bind to both; ``__new__(cls, *a, **k)`` alone says nothing
                     init = funcs["__init__"][0]
