@@ -81,6 +81,7 @@ class Pair:
     files: frozenset[str]
     extra: tuple[str, ...]
     breaks: tuple[Break, ...]
+    standing: tuple[Break, ...] = ()  # bugs of the caller on both releases: true, no break
 
     def spec(self, callee_version: str) -> str:
         pins = [f"{self.caller}=={self.caller_version}", f"{self.callee}=={callee_version}"]
@@ -102,15 +103,18 @@ def load_pair(folder: Path) -> Pair:
     path = folder / "pair.toml"
     try:
         d = tomllib.loads(path.read_text())
-        breaks = tuple(
-            Break(
-                str(b["id"]),
-                str(b["file"]),
-                frozenset(int(x) for x in b["lines"]),
-                tuple(str(s) for s in b["subject"]),
-                str(b["kind"]),
+        breaks, standing = (
+            tuple(
+                Break(
+                    str(b["id"]),
+                    str(b["file"]),
+                    frozenset(int(x) for x in b["lines"]),
+                    tuple(str(s) for s in b["subject"]),
+                    str(b.get("kind", table)),
+                )
+                for b in d.get(table, [])
             )
-            for b in d.get("breaks", [])
+            for table in ("breaks", "standing")
         )
         return Pair(
             folder.name,
@@ -125,6 +129,7 @@ def load_pair(folder: Path) -> Pair:
             frozenset(str(f) for f in d["files"]),
             tuple(str(e) for e in d.get("extra", [])),
             breaks,
+            standing,
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as e:
         raise SystemExit(f"{path}: not a corpus record ({type(e).__name__}: {e})") from None
@@ -154,9 +159,30 @@ class Score:
     detail: list[str] = field(default_factory=list)
 
 
+def standing(p: Pair, errs: Errors) -> tuple[Errors, list[str]]:
+    """``errs`` without the reports of the pair's standing bugs (true on both releases, so
+    neither found nor false), and those reports."""
+    kept: Errors = {}
+    seen: list[str] = []
+    for (f, ln), msgs in errs.items():
+        for m in msgs:
+            hit = [
+                b.id
+                for b in p.standing
+                if b.file == f and ln in b.lines and said(b, {(f, ln): [m]}, {})
+            ]
+            if hit:
+                seen.append(f"standing {hit[0]} {f}:{ln}: {m[:160]}")
+            else:
+                kept.setdefault((f, ln), []).append(m)
+    return kept, seen
+
+
 def score(p: Pair, new: Errors, control: Errors) -> Score:
     new, control = in_files(new, p.files), in_files(control, p.files)
     s = Score()
+    new, s.detail = standing(p, new)
+    control, _ = standing(p, control)
     true_msgs: set[tuple[str, int, str]] = set()
     for b in p.breaks:
         hits = said(b, new, control)

@@ -95,6 +95,12 @@ class Parameter:
         return cls(**pick_fields(cls, d))
 
 
+def after_self(params: tuple[Parameter, ...]) -> tuple[Parameter, ...]:
+    """What a bound call fills: the parameters after ``self``/``cls``; a first ``*args`` takes
+    ``self`` and every positional after it (datasets' ``Features.__init__(*args, **kwargs)``)."""
+    return params if params and params[0].kind == VAR_POSITIONAL else params[1:]
+
+
 def render_parameters(params: tuple[Parameter, ...]) -> str:
     """Insert ``/`` and ``*`` markers where Python's syntax needs them."""
     parts: list[str] = []

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.models import Parameter, Symbol, SymbolKind
+from harness.models import Parameter, Symbol, SymbolKind, after_self
 from harness.vocab import Word
 
 
@@ -216,7 +216,7 @@ def _union_members(n: Any) -> list[Any]:
 def _params(sym: Symbol) -> tuple[Parameter, ...]:
     params = sym.parameters or ()
     if sym.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD, SymbolKind.PROPERTY) and params:
-        params = params[1:]  # self/cls never changes meaning
+        params = after_self(params)  # self/cls never changes meaning
     return params
 
 

@@ -30,6 +30,8 @@ class Constructor:
     overloads: tuple[tuple[Parameter, ...], ...] = ()
     extra: str | None = None  # forbid | ignore | allow | unknown
     init_parameters: tuple[Parameter, ...] | None = None  # __init__ behind a __new__(*a, **k)
+    #: its ``__init__``/``__new__`` only raises: no object is ever of this class (AutoModel)
+    raises: bool = False
 
     @property
     def lenient(self) -> bool:
@@ -45,6 +47,7 @@ class Constructor:
             overloads=tuple(parameters_of(o) for o in d.get("overloads") or ()),
             extra=d.get("extra"),
             init_parameters=None if init is None else parameters_of(init),
+            raises=bool(d.get("raises")),
         )
 
 

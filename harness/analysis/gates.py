@@ -119,3 +119,21 @@ def dead_lines(
         if dead_branch(b.gates, versions):
             out.setdefault(b.file, []).append((b.start, b.end))
     return out
+
+
+def decided(
+    line: int, file: str, blocks: Sequence[GatedBlock], versions: Mapping[str, str | None]
+) -> tuple[bool, frozenset[str]] | None:
+    """Pure: the version branches a line of ``file`` sits in, as the release checked decides
+    them: None where one of them cannot run; else (True, the tests that hold there, each as
+    its branch reads -- ``test`` or ``not (test)``)."""
+    around = [b for b in blocks if b.file == file and b.start <= line <= b.end]
+    if any(dead_branch(b.gates, versions) for b in around):
+        return None
+    sure = {
+        g.text if g.taken else f"not ({g.text})"
+        for b in around
+        for g in b.gates
+        if holds(g, versions.get(g.module.split(".")[0]) if g.module else None)
+    }
+    return True, frozenset(sure)

@@ -26,7 +26,7 @@ from harness.analysis.gates import GatedBlock
 from harness.analysis.hierarchy import Construction, SelfCall
 from harness.analysis.literals import ClassLiterals
 from harness.analysis.uses import AttributeUse, CallUse, ImportUse, Install, KeyUse, Subclass
-from harness.models import Parameter, Symbol, SymbolKind
+from harness.models import Parameter, Symbol, SymbolKind, after_self
 
 Json = dict[str, Any]
 
@@ -82,7 +82,7 @@ class Callee:
         if params and (
             self.kind == SymbolKind.CLASSMETHOD or (self.kind == SymbolKind.METHOD and bound)
         ):
-            return params[1:]
+            return after_self(params)
         return params
 
     @classmethod

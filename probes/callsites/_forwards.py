@@ -16,7 +16,7 @@ import ast
 from typing import Any
 
 from probes._walk import children, walk
-from probes.signatures._describe import parameters
+from probes.signatures._describe import after_self, parameters
 from probes.signatures._syntax import ModuleSummary, dotted
 
 MAX_HOPS = 3
@@ -141,7 +141,7 @@ class Forwards:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = parameters(node.args)
             if cls is not None and params and not _is_static(node):
-                params = params[1:]
+                params = after_self(params)
             return params, "forbid", self.of_function(mod, node, cls, depth + 1)
         return None, "forbid", None
 

@@ -87,6 +87,7 @@ class _Reader:
         self.modules: dict[str, str] = {}  # local name -> module (``import transformers as tf``)
         self.named: dict[str, ast.expr] = {}  # ``_TV = version.parse(transformers.__version__)``
         self.dist_version = {"version"}  # the names importlib.metadata.version goes by here
+        self.version_names: dict[str, str] = {}  # ``from m import __version__ [as v]``: v -> m
         for st in ast.walk(tree):
             if isinstance(st, ast.Import):
                 for a in st.names:
@@ -95,6 +96,10 @@ class _Reader:
                     )
             elif isinstance(st, ast.ImportFrom) and (st.module or "").endswith("metadata"):
                 self.dist_version |= {a.asname or a.name for a in st.names if a.name == "version"}
+            elif isinstance(st, ast.ImportFrom) and st.module and not st.level:
+                for a in st.names:  # ``from sklearn import __version__``: sklearn's version
+                    if a.name == "__version__":
+                        self.version_names[a.asname or a.name] = st.module.split(".")[0]
         for st in tree.body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1:
                 t = st.targets[0]
@@ -169,6 +174,8 @@ class _Reader:
         if _name(node.func) not in _WRAPPERS:
             return None
         arg = node.args[0]
+        if isinstance(arg, ast.Name) and arg.id in self.version_names:
+            return self.version_names[arg.id]
         if isinstance(arg, ast.Attribute) and arg.attr == "__version__":
             head = ast.unparse(arg.value)
             return self.modules.get(head.split(".")[0], head).split(".")[0]

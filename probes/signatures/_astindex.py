@@ -24,6 +24,7 @@ from probes.signatures._lazy_package import (
     sys_modules_class,
 )
 from probes.signatures._platform import Decider, Version, builtin_aliases, target_python
+from probes.signatures._star import star_hides
 from probes.signatures._suffix_fallback import SuffixRule
 from probes.signatures._syntax import ModuleSummary, Source, dotted, resolve_relative
 
@@ -300,7 +301,7 @@ class Index:
                 mod, name = self.module(src), attr  # type: ignore[assignment]
                 continue
             for star in mod.star_imports:
-                got = self.resolve(star, name)
+                got = None if star_hides(self.module(star), name) else self.resolve(star, name)
                 if got is not None:
                     chain.append(Hop(mod.name, name, file, 1, "star-import"))
                     return Resolved(got.module, got.name, got.node, chain + got.chain[:])

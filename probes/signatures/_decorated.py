@@ -203,13 +203,13 @@ def decorated_ctor(describer: Any, mod: Any, cls: ast.ClassDef) -> dict | None:
         return meta
     for name, m, fdef, wraps, full, _ in decorator_effects(describer, mod, cls):
         if name == "__init__" and fdef is not None and not wraps:
-            from probes.signatures._describe import parameters
+            from probes.signatures._describe import after_self, parameters
 
             return {
                 "via": f"decorator:{full}",
                 "from": f"{m.name}.{fdef.name}",
                 "line": fdef.lineno,
-                "parameters": parameters(fdef.args, m.src)[1:],
+                "parameters": after_self(parameters(fdef.args, m.src)),
                 "overloads": [],
                 "extra": "forbid",
                 "changed_by": full,
@@ -223,7 +223,7 @@ def metaclass_ctor(describer: Any, mod: Any, cls: ast.ClassDef, depth: int = 0) 
     then decides. Stdlib metaclasses (``EnumType``, ``ABCMeta``) are the describer's."""
     import sys
 
-    from probes.signatures._describe import VAR_KW, VAR_POS, parameters
+    from probes.signatures._describe import VAR_KW, VAR_POS, after_self, parameters
     from probes.signatures._syntax import dotted
 
     for k in cls.keywords:
@@ -236,7 +236,7 @@ def metaclass_ctor(describer: Any, mod: Any, cls: ast.ClassDef, depth: int = 0) 
         call = _own_def(meta[1], "__call__") if meta else None
         if meta is None or call is None:
             return None
-        params = parameters(call.args, meta[0].src)[1:]
+        params = after_self(parameters(call.args, meta[0].src))
         if all(p["kind"] in (VAR_POS, VAR_KW) for p in params):
             return None
         return {

@@ -42,6 +42,26 @@ def parameters(args: ast.arguments, src: Source | None = None) -> list[dict[str,
     return out
 
 
+def after_self(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a bound call fills: the parameters after ``self``/``cls``. A method whose first
+    parameter is ``*args`` takes ``self`` as its first item and still takes every positional
+    after it (datasets' ``Features.__init__(*args, **kwargs)``, written so that ``self`` may
+    be passed as a keyword)."""
+    return params if params and params[0]["kind"] == VAR_POS else params[1:]
+
+
+def always_raises(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The body, past its docstring, is one ``raise``: calling it never returns (a class whose
+    ``__init__`` does so has no instance: transformers' ``AutoModel.__init__`` raises
+    ``OSError("... is designed to be instantiated using from_pretrained")``)."""
+    body = [
+        st
+        for st in fn.body
+        if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+    ]
+    return len(body) == 1 and isinstance(body[0], ast.Raise)
+
+
 def param(
     name: str, kind: str, default: ast.AST | None, ann: ast.AST | None, src: Source | None = None
 ) -> dict:

@@ -24,6 +24,8 @@ from probes.signatures._describe import (
     POS_OR_KW,
     VAR_KW,
     VAR_POS,
+    after_self,
+    always_raises,
     body_functions,
     describe_function,
     docstring,
@@ -114,23 +116,25 @@ class ClassDescriber(ClassFlavours):
             if meth in funcs:
                 impl, ovl = funcs[meth]
                 assert isinstance(impl, (ast.FunctionDef, ast.AsyncFunctionDef))
-                params = parameters(impl.args, mod.src)[1:]
+                params = after_self(parameters(impl.args, mod.src))
                 got = {
                     "via": meth,
                     "from": qual,
                     "line": impl.lineno,
                     "parameters": params,
                     "overloads": [
-                        parameters(o.args, mod.src)[1:]  # type: ignore[attr-defined]
+                        after_self(parameters(o.args, mod.src))  # type: ignore[attr-defined]
                         for o in ovl
                         if o is not impl or is_overload(o)
                     ],
                     "extra": "forbid",
                 }
+                if always_raises(impl):  # transformers' AutoModel: "use from_pretrained"
+                    got["raises"] = True
                 if meth == "__new__" and "__init__" in funcs:
                     # a call must bind to both; ``__new__(cls, *a, **k)`` alone says nothing
                     init = funcs["__init__"][0]
-                    got["init_parameters"] = parameters(init.args, mod.src)[1:]  # type: ignore[attr-defined]
+                    got["init_parameters"] = after_self(parameters(init.args, mod.src))  # type: ignore[attr-defined]
                 return got
         if flav is not None:
             kind, opts = flav

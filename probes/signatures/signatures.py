@@ -17,7 +17,12 @@ from probes._finder import Dists, Finder, ProbeFailure, default_paths
 from probes.signatures._absorbed import absorb
 from probes.signatures._astindex import Hop, Index, Resolved
 from probes.signatures._bound import bound_method, made_symbol, wrapped
-from probes.signatures._describe import describe_function, is_accessor, module_overloads
+from probes.signatures._describe import (
+    after_self,
+    describe_function,
+    is_accessor,
+    module_overloads,
+)
 from probes.signatures._describe_class import ClassDescriber
 from probes.signatures._platform import target_python
 from probes.signatures._resolvable import in_stubs, missing, unreadable
@@ -73,7 +78,7 @@ class Probe:
                 d = absorb(self.classes, m, fn, wrapped(self.classes, m, fn, d))
             static = d["kind"] == "staticmethod"
             d.update(
-                parameters=d["parameters"] if static else d["parameters"][1:],
+                parameters=d["parameters"] if static else after_self(d["parameters"]),
                 kind="function",
                 line=node.lineno,
                 end_line=node.end_lineno or node.lineno,

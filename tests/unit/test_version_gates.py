@@ -7,13 +7,15 @@ import ast
 
 import pytest
 
-from harness.analysis.gates import VersionGate, dead_branch
+from harness.analysis.gates import GatedBlock, VersionGate, dead_branch, decided
 from probes.callsites._version_gates import gated_blocks, import_gates
 
 HEAD = (
     "import sys\nimport transformers as tf\nfrom packaging import version\n"
     "from importlib.metadata import version as dv\n"
+    "from sklearn import __version__ as skv\n"
     "TV = version.parse(version.parse(dv('transformers')).base_version)\n"
+    "SV = version.parse(skv)\n"
 )
 
 
@@ -55,6 +57,12 @@ def gates_of(test: str, branch: str = "body") -> list[dict]:
             ("transformers", ">=", "4.50", False),
         ),
         ('is_torch_greater_or_equal("2.5")', "body", ("torch", ">=", "2.5", True)),
+        # imblearn: ``from sklearn import __version__``, parsed into a module-level name
+        (
+            'version.parse(SV.base_version) < version.parse("1.4")',
+            "body",
+            ("sklearn", "<", "1.4", True),
+        ),
         (
             'x and version.parse(tf.__version__) > version.parse("4")',
             "body",
@@ -130,3 +138,23 @@ def test_gated_blocks_span_the_branches_in_functions_too() -> None:
         (b["start"], b["end"], b["gates"][0]["taken"]) for b in gated_blocks(ast.parse(src), None)
     ]
     assert got == [(7, 8, True), (10, 10, False)]
+
+
+ATLEAST = VersionGate(10, "V >= parse('1.1')", "sklearn", ">=", "1.1", True)
+BELOW = VersionGate(10, "V >= parse('1.1')", "sklearn", ">=", "1.1", False)
+BLOCKS = (GatedBlock("m.py", 11, 11, (ATLEAST,)), GatedBlock("m.py", 13, 13, (BELOW,)))
+
+
+@pytest.mark.parametrize(
+    ("line", "installed", "want"),
+    [
+        (11, "1.5.2", (True, frozenset({"V >= parse('1.1')"}))),  # the branch taken: it holds
+        (13, "1.5.2", None),  # the else cannot run
+        (13, "1.0.2", (True, frozenset({"not (V >= parse('1.1'))"}))),
+        (12, "1.5.2", (True, frozenset())),  # outside both branches
+        (11, None, (True, frozenset())),  # no version known: nothing decided
+    ],
+)
+def test_decided(line: int, installed: str | None, want: tuple | None) -> None:
+    """A line's version branches, as the release decides them (a spread key put there)."""
+    assert decided(line, "m.py", BLOCKS, {"sklearn": installed}) == want

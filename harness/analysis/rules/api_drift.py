@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from harness.analysis.apidiff import Change, ChangeKind, compare_symbols, public_methods
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.uses import AttributeUse, CallUse, Site
-from harness.models import SymbolKind
+from harness.models import SymbolKind, after_self
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context
@@ -138,6 +138,6 @@ def _methods(sym: Callee) -> set[str]:
 def old_params(sym: Callee) -> tuple[Parameter, ...]:
     """Parameters as a call passes them (``self``/``cls`` of methods left out)."""
     params = sym.symbol.parameters or ()
-    if sym.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and params:
-        params = params[1:]
+    if sym.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD):
+        params = after_self(params)
     return params

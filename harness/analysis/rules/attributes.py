@@ -38,6 +38,8 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue
         if use.attr in cls.mro_members or use.attr.startswith("__"):
             continue
+        if use.on != "class" and cls.constructor is not None and cls.constructor.raises:
+            continue  # ``model: AutoModel``: no object is one; from_pretrained makes another
         if use.on in REMOVAL_ONLY and not removed(ctx, use):
             continue  # the object may be more than the class: only a removal counts
         if opaque_for(cls, on_class=use.on == "class"):

@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.gates import decided
 from harness.analysis.rules import forwards, swallowed
 from harness.analysis.rules.base import Produced, Rule
-from harness.models import SymbolKind
+from harness.models import SymbolKind, after_self
 
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context, Earlier
     from harness.analysis.scan import Callee
-    from harness.analysis.uses import CallUse
+    from harness.analysis.uses import CallUse, SpreadKey
     from harness.models import Parameter
 
 
@@ -55,7 +56,7 @@ def binding(ctx: Context) -> list[Finding]:
         variants, lenient = got
         ctor = sym.constructor
         init_params = None if ctor is None else ctor.init_parameters
-        spread = use.spread
+        spread = settled(ctx, use)
         keywords = use.keywords
 
         def problems_for(kws: tuple[str, ...]) -> list[BindProblem]:
@@ -108,6 +109,22 @@ def binding(ctx: Context) -> list[Finding]:
     return out
 
 
+def settled(ctx: Context, use: CallUse) -> tuple[SpreadKey, ...] | None:
+    """The keys of ``f(**opts)`` as the release checked builds the dict: a key put there in a
+    branch its version test rules out is never there, one put there under a test the release
+    passes always is (imblearn's ``params["bootstrap"]`` under ``sklearn >= 1.1``, and
+    ``params["forest"]`` in the else, on sklearn 1.5)."""
+    if use.spread is None:
+        return None
+    out: list[SpreadKey] = []
+    for k in use.spread:
+        got = decided(k.line, use.file, ctx.scan.gated, ctx.versions) if k.line else (True, ())
+        if got is None:
+            continue
+        out.append(replace(k, when=None) if k.when in got[1] else k)
+    return tuple(out)
+
+
 def call_variants(sym: Callee, use: CallUse) -> tuple[list[tuple[Parameter, ...]], bool] | None:
     """Parameter lists a call can bind to (self/cls removed), and whether extras pass."""
     kind = sym.kind
@@ -127,10 +144,9 @@ def call_variants(sym: Callee, use: CallUse) -> tuple[list[tuple[Parameter, ...]
         raw = [sym.symbol.parameters or ()] + [o.parameters for o in sym.symbol.overloads]
         if sym.symbol.overloads:
             raw = raw[1:]  # the implementation is not callable as written; overloads are
-        drop = 0
         if kind == SymbolKind.CLASSMETHOD or (kind == SymbolKind.METHOD and use.on_instance):
-            drop = 1
-        return [tuple(r[drop:]) for r in raw], False
+            return [after_self(tuple(r)) for r in raw], False
+        return [tuple(r) for r in raw], False
     return None
 
 

@@ -16,6 +16,7 @@ from harness.models import (
     VAR_POSITIONAL,
     Parameter,
     SymbolKind,
+    after_self,
 )
 
 if TYPE_CHECKING:
@@ -35,7 +36,12 @@ class Signed(Protocol):
 
 
 def check(ctx: Context, _: Earlier) -> Produced:
-    """Each caller override of a callee method, against the base as installed."""
+    """Each caller override of a callee method, against the calls the callee's own source makes
+    of it (``self.meth(...)`` in the base and its bases): the evidence that a run reaches it
+    with arguments it no longer takes. A signature that merely differs from the base's says
+    nothing -- pgmpy's ``DAG.add_node(node)`` under networkx's ``add_node(node_for_adding)``,
+    which nothing in networkx calls by that name -- so where no such call is seen, nothing is
+    reported."""
     out: list[Finding] = []
     for sub in ctx.scan.subclasses:
         for meth in sub.methods:
@@ -46,23 +52,25 @@ def check(ctx: Context, _: Earlier) -> Produced:
                 if bsym is None or dunder:
                     continue
                 own = frozenset(m.name for m in sub.methods)
-                problems = override_problems(bsym.symbol, meth) + call_problems(bsym, meth, own)
+                problems = call_problems(bsym, meth, own)
                 issues = [text for text, _ in problems]
                 certain = any(sure for _, sure in problems)
                 old = ctx.base_callee(key)
                 if issues:
                     site = Site(sub.file, meth.line, sub.source, sub.scope)
-                    # incompatible already in the version the caller was written for: a
-                    # deliberate re-signature the caller keeps the base from calling
-                    was = old is not None and bool(override_issues(old.symbol, meth))
+                    # the base called it so already in the version the caller was written for:
+                    # a deliberate re-signature the caller keeps the base from calling
+                    was = old is not None and bool(call_problems(old, meth, own))
                     ver = f"{old.dist} {old.version}" if old else ""
+                    # "no longer" only where the version it was written for is known to differ
+                    verb = "no longer accepts" if old is not None and not was else "does not accept"
                     f = ctx.finding(
                         Severity.ERROR if certain and not was else Severity.WARNING,
                         Category.OVERRIDE_INCOMPATIBLE,
                         site,
                         key,
                         f"{sub.name}.{meth.name} "
-                        f"{'does not accept' if was else 'no longer accepts'} what "
+                        f"{verb} what "
                         f"{bsym.qualname} is called with: {'; '.join(issues)}"
                         + (
                             f" (already so in {ver}, the version it was written for)" if was else ""
@@ -85,13 +93,15 @@ def call_problems(
     the override -- each a TypeError when the callee makes it (pure). A call made from a
     method the caller's class overrides too (``own``) never runs on it."""
     params = list(meth.parameters)
-    if meth.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and params:
-        params = params[1:]
+    if meth.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD):
+        params = list(after_self(tuple(params)))
     out: list[tuple[str, bool]] = []
     for call in base.self_calls:
         if call.where.owner.rpartition(".")[2] in own:
             continue
-        got = bind(CallShape(call.positional, call.keywords, call.star), tuple(params))
+        # ``self.m(*a, **kw)``: neither the count nor the names are known
+        shape = CallShape(call.positional, call.keywords, call.star, call.star)
+        got = bind(shape, tuple(params))
         if got:
             out.append(
                 (
@@ -120,10 +130,10 @@ def override_problems(base: Signed, meth: Signed) -> list[tuple[str, bool]]:
         return []
     bp = list(base.parameters)
     op = list(meth.parameters or ())
-    if base.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and bp:
-        bp = bp[1:]
-    if meth.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD) and op:
-        op = op[1:]
+    if base.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD):
+        bp = list(after_self(tuple(bp)))
+    if meth.kind in (SymbolKind.METHOD, SymbolKind.CLASSMETHOD):
+        op = list(after_self(tuple(op)))
     issues: list[tuple[str, bool]] = []
     o_var_pos = any(p.kind == VAR_POSITIONAL for p in op)
     o_var_kw = any(p.kind == VAR_KEYWORD for p in op)

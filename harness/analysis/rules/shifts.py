@@ -23,6 +23,7 @@ from harness.models import (
     VAR_POSITIONAL,
     Parameter,
     SymbolKind,
+    after_self,
 )
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def call_parameters(sym: Callee, use: CallUse) -> tuple[Parameter, ...] | None:
     if sym.kind == SymbolKind.CLASS:
         return params
     if sym.kind == SymbolKind.CLASSMETHOD or (sym.kind == SymbolKind.METHOD and use.on_instance):
-        return params[1:]
+        return after_self(params)
     return (
         params
         if sym.kind in (SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.STATICMETHOD)
