@@ -60,11 +60,12 @@ def shipped(probe: str) -> tuple[str, ...]:
 
 
 def _write_json(path: Path, obj: object) -> bool:
-    """Whole or not at all (renamed into place); a cache not written is a slower next run."""
+    """Whole or not at all (renamed into place); a cache not written is a slower next run.
+    ``obj`` as bytes: JSON text already (a probe's envelope line, written as it came)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f".{path.name}.{os.getpid()}")
-        part.write_text(json.dumps(obj), encoding="utf-8")
+        part.write_bytes(obj if isinstance(obj, bytes) else json.dumps(obj).encode("utf-8"))
         os.replace(part, path)
     except OSError:
         return False
@@ -111,9 +112,36 @@ def _bytecode(module: str) -> str:
     import marshal
     from importlib.machinery import SourceFileLoader
 
+    path = str(_path(module))
+    kept = _pyc_code(path)
+    if kept is not None:  # the marshalled code as __pycache__ holds it (no load and re-dump)
+        return base64.b64encode(kept).decode("ascii")
     # the import system's own loader: it reads (or writes) the module's __pycache__ entry
-    code = SourceFileLoader(module, str(_path(module))).get_code(module)
+    code = SourceFileLoader(module, path).get_code(module)
     return base64.b64encode(marshal.dumps(code)).decode("ascii")
+
+
+def _pyc_code(source: str) -> bytes | None:
+    """The marshalled code in ``source``'s ``__pycache__`` entry when it is this Python's and
+    stamped with the source's present mtime and size (what the import system would load)."""
+    import importlib.util
+
+    try:
+        st = os.stat(source)
+        with open(importlib.util.cache_from_source(source), "rb") as f:
+            data = f.read()
+    except (OSError, NotImplementedError):
+        return None
+    head = data[:16]
+    if (
+        len(head) < 16
+        or head[:4] != importlib.util.MAGIC_NUMBER
+        or int.from_bytes(head[4:8], "little") != 0  # a timestamp pyc, not a hash-based one
+        or int.from_bytes(head[8:12], "little") != int(st.st_mtime) & 0xFFFFFFFF
+        or int.from_bytes(head[12:16], "little") != st.st_size & 0xFFFFFFFF
+    ):
+        return None
+    return data[16:]
 
 
 def build_payload(
@@ -149,6 +177,8 @@ class Envelope:
     traceback: str | None = None
     cached: bool = False
     fingerprint: tuple[tuple[str, int, int], ...] = ()
+    #: the envelope's JSON line as the probe printed it (kept as the result cache's file)
+    line: bytes = field(default=b"", repr=False, compare=False)
 
 
 def _fingerprint(raw: Any) -> tuple[tuple[str, int, int], ...]:
@@ -177,6 +207,7 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
         traceback=obj.get("traceback"),
         cached=bool(obj.get("cached")),
         fingerprint=_fingerprint(obj.get("fingerprint")),
+        line=line,
     )
 
 
@@ -321,6 +352,9 @@ class _ResultCache:
 
     def save(self, env: Envelope) -> None:
         if not env.fingerprint:
+            return
+        if env.line and env.ok and not env.cached:  # has data, warnings and fingerprint
+            _write_json(self.path, env.line)  # as it came: no second encoding (~6 ms a check)
             return
         _write_json(
             self.path,
