@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped
-from harness.probe_files import probes_dir
+from harness.probe_files import kept_code, probes_dir
 from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
 from harness.targets.no_answer import no_envelope
@@ -113,35 +113,12 @@ def _bytecode(module: str) -> str:
     from importlib.machinery import SourceFileLoader
 
     path = str(_path(module))
-    kept = _pyc_code(path)
+    kept = kept_code(path)
     if kept is not None:  # the marshalled code as __pycache__ holds it (no load and re-dump)
         return base64.b64encode(kept).decode("ascii")
     # the import system's own loader: it reads (or writes) the module's __pycache__ entry
     code = SourceFileLoader(module, path).get_code(module)
     return base64.b64encode(marshal.dumps(code)).decode("ascii")
-
-
-def _pyc_code(source: str) -> bytes | None:
-    """The marshalled code in ``source``'s ``__pycache__`` entry when it is this Python's and
-    stamped with the source's present mtime and size (what the import system would load)."""
-    import importlib.util
-
-    try:
-        st = os.stat(source)
-        with open(importlib.util.cache_from_source(source), "rb") as f:
-            data = f.read()
-    except (OSError, NotImplementedError):
-        return None
-    head = data[:16]
-    if (
-        len(head) < 16
-        or head[:4] != importlib.util.MAGIC_NUMBER
-        or int.from_bytes(head[4:8], "little") != 0  # a timestamp pyc, not a hash-based one
-        or int.from_bytes(head[8:12], "little") != int(st.st_mtime) & 0xFFFFFFFF
-        or int.from_bytes(head[12:16], "little") != st.st_size & 0xFFFFFFFF
-    ):
-        return None
-    return data[16:]
 
 
 def build_payload(

@@ -37,16 +37,16 @@ def test_kept_bytecode_is_shipped_only_while_its_source_is_unchanged(tmp_path: P
     import os
     import py_compile
 
-    from harness.probe_runner import _pyc_code
+    from harness.probe_files import kept_code
 
     src = tmp_path / "mod.py"
     src.write_text("X = 1\n")
     os.utime(src, (1_700_000_000, 1_700_000_000))
     pyc = py_compile.compile(str(src), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
     assert pyc == importlib.util.cache_from_source(str(src))
-    assert _pyc_code(str(src)) == Path(pyc).read_bytes()[16:]
+    assert kept_code(str(src)) == Path(pyc).read_bytes()[16:]
     src.write_text("X = 22\n")  # edited: the kept code is stale
     os.utime(src, (1_700_000_100, 1_700_000_100))
-    assert _pyc_code(str(src)) is None
+    assert kept_code(str(src)) is None
     (tmp_path / "plain.py").write_text("Y = 1\n")  # never compiled: nothing kept
-    assert _pyc_code(str(tmp_path / "plain.py")) is None
+    assert kept_code(str(tmp_path / "plain.py")) is None
