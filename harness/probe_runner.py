@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import NoSpace, NotWritable, ProbeError, Stopped
-from harness.probe_files import boot_source, module_path, module_source, probes_dir
+from harness.probe_files import boot_source, kept_code, module_path, module_source, probes_dir
 from harness.probe_modules import closure, probe_main, probe_names
 from harness.targets.base import Target
 from harness.targets.no_answer import no_envelope
@@ -60,11 +60,12 @@ def shipped(probe: str) -> tuple[str, ...]:
 
 
 def _write_json(path: Path, obj: object) -> bool:
-    """Whole or not at all (renamed into place); a cache not written is a slower next run."""
+    """Whole or not at all (renamed into place); a cache not written is a slower next run.
+    ``obj`` as bytes: JSON text already (a probe's envelope line, written as it came)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(f".{path.name}.{os.getpid()}")
-        part.write_text(json.dumps(obj), encoding="utf-8")
+        part.write_bytes(obj if isinstance(obj, bytes) else json.dumps(obj).encode("utf-8"))
         os.replace(part, path)
     except OSError:
         return False
@@ -94,8 +95,12 @@ def _bytecode(module: str) -> str:
     import marshal
     from importlib.machinery import SourceFileLoader
 
+    path = str(module_path(module))
+    kept = kept_code(path)
+    if kept is not None:  # the marshalled code as __pycache__ holds it (no load and re-dump)
+        return base64.b64encode(kept).decode("ascii")
     # the import system's own loader: it reads (or writes) the module's __pycache__ entry
-    code = SourceFileLoader(module, str(module_path(module))).get_code(module)
+    code = SourceFileLoader(module, path).get_code(module)
     return base64.b64encode(marshal.dumps(code)).decode("ascii")
 
 
@@ -132,6 +137,8 @@ class Envelope:
     traceback: str | None = None
     cached: bool = False
     fingerprint: tuple[tuple[str, int, int], ...] = ()
+    #: the envelope's JSON line as the probe printed it (kept as the result cache's file)
+    line: bytes = field(default=b"", repr=False, compare=False)
 
 
 def _fingerprint(raw: Any) -> tuple[tuple[str, int, int], ...]:
@@ -160,6 +167,7 @@ def parse_envelope(stdout: bytes) -> Envelope | None:
         traceback=obj.get("traceback"),
         cached=bool(obj.get("cached")),
         fingerprint=_fingerprint(obj.get("fingerprint")),
+        line=line,
     )
 
 
@@ -304,6 +312,9 @@ class _ResultCache:
 
     def save(self, env: Envelope) -> None:
         if not env.fingerprint:
+            return
+        if env.line and env.ok and not env.cached:  # has data, warnings and fingerprint
+            _write_json(self.path, env.line)  # as it came: no second encoding (~6 ms a check)
             return
         _write_json(
             self.path,

@@ -31,8 +31,26 @@ def _text(node: ast.AST | None) -> str | None:
     return None
 
 
+def _may_set(lines: list[str]) -> bool:
+    """Whether the text spells ``environ`` or ``putenv`` (every form :func:`caller_sets`
+    reads names one), also once identifiers are NFKC-normalised as the parser does: most
+    files spell neither, and walking each caller tree was ~10% of a check's scan."""
+    for ln in lines:
+        if "environ" in ln or "putenv" in ln:
+            return True
+        if not ln.isascii():
+            import unicodedata
+
+            norm = unicodedata.normalize("NFKC", ln)
+            if "environ" in norm or "putenv" in norm:
+                return True
+    return False
+
+
 def caller_sets(tree: ast.AST, rel: str, lines: list[str]) -> list[dict[str, Any]]:
     """``[{"name", "value", "file", "line", "source"}]``: each literal value ``tree`` sets."""
+    if not _may_set(lines):
+        return []
     out = []
     for node in ast.walk(tree):
         pairs: list[tuple[str | None, str | None]] = []

@@ -136,3 +136,24 @@ def test_too_old_python_is_named() -> None:
     ).stdout
     env = parse_envelope(out)
     assert env is not None and not env.ok and env.kind == "python-too-old"
+
+
+def test_a_kept_result_reads_back_as_the_probe_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe's answer is kept as the very line it printed; the next run, sending the kept
+    fingerprint, gets the same data back (the files it read unchanged)."""
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    target = SiteTarget(label="site")
+    args = {"refs": [["calleepkg.core", "Record"]]}
+    first = run_probe(target, "callsites", args, cache=True)
+    assert not first.cached and first.fingerprint
+    kept = list((tmp_path / "results").glob("callsites-*.json"))
+    assert len(kept) == 1 and kept[0].read_bytes() == first.line
+    again = run_probe(target, "callsites", args, cache=True)
+    assert again.cached
+    assert (again.data, again.warnings, again.fingerprint) == (
+        first.data,
+        first.warnings,
+        first.fingerprint,
+    )

@@ -22,6 +22,8 @@ from probes.signatures._environ import caller_sets, refusals
         ('environ["X"] = "5"', ("X", "5")),
         ("os.environ[name] = '6'", None),  # not a literal name
         ('os.environ["X"] = value', None),  # not a literal value
+        ('os.\uff45nviron["X"] = "7"', ("X", "7")),  # NFKC: the parser reads "environ"
+        ('settings["X"] = "8"', None),  # no environ in the text: not walked at all
     ],
 )
 def test_what_a_caller_sets(line: str, pair: tuple[str, str] | None) -> None:
