@@ -368,6 +368,7 @@ class FileVisitor:
                 "ref": ("symbol", base[1], base[2]),
                 **({"via": base[4]} if len(base) > 4 else {}),
                 **({"closed": True} if base[5:6] == ("closed",) else {}),
+                **({"also": [list(a) for a in base[6]]} if len(base) > 6 and base[6] else {}),
             }
         )
 

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.facts import Opaque
 from harness.analysis.findings import Category, Finding, Severity
-from harness.analysis.rules.reached import REACHED, REMOVAL_ONLY, reached_finding, removed
+from harness.analysis.rules.reached import (
+    REACHED,
+    REMOVAL_ONLY,
+    others_may_have,
+    reached_finding,
+    removed,
+)
 from harness.models import SymbolKind
 
 if TYPE_CHECKING:
@@ -37,6 +43,8 @@ def attribute_findings(ctx: Context) -> list[Finding]:
         if cls is None:
             continue
         if use.attr in cls.mro_members or use.attr.startswith("__"):
+            continue
+        if use.also and others_may_have(ctx, use):
             continue
         if use.on in REMOVAL_ONLY and not removed(ctx, use):
             continue  # the object may be more than the class: only a removal counts
