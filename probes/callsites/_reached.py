@@ -48,10 +48,14 @@ def reached_members(
     return out
 
 
-def mark_stored(attributes: list[dict[str, Any]], folders: list[str]) -> None:
+def mark_stored(
+    attributes: list[dict[str, Any]], symbols: dict[str, Any], folders: list[str]
+) -> None:
     """Set ``stored`` ("file:line") on each reached use whose name the callee's packages
-    (``folders``) store on an object other than ``self``/``cls``, or ``setattr`` by name."""
-    names = sorted({a["attr"] for a in attributes if a.get("on") in REACHED})
+    (``folders``) store on an object other than ``self``/``cls``, or ``setattr`` by name.
+    Only names no callee class of the use binds are searched: the packages are read for
+    those alone, and most scans have none."""
+    names = sorted({a["attr"] for a in attributes if _lacking(a, symbols)})
     if not names or not folders:
         return
     alt = b"|".join(re.escape(n.encode()) for n in names)
@@ -80,3 +84,14 @@ def mark_stored(attributes: list[dict[str, Any]], folders: list[str]) -> None:
 
 def _line(data: bytes, at: int) -> int:
     return data.count(b"\n", 0, at) + 1
+
+
+def _lacking(a: dict[str, Any], symbols: dict[str, Any]) -> bool:
+    """Is ``a`` a reached use whose callee classes (``symbols``) all lack its name?"""
+    if a.get("on") not in REACHED or a["attr"].startswith("__"):
+        return False
+    for module, qual in [a["ref"][1:3], *a.get("also", ())]:
+        sym = (symbols.get(f"{module}:{qual}") or {}).get("symbol") or {}
+        if not sym or a["attr"] in (sym.get("mro_members") or ()):
+            return False
+    return True

@@ -280,7 +280,6 @@ class Scanner:
             env = TypeEnv(callees)  # per file: its imports bind its names
             env.module, env.receivers = mod, receivers
             FileVisitor(env, self.uses, mod, rel, rel.endswith("__init__.py"), lines).run(tree)
-        mark_stored(self.uses["attributes"], self._folders(tops))
         refs = sorted(
             {
                 (u["ref"][1], u["ref"][2])
@@ -322,6 +321,7 @@ class Scanner:
         )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
         symbols.update(reached_members(self.uses["attributes"], symbols, self.lookup))
+        mark_stored(self.uses["attributes"], symbols, self._folders(tops))
         for key in [k for k, got in symbols.items() if not got.get("found")]:
             module, _, qual = key.partition(":")
             owner = qual.rpartition(".")[0]
