@@ -289,13 +289,13 @@ class OwnClasses:
         """The callee object ``base.attr`` is looked up on, as ``("instance", module, Class,
         how, via)``; None where the caller's own classes may hold the name."""
         facts = self.facts(base[1], base[2])
-        if facts is None or attr.startswith("__"):
+        sup = len(base) > 3 and base[3] == "super"
+        if facts is None or (attr.startswith("__") and not (sup and attr == "__init__")):
             return None
         if facts.forward is None and (not facts.callee_bases or facts.external):
             return None  # (before reading the methods: most classes stop here)
         if facts.is_open():
             return None
-        sup = len(base) > 3 and base[3] == "super"
         if attr in (facts.inherited() if sup else facts.defined()) or attr in self.patched():
             return None
         if facts.forward is not None and not sup:
@@ -313,7 +313,7 @@ class OwnClasses:
             return self.target(wrapped[:3], attr, depth + 1) if depth < 4 else None
         if facts.callee_bases and not facts.external:
             b, *more = facts.callee_bases  # several: the name is gone if all of them lack it
-            closed = "closed" if not sup and self.closed(facts, attr) else ""
+            closed = "super" if sup else "closed" if self.closed(facts, attr) else ""
             also = tuple((m[1], m[2]) for m in more)
             return ("instance", b[1], b[2], "inherited", facts.qual, closed, also)
         return None
@@ -364,3 +364,13 @@ class OwnClasses:
         expr = base.value if isinstance(base, ast.Subscript) else base
         full = self.index.resolve_dotted(module, dotted(expr)) if dotted(expr) else ""
         return full.rpartition(".")[2] == name
+
+
+def callee_method(r: Ref) -> Ref | None:
+    """``("member", module, Class, name)`` for a call of a name the caller's own class reaches
+    (``("member", ..., "inherited", via, closed, also)``) where the callee base's method is the
+    one that runs: through ``super()`` (the chain past the class is fixed), or on ``self`` of a
+    closed chain (no subclass in the caller defines it), with one callee base. Else None."""
+    if r[4] != "inherited" or r[6:7] not in (("super",), ("closed",)) or r[7:8] != ((),):
+        return None
+    return r[:4]
