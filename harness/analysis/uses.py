@@ -252,8 +252,8 @@ class AttributeUse(Site):
     #: inherited: no subclass of the caller's class defines the name (nor may): the callee
     #: base alone decides whether the object has it, with no baseline needed
     closed: bool = False
-    #: inherited/forwarded: where the callee's own source stores the name on an object it is
-    #: handed ("file:line"): the instance may have it whatever its class binds
+    #: where the callee's own source stores the name on an object other than ``self``
+    #: ("file:line"): the instance may have it whatever its class binds
     stored: str = ""
     #: inherited: the chain's other callee bases, (module, class) each: the name is gone
     #: only if every one of them lacks it

@@ -8,7 +8,8 @@ that runs ``estimator.n_features_in_ = n_features`` on the estimator it is given
 longer binds ``n_features_in_``, yet every fitted estimator has it. A name read through the
 caller's own class (``self.n_features_in_``, reached on the callee base) that the callee's source
 stores on some object other than ``self`` may be on the instance whatever its class defines, so
-its absence from the class is no break (``stored``), with or without a baseline.
+its absence from the class is no break (``stored``), with or without a baseline -- nor on an
+instance of the callee's class (``fitted.n_features_in_``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 #: the ways through the caller's own class (``_receivers``)
 REACHED = ("inherited", "forwarded")
+#: the reads a stored name excuses: those, and reads on a known callee instance
+STORABLE = (*REACHED, "instance", "narrowed")
 _SKIP = (b"self", b"cls")
 
 
@@ -78,7 +81,7 @@ def mark_stored(
         for m in named.finditer(data):
             where.setdefault(m.group(1).decode(), f"{rel}:{_line(data, m.start())}")
     for a in attributes:
-        if a.get("on") in REACHED and a["attr"] in where:
+        if a.get("on") in STORABLE and a["attr"] in where:
             a["stored"] = where[a["attr"]]
 
 
@@ -88,7 +91,7 @@ def _line(data: bytes, at: int) -> int:
 
 def _lacking(a: dict[str, Any], symbols: dict[str, Any]) -> bool:
     """Is ``a`` a reached use whose callee classes (``symbols``) all lack its name?"""
-    if a.get("on") not in REACHED or a["attr"].startswith("__"):
+    if a.get("on") not in STORABLE or a["attr"].startswith("__"):
         return False
     for module, qual in [a["ref"][1:3], *a.get("also", ())]:
         sym = (symbols.get(f"{module}:{qual}") or {}).get("symbol") or {}

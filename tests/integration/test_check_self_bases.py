@@ -10,8 +10,8 @@ callee classes (``BaseSampler(SamplerMixin, OneToOneFeatureMixin)``), one of the
 names only after ``if key not in valid: raise``, and its ``__setstate__`` restores a pickled
 ``__dict__``: neither makes a new name, so the base is still read as closed. The name is gone
 only because *both* callee bases lack it (``get_feature_names_out`` is on the mixin: nothing).
-``self.n_features_in_`` is never an error: selflib 2.0.0 stores it on the estimators it is
-handed (``estimator.n_features_in_ = ...`` in validation.py), whatever the class binds.
+``self.n_features_in_`` and ``est.n_features_in_`` are never errors: selflib 2.0.0 stores it on
+the estimators it is handed (``estimator.n_features_in_ = ...``), whatever the class binds.
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue
         if use.attr in cls.mro_members or use.attr.startswith("__"):
             continue
-        if use.also and others_may_have(ctx, use):
-            continue
+        if use.stored or (use.also and others_may_have(ctx, use)):
+            continue  # the callee stores the name on objects; another callee base has it
         if use.on in REMOVAL_ONLY and not removed(ctx, use):
             continue  # the object may be more than the class: only a removal counts
         if opaque_for(cls, on_class=use.on == "class"):
