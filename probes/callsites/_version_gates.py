@@ -95,6 +95,11 @@ class _Reader:
                     )
             elif isinstance(st, ast.ImportFrom) and (st.module or "").endswith("metadata"):
                 self.dist_version |= {a.asname or a.name for a in st.names if a.name == "version"}
+            elif isinstance(st, ast.ImportFrom) and st.module and not st.level:
+                for a in st.names:  # ``from transformers import __version__ as tv``: tv is it
+                    if a.name == "__version__":
+                        of = ast.Attribute(ast.Name(st.module.split(".")[0]), "__version__")
+                        self.named[a.asname or a.name] = ast.Call(ast.Name("parse"), [of], [])
         for st in tree.body:
             if isinstance(st, ast.Assign) and len(st.targets) == 1:
                 t = st.targets[0]

@@ -2,7 +2,8 @@
 
 Functions, constructors (every rule the probe synthesises), overloads (fine if any binds),
 ``__new__`` + ``__init__`` (both must bind), and ``f(**opts)`` with the dict's keys known (a
-key added under a condition says so).
+key added under a condition says so; one added in a branch whose version test the release
+checked fails is never there).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.bind import BindProblem, CallShape, bind, bind_any
 from harness.analysis.findings import Category, Finding, Severity
+from harness.analysis.gates import dead_lines
 from harness.analysis.rules import forwards, swallowed
 from harness.analysis.rules.base import Produced, Rule
 from harness.models import SymbolKind
@@ -44,7 +46,12 @@ def check(ctx: Context, _: Earlier) -> Produced:
 def binding(ctx: Context) -> list[Finding]:
     """Calls of known callees that do not bind (an unknown callee is the names rule's)."""
     out: list[Finding] = []
+    dead = dead_lines(ctx.scan.gated, ctx.versions)
     for use in ctx.scan.calls:
+        if use.spread and dead.get(use.file):  # a key put in a branch this release never runs
+            gone = dead[use.file]
+            live = [k for k in use.spread if not any(a <= (k.line or 0) <= b for a, b in gone)]
+            use = replace(use, spread=tuple(live))
         key = use.symbol
         sym = ctx.lookup(key).symbol
         if sym is None:
