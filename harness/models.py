@@ -62,6 +62,9 @@ class Parameter:
     default: str | None = None  # source text; None means required
     annotation: str | None = None
     init_var: bool = False  # a dataclass ``InitVar``: an __init__ argument, not a field
+    #: a keyword a decorator's wrapper takes before the def runs (probes/signatures/_absorbed):
+    #: the decorator, not the def, takes it -- an override need not
+    absorbed_by: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", ParameterKind(self.kind))
@@ -88,6 +91,8 @@ class Parameter:
         }
         if self.init_var:
             d["init_var"] = True
+        if self.absorbed_by:
+            d["absorbed_by"] = self.absorbed_by
         return d
 
     @classmethod

@@ -252,6 +252,12 @@ class AttributeUse(Site):
     #: inherited: no subclass of the caller's class defines the name (nor may): the callee
     #: base alone decides whether the object has it, with no baseline needed
     closed: bool = False
+    #: where the callee's own source stores the name on an object other than ``self``
+    #: ("file:line"): the instance may have it whatever its class binds
+    stored: str = ""
+    #: inherited: the chain's other callee bases, (module, class) each: the name is gone
+    #: only if every one of them lacks it
+    also: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def from_dict(cls, d: Json) -> AttributeUse:
@@ -262,6 +268,8 @@ class AttributeUse(Site):
             on=d.get("on", ""),
             via=d.get("via", ""),
             closed=bool(d.get("closed", False)),
+            stored=d.get("stored", ""),
+            also=tuple((str(m), str(q)) for m, q in d.get("also") or ()),
         )
 
 

@@ -2,10 +2,9 @@
 each import, call, attribute read, subclass and method install of a callee recorded with its
 file, line and shape into the scanner's ``uses``.
 
-What a name refers to is the type environment's job (:class:`probes.callsites._calls_env.TypeEnv`,
-which :class:`FileVisitor` holds, one per file); what the callees are is
-:class:`probes.callsites._callees.Callees`'s; which imports a module holds is the import walk's
-(:mod:`probes.callsites._calls_imports`).
+What a name refers to is the type environment's job (:class:`_calls_env.TypeEnv`, one per
+file); what the callees are is :class:`_callees.Callees`'s; which imports a module holds is the
+import walk's (:mod:`_calls_imports`).
 """
 
 from __future__ import annotations
@@ -22,6 +21,8 @@ from probes.callsites._calls_import_uses import ImportRecorder
 from probes.callsites._calls_imports import walk_imports
 from probes.callsites._keys import FUNCTION_VIEWS, VIEW_ATTRS
 from probes.callsites._keys import MARKS as VIEW_MARKS
+from probes.callsites._receivers import callee_method
+from probes.callsites._replace import replaced
 from probes.callsites._uses import attributes_set_on, literal_text, result_uses, self_attributes
 from probes.signatures._syntax import dotted
 
@@ -261,7 +262,7 @@ class FileVisitor:
     def _call(self, node: ast.Call, scope: str, local: dict[str, Ref], cls: dict | None) -> None:
         if guards.covered(self._guards, self._held, node.func) or guards.calls_caught(self._guards):
             return
-        r = self.env.ref(node.func, local, cls)
+        r, node = replaced(self.env, node, local, cls)  # what node.func is; replace(obj, k=v)
         if r is None or r[0] == "module" or not self.callees.is_callee(r[1]):
             return
         shape = {
@@ -305,8 +306,8 @@ class FileVisitor:
         }
         if r[0] == "instance":  # calling the object itself: its class's __call__
             r = ("member", r[1], r[2], "__call__")
-        if r[0] == "member" and len(r) > 4:
-            return  # a name the caller's own class reaches (_receivers): its attribute says it
+        if r[0] == "member" and len(r) > 4 and (r := callee_method(r)) is None:
+            return  # a name its own class reaches (_receivers): its attribute says it
         if r[0] == "member":  # a method called on a known instance
             ref = ("symbol", r[1], f"{r[2]}.{r[3]}")
             self.uses["calls"].append(
@@ -367,6 +368,7 @@ class FileVisitor:
                 "ref": ("symbol", base[1], base[2]),
                 **({"via": base[4]} if len(base) > 4 else {}),
                 **({"closed": True} if base[5:6] == ("closed",) else {}),
+                **({"also": [list(a) for a in base[6]]} if len(base) > 6 and base[6] else {}),
             }
         )
 

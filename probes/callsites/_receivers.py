@@ -12,13 +12,14 @@ what one of its attributes is. Along the class's chain (its own bases, read acro
 2. the chain's method of that name (``("symbol", module, "Cls.meth")``; its return annotation
    types a call; a property's types the read);
 3. nothing, where the chain binds the name some other way;
-4. else the name is looked up on a callee object (:meth:`OwnClasses.target`): the one callee
-   class the chain derives from (how ``"inherited"``), or the callee object the chain's
-   ``__getattr__`` forwards to (``"forwarded"``, ``getattr(self.model, name)``).
+4. else the name is looked up on a callee object (:meth:`OwnClasses.target`): the callee
+   classes the chain derives from (how ``"inherited"``: the first, the others ``also``), or
+   the callee object the chain's ``__getattr__`` forwards to (``"forwarded"``,
+   ``getattr(self.model, name)``).
 
 Only case 4 is recorded as a use of the callee; the checker calls it a break only where the
-baseline's class had the name (an open class, a name the caller stores anywhere, an unreadable
-own base, or two callee bases make it say nothing at all).
+baseline's class had the name and none of the callee bases has it now (an open class, a name
+the caller stores anywhere or an unreadable own base make it say nothing at all).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from probes.callsites._class_facts import (
     is_accessor,
     methods,
 )
+from probes.callsites._tried import tried_binding
 from probes.signatures._syntax import dotted
 
 Ref = tuple
@@ -71,6 +73,9 @@ class Facts:
                 continue
             owner, _, leaf = full.rpartition(".")
             callees = self.owner.callees
+            if name and not (owner and callees.is_callee(owner) and callees.is_class(owner, leaf)):
+                tried = tried_binding(self.owner.index, self.module, name)  # try: import X
+                owner, _, leaf = (tried or full).rpartition(".")
             if owner and callees.is_callee(owner) and callees.is_class(owner, leaf):
                 if ("symbol", owner, leaf) not in self.callee_bases:
                     self.callee_bases.append(("symbol", owner, leaf))
@@ -284,13 +289,13 @@ class OwnClasses:
         """The callee object ``base.attr`` is looked up on, as ``("instance", module, Class,
         how, via)``; None where the caller's own classes may hold the name."""
         facts = self.facts(base[1], base[2])
-        if facts is None or attr.startswith("__"):
+        sup = len(base) > 3 and base[3] == "super"
+        if facts is None or (attr.startswith("__") and not (sup and attr == "__init__")):
             return None
-        if facts.forward is None and (len(facts.callee_bases) != 1 or facts.external):
+        if facts.forward is None and (not facts.callee_bases or facts.external):
             return None  # (before reading the methods: most classes stop here)
         if facts.is_open():
             return None
-        sup = len(base) > 3 and base[3] == "super"
         if attr in (facts.inherited() if sup else facts.defined()) or attr in self.patched():
             return None
         if facts.forward is not None and not sup:
@@ -306,10 +311,11 @@ class OwnClasses:
                 via = f"{holder.qual}.__getattr__ (self.{name})"
                 return ("instance", wrapped[1], wrapped[2], "forwarded", via)
             return self.target(wrapped[:3], attr, depth + 1) if depth < 4 else None
-        if len(facts.callee_bases) == 1 and not facts.external:
-            b = facts.callee_bases[0]
-            closed = not sup and self.closed(facts, attr)
-            return ("instance", b[1], b[2], "inherited", facts.qual, *(["closed"] * closed))
+        if facts.callee_bases and not facts.external:
+            b, *more = facts.callee_bases  # several: the name is gone if all of them lack it
+            closed = "super" if sup else "closed" if self.closed(facts, attr) else ""
+            also = tuple((m[1], m[2]) for m in more)
+            return ("instance", b[1], b[2], "inherited", facts.qual, closed, also)
         return None
 
     def closed(self, facts: Facts, attr: str, depth: int = 0) -> bool:
@@ -324,7 +330,7 @@ class OwnClasses:
                 if sub is None and not top:
                     return False  # a class in a function: not read
                 continue  # another class of that name
-            if sub.external or sub.is_open() or len(sub.callee_bases) != 1:
+            if sub.external or sub.is_open() or sub.callee_bases != facts.callee_bases:
                 return False
             if attr in sub.defined() or not self.closed(sub, attr, depth + 1):
                 return False
@@ -358,3 +364,13 @@ class OwnClasses:
         expr = base.value if isinstance(base, ast.Subscript) else base
         full = self.index.resolve_dotted(module, dotted(expr)) if dotted(expr) else ""
         return full.rpartition(".")[2] == name
+
+
+def callee_method(r: Ref) -> Ref | None:
+    """``("member", module, Class, name)`` for a call of a name the caller's own class reaches
+    (``("member", ..., "inherited", via, closed, also)``) where the callee base's method is the
+    one that runs: through ``super()`` (the chain past the class is fixed), or on ``self`` of a
+    closed chain (no subclass in the caller defines it), with one callee base. Else None."""
+    if r[4] != "inherited" or r[6:7] not in (("super",), ("closed",)) or r[7:8] != ((),):
+        return None
+    return r[:4]

@@ -26,6 +26,7 @@ from probes.callsites._callees import Callees
 from probes.callsites._calls_env import TypeEnv
 from probes.callsites._calls_imports import imported_tops, is_stdlib, walk_imports
 from probes.callsites._calls_record import FileVisitor
+from probes.callsites._reached import mark_stored, reached_members
 from probes.callsites._receivers import OwnClasses
 from probes.callsites._uses import (
     KIND_SENSITIVE,
@@ -108,24 +109,6 @@ def _callee_imports(parsed: list, tops: set[str]) -> list[list[str]]:
             if module and module.split(".")[0] in tops:
                 got |= {(module, a.name) for a in node.names if a.name != "*"}
     return [list(pair) for pair in sorted(got)]
-
-
-def _reached_members(
-    attributes: list[dict[str, Any]], symbols: dict[str, Any], lookup: Lookup
-) -> dict[str, Any]:
-    """A name read through a caller class (inherited, or forwarded by its ``__getattr__``)
-    that the callee class lacks now: looked up as a member too, so the baseline says where
-    the release the caller was written for defined it."""
-    out: dict[str, Any] = {}
-    for a in attributes:
-        if a["on"] not in ("inherited", "forwarded"):
-            continue
-        module, qual = a["ref"][1], a["ref"][2]
-        sym = (symbols.get(f"{module}:{qual}") or {}).get("symbol") or {}
-        key = f"{module}:{qual}.{a['attr']}"
-        if a["attr"] not in (sym.get("mro_members") or ()) and key not in out:
-            out[key] = lookup.ref(module, f"{qual}.{a['attr']}")
-    return out
 
 
 def behaviour_keys(calls: list[dict[str, Any]]) -> tuple[frozenset[str], frozenset[str]]:
@@ -337,7 +320,8 @@ class Scanner:
             f"{b[1]}:{b[2]}" for s in self.uses["subclasses"] for b in s["bases"]
         )
         symbols = {f"{m}:{q}": self.lookup.ref(m, q) for m, q in refs}
-        symbols.update(_reached_members(self.uses["attributes"], symbols, self.lookup))
+        symbols.update(reached_members(self.uses["attributes"], symbols, self.lookup))
+        mark_stored(self.uses["attributes"], symbols, self._folders(tops))
         for key in [k for k, got in symbols.items() if not got.get("found")]:
             module, _, qual = key.partition(":")
             owner = qual.rpartition(".")[0]

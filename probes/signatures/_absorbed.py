@@ -6,7 +6,8 @@ turns ``use_auth_token`` into ``token`` (0.x) before calling the def: a call pas
 although the def has no such parameter, and one passing any other unknown keyword does not.
 The decorator's code is read: its inner def that takes ``**kw``, the literal names it pops or
 deletes from ``kw``, and those a same-package helper it hands ``kw`` to pops (one level).
-Each such name signs as a keyword-only parameter (``absorbed_by`` says which decorator).
+Each such name signs as a keyword-only parameter (``absorbed_by`` says which decorator). A
+decorator factory is not followed; the names it is given as literal strings sign the same way.
 """
 
 from __future__ import annotations
@@ -28,23 +29,19 @@ def absorb(describer: Any, mod: Any, fn: Any, d: dict) -> dict:
     have = {p["name"] for p in params}
     extra: list[dict] = []
     for deco in fn.decorator_list:
-        if isinstance(deco, ast.Call):
-            continue  # a decorator factory: its wrapper is one call further down; not followed
+        if isinstance(deco, ast.Call):  # a factory: its wrapper is a call further; not followed,
+            for name in _named(deco):  # but a name it is given is one it handles
+                if name not in have:
+                    have.add(name)
+                    extra.append(_param(name, dotted(deco.func)))
+            continue
         m, dfn, _, _ = _function_of(describer, mod, deco)
         if not isinstance(dfn, FUNCS) or dfn is fn:
             continue
         for name in _popped(describer, m, dfn):
             if name not in have:
                 have.add(name)
-                extra.append(
-                    {
-                        "name": name,
-                        "kind": "keyword-only",
-                        "default": "None",
-                        "annotation": None,
-                        "absorbed_by": dotted(deco),
-                    }
-                )
+                extra.append(_param(name, dotted(deco)))
     if not extra:
         return d
     overloads = [
@@ -52,6 +49,29 @@ def absorb(describer: Any, mod: Any, fn: Any, d: dict) -> dict:
         for o in d.get("overloads") or []
     ]  # ``@overload`` variants are what a call binds to: each takes them too
     return {**d, "parameters": _with(params, extra), "overloads": overloads}
+
+
+def _param(name: str, by: str) -> dict:
+    return {
+        "name": name,
+        "kind": "keyword-only",
+        "default": "None",
+        "annotation": None,
+        "absorbed_by": by,
+    }
+
+
+def _named(deco: ast.Call) -> list[str]:
+    """The identifiers a decorator factory is given as its leading literal strings
+    (transformers' ``@deprecate_kwarg("tokenizer", new_name="processing_class")``): the
+    wrapper it makes takes a keyword of that name (renamed, warned about, or dropped)."""
+    out = []
+    for a in deco.args:
+        if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+            break
+        if a.value.isidentifier():
+            out.append(a.value)
+    return out
 
 
 def _with(params: list[dict], extra: list[dict]) -> list[dict]:

@@ -290,15 +290,18 @@ def _sets_any(
     """``setattr(self, name, ...)`` with a computed name, or ``self.__dict__.update(...)``:
     the instance takes attributes from data (transformers' ``PretrainedConfig(**kwargs)``).
     A name looped over literal strings (``for f in self._FIELDS:``, the class's own list)
-    makes only those: they join ``names`` (transformers 5's ``TrainingArguments``)."""
+    makes only those: they join ``names`` (transformers 5's ``TrainingArguments``); a name
+    checked as known first, or a pickled state restored, makes none (``_guarded``)."""
     text = "\n".join(lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
     if "setattr" not in text and "__dict__" not in text:
         return False
+    from probes.signatures._guarded import RESTORERS, guarded_setattrs
     from probes.signatures._loops import looped_literals
 
     looped = looped_literals(fn, cls)
+    guarded = guarded_setattrs(fn) if "setattr" in text else set()
     for n in walk(fn):
-        if not isinstance(n, ast.Call):
+        if not isinstance(n, ast.Call) or id(n) in guarded:
             continue
         f = n.func
         if (
@@ -319,6 +322,7 @@ def _sets_any(
             and f.attr == "update"
             and isinstance(f.value, ast.Attribute)
             and f.value.attr == "__dict__"
+            and fn.name not in RESTORERS
         ):
             return True
     return False

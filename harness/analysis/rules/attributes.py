@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 from harness.analysis.facts import Opaque
 from harness.analysis.findings import Category, Finding, Severity
-from harness.analysis.rules.reached import REACHED, REMOVAL_ONLY, reached_finding, removed
+from harness.analysis.rules.reached import (
+    REACHED,
+    REMOVAL_ONLY,
+    others_may_have,
+    reached_finding,
+    removed,
+)
 from harness.models import SymbolKind
 
 if TYPE_CHECKING:
@@ -40,6 +46,8 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue
         if use.on != "class" and cls.constructor is not None and cls.constructor.raises:
             continue  # ``model: AutoModel``: no object is one; from_pretrained makes another
+        if use.stored or (use.also and others_may_have(ctx, use)):
+            continue  # the callee stores the name on objects; another callee base has it
         if use.on in REMOVAL_ONLY and not removed(ctx, use):
             continue  # the object may be more than the class: only a removal counts
         if opaque_for(cls, on_class=use.on == "class"):

@@ -2,7 +2,8 @@
 
 Functions, constructors (every rule the probe synthesises), overloads (fine if any binds),
 ``__new__`` + ``__init__`` (both must bind), and ``f(**opts)`` with the dict's keys known (a
-key added under a condition says so).
+key added under a condition says so; one added in a branch whose version test the release
+checked fails is never there).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def check(ctx: Context, _: Earlier) -> Produced:
 def binding(ctx: Context) -> list[Finding]:
     """Calls of known callees that do not bind (an unknown callee is the names rule's)."""
     out: list[Finding] = []
-    for use in ctx.scan.calls:
+    for use in ctx.scan.calls:  # a **dict's keys as this release builds it: settled()
         key = use.symbol
         sym = ctx.lookup(key).symbol
         if sym is None:

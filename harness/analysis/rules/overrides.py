@@ -158,6 +158,7 @@ def override_problems(base: Signed, meth: Signed) -> list[tuple[str, bool]]:
             p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)
             and p.name not in o_names
             and not o_var_kw
+            and not p.absorbed_by  # the base's decorator takes it, not the base
         ):
             issues.append((f"no parameter '{p.name}'", True))
     b_names = {p.name for p in bp}

@@ -30,11 +30,27 @@ REACHED = frozenset({"inherited", "forwarded"})
 def removed(ctx: Context, use: AttributeUse) -> bool:
     """Pure: did the baseline's class have ``use.attr`` (in its bases included)? With no
     baseline of the callee read, a use the probe found closed (no subclass of the caller's
-    class defines the name) stands on the installed class alone."""
+    class defines the name) stands on the installed class alone. A name the callee stores on
+    objects it is handed is never gone."""
+    if use.stored:
+        return False
     was = ctx.base_callee(use.ref.key)
     if was is not None:
-        return use.attr in was.mro_members
+        others = (ctx.base_callee(f"{m}:{q}") for m, q in use.also)
+        return any(use.attr in c.mro_members for c in (was, *others) if c is not None)
     return use.closed and not has_baseline(ctx, use.ref.module)
+
+
+def others_may_have(ctx: Context, use: AttributeUse) -> bool:
+    """Pure: may another callee base of the caller's class (``use.also``) give the object
+    the name -- it has it, or its members cannot all be read?"""
+    for module, qual in use.also:
+        other = ctx.callee(f"{module}:{qual}")
+        if other is None or use.attr in other.mro_members:
+            return True
+        if other.mro_opaque or other.mro_complete is False:
+            return True
+    return False
 
 
 def has_baseline(ctx: Context, module: str) -> bool:
