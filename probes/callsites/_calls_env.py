@@ -38,6 +38,8 @@ class TypeEnv:
         self._binds: dict[int, set[str]] = {}
         #: the file's own module-level classes (a receiver bound to one is not the callee's)
         self.classes: frozenset[str] = frozenset()
+        #: id of a narrowed body's dict -> the names the narrowing itself bound there
+        self._narrowing: dict[int, dict[str, Ref]] = {}
 
     def shadowed(self, name: str) -> bool:
         """Does a function being walked bind ``name`` (a local hiding the module's)?"""
@@ -82,7 +84,7 @@ class TypeEnv:
             if base[0] == "instance":
                 return ("member", base[1], base[2], expr.attr)
             return None
-        if isinstance(expr, ast.Call):
+        if isinstance(expr, (ast.Call, ast.Subscript)):
             return self.value_type(expr, local, cls)
         return None
 
@@ -91,18 +93,35 @@ class TypeEnv:
         ``Cls``."""
         test = getattr(st, "test", None) if isinstance(st, ast.If) else None
         got = _checked_type(test)
-        if got is None:
-            return None
-        name, kind = got
-        r = self.ref(kind, local, cls)
-        if not (
+        name, kind = got if got is not None else ("", None)
+        r = self.ref(kind, local, cls) if kind is not None else None
+        body: dict | None = None
+        if (
             r
             and r[0] == "symbol"
             and self.callees.is_callee(r[1])
-            and self.callees.is_class(r[1], r[2])
+            and self.callees.is_class(*r[1:3])
         ):
+            body = {**local, name: ("instance", r[1], r[2])}
+        elif isinstance(st, ast.If):  # ``type(x) == tuple``, a union with one tuple: _sequences
+            from probes.callsites._sequences import narrowed_sequence
+
+            body = narrowed_sequence(self, test, local)
+        else:
             return None
-        return {**local, name: ("instance", r[1], r[2])}
+        if body is not None:
+            self._narrowing[id(body)] = {k: v for k, v in body.items() if local.get(k) is not v}
+        return body
+
+    def rejoin(self, body: dict | None, local: dict[str, Ref]) -> None:
+        """What a narrowed body bound (``source_df = source[0]``) holds after it, as what an
+        unnarrowed body binds does (the last binding walked); the narrowing itself does not."""
+        narrowing = self._narrowing.pop(id(body), None) if body is not None else None
+        if narrowing is None or local is self.globals:
+            return
+        for k, v in body.items():  # type: ignore[union-attr]
+            if v is not local.get(k) and v is not narrowing.get(k, local.get(k)):
+                local[k] = v
 
     def learn(
         self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
@@ -220,6 +239,10 @@ class TypeEnv:
         if isinstance(value, (ast.Name, ast.Attribute)):
             got = self.ref(value, local, cls)
             return got if got and _carried(got) else None
+        if isinstance(value, ast.Subscript):  # an element of a narrowed sequence
+            from probes.callsites._sequences import item_of
+
+            return item_of(self.ref(value.value, local, cls), value.slice)
         if isinstance(value, ast.Await):
             value = value.value
         if isinstance(value, ast.Call):
