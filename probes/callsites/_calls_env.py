@@ -38,8 +38,6 @@ class TypeEnv:
         self._binds: dict[int, set[str]] = {}
         #: the file's own module-level classes (a receiver bound to one is not the callee's)
         self.classes: frozenset[str] = frozenset()
-        #: id of a narrowed body's dict -> the names the narrowing itself bound there
-        self._narrowing: dict[int, dict[str, Ref]] = {}
 
     def shadowed(self, name: str) -> bool:
         """Does a function being walked bind ``name`` (a local hiding the module's)?"""
@@ -90,7 +88,7 @@ class TypeEnv:
 
     def narrowed(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> dict | None:
         """``if isinstance(x, Cls):`` (or ``if type(x) is Cls:``): in that body, ``x`` is a
-        ``Cls``."""
+        ``Cls``; ``if type(x) == tuple:`` on a union with one tuple member: that tuple."""
         test = getattr(st, "test", None) if isinstance(st, ast.If) else None
         got = _checked_type(test)
         name, kind = got if got is not None else ("", None)
@@ -109,19 +107,7 @@ class TypeEnv:
             body = narrowed_sequence(self, test, local)
         else:
             return None
-        if body is not None:
-            self._narrowing[id(body)] = {k: v for k, v in body.items() if local.get(k) is not v}
         return body
-
-    def rejoin(self, body: dict | None, local: dict[str, Ref]) -> None:
-        """What a narrowed body bound (``source_df = source[0]``) holds after it, as what an
-        unnarrowed body binds does (the last binding walked); the narrowing itself does not."""
-        narrowing = self._narrowing.pop(id(body), None) if body is not None else None
-        if narrowing is None or local is self.globals:
-            return
-        for k, v in body.items():  # type: ignore[union-attr]
-            if v is not local.get(k) and v is not narrowing.get(k, local.get(k)):
-                local[k] = v
 
     def learn(
         self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None

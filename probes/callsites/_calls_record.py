@@ -132,7 +132,6 @@ class FileVisitor:
         for i, child in enumerate(_child_bodies(st)):
             held = guards.body_guard(st, child)
             self._block(child, scope, narrowed if i == 0 and narrowed else local, cls, held)
-            self.env.rejoin(narrowed if i == 0 else None, local)  # what its body bound holds
         self.env.narrowed_after(st, local, cls)
 
     def _block(
