@@ -16,6 +16,7 @@ from typing import Any
 
 from probes._walk import children, walk
 from probes.callsites import _attr_guards as guards
+from probes.callsites._branches import branches
 from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv, literal_getattr
 from probes.callsites._calls_import_uses import ImportRecorder
@@ -129,7 +130,7 @@ class FileVisitor:
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             self.env.learn(st, local, cls)
         narrowed = self.env.narrowed(st, local, cls)
-        for i, child in enumerate(_child_bodies(st)):
+        for i, child in enumerate(branches(st, local, _child_bodies(st))):
             held = guards.body_guard(st, child)
             self._block(child, scope, narrowed if i == 0 and narrowed else local, cls, held)
         self.env.narrowed_after(st, local, cls)
