@@ -53,7 +53,8 @@ class Constructor:
 
 @dataclass(frozen=True)
 class Opaque:
-    """Why a class's members may not all be known: ``getattr``/``open`` (made at run time) or
+    """Why a class's members may not all be known: ``getattr``/``open`` (made at run time),
+    ``items`` (a ``__getattr__`` serving only ``self[name]``: data, not API) or
     ``base`` (a base that cannot be read; ``missing``: the dist that would hold it)."""
 
     why: str

@@ -82,27 +82,32 @@ class TypeEnv:
             if base[0] == "instance":
                 return ("member", base[1], base[2], expr.attr)
             return None
-        if isinstance(expr, ast.Call):
+        if isinstance(expr, (ast.Call, ast.Subscript)):
             return self.value_type(expr, local, cls)
         return None
 
     def narrowed(self, st: ast.stmt, local: dict[str, Ref], cls: dict | None) -> dict | None:
         """``if isinstance(x, Cls):`` (or ``if type(x) is Cls:``): in that body, ``x`` is a
-        ``Cls``."""
+        ``Cls``; ``if type(x) == tuple:`` on a union with one tuple member: that tuple."""
         test = getattr(st, "test", None) if isinstance(st, ast.If) else None
         got = _checked_type(test)
-        if got is None:
-            return None
-        name, kind = got
-        r = self.ref(kind, local, cls)
-        if not (
+        name, kind = got if got is not None else ("", None)
+        r = self.ref(kind, local, cls) if kind is not None else None
+        body: dict | None = None
+        if (
             r
             and r[0] == "symbol"
             and self.callees.is_callee(r[1])
-            and self.callees.is_class(r[1], r[2])
+            and self.callees.is_class(*r[1:3])
         ):
+            body = {**local, name: ("instance", r[1], r[2])}
+        elif isinstance(st, ast.If):  # ``type(x) == tuple``, a union with one tuple: _sequences
+            from probes.callsites._sequences import narrowed_sequence
+
+            body = narrowed_sequence(self, test, local)
+        else:
             return None
-        return {**local, name: ("instance", r[1], r[2])}
+        return body
 
     def learn(
         self, st: ast.Assign | ast.AnnAssign, local: dict[str, Ref], cls: dict | None
@@ -220,6 +225,10 @@ class TypeEnv:
         if isinstance(value, (ast.Name, ast.Attribute)):
             got = self.ref(value, local, cls)
             return got if got and _carried(got) else None
+        if isinstance(value, ast.Subscript):  # an element of a narrowed sequence
+            from probes.callsites._sequences import item_of
+
+            return item_of(self.ref(value.value, local, cls), value.slice)
         if isinstance(value, ast.Await):
             value = value.value
         if isinstance(value, ast.Call):

@@ -2,9 +2,8 @@
 each import, call, attribute read, subclass and method install of a callee recorded with its
 file, line and shape into the scanner's ``uses``.
 
-What a name refers to is the type environment's job (:class:`_calls_env.TypeEnv`, one per
-file); what the callees are is :class:`_callees.Callees`'s; which imports a module holds is the
-import walk's (:mod:`_calls_imports`).
+What a name refers to is the type environment's (:class:`_calls_env.TypeEnv`, one per file);
+what the callees are, :class:`_callees.Callees`'s; a module's imports, :mod:`_calls_imports`'s.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import Any
 
 from probes._walk import children, walk
 from probes.callsites import _attr_guards as guards
+from probes.callsites._branches import branches
 from probes.callsites._callees import Ref
 from probes.callsites._calls_env import TypeEnv, literal_getattr
 from probes.callsites._calls_import_uses import ImportRecorder
@@ -125,7 +125,7 @@ class FileVisitor:
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             self.env.learn(st, local, cls)
         narrowed = self.env.narrowed(st, local, cls)
-        for i, child in enumerate(_child_bodies(st)):
+        for i, child in enumerate(branches(st, local, _child_bodies(st))):
             held = guards.body_guard(st, child)
             self._block(child, scope, narrowed if i == 0 and narrowed else local, cls, held)
         self.env.narrowed_after(st, local, cls)

@@ -14,6 +14,7 @@ from typing import Any
 
 from probes._finder import ProbeFailure
 from probes._walk import walk
+from probes.signatures._dynamic_names import literal_names, serves_items
 from probes.signatures._resolvable import compiled, in_stubs, stub_members
 from probes.signatures._stdsigs import stdlib_class
 from probes.signatures._syntax import ModuleSummary
@@ -185,7 +186,8 @@ class Lookup(Probe):
         """Every member/attribute name on the class and its bases, and why that list may be
         incomplete: ``{"why": "base", "name": "torch.nn.Module"}`` (a base we cannot read),
         ``{"why": "getattr" | "open", "name": "pkg.Cls"}`` (attributes made at run time:
-        ``__getattr__``, or ``setattr(self, key, ...)`` over the constructor's kwargs)."""
+        ``__getattr__``, or ``setattr(self, key, ...)`` over the constructor's kwargs), or
+        ``{"why": "items", ...}`` (a ``__getattr__`` serving only ``self[name]``: data)."""
         memo = self.__dict__.setdefault("_mro_memo", {})
         key = (mod.name, cls.name, cls.lineno)
         if key not in memo:
@@ -208,7 +210,9 @@ class Lookup(Probe):
         for st in cls.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(st.name)
-                if st.name in ("__getattr__", "__getattribute__"):
+                if st.name == "__getattr__" and serves_items(st):
+                    opaque.append({"why": "items", "name": where})  # data, not API
+                elif st.name in ("__getattr__", "__getattribute__"):
                     opaque.append({"why": "getattr", "name": where})
                 elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _sets_any(
                     st, mod.lines, cls, names
@@ -290,7 +294,8 @@ def _sets_any(
     """``setattr(self, name, ...)`` with a computed name, or ``self.__dict__.update(...)``:
     the instance takes attributes from data (transformers' ``PretrainedConfig(**kwargs)``).
     A name looped over literal strings (``for f in self._FIELDS:``, the class's own list)
-    makes only those: they join ``names`` (transformers 5's ``TrainingArguments``); a name
+    makes only those: they join ``names`` (transformers 5's ``TrainingArguments``), and so
+    does a name a method of the class is annotated to return as ``Literal[...]``; a name
     checked as known first, or a pickled state restored, makes none (``_guarded``)."""
     text = "\n".join(lines[fn.lineno - 1 : fn.end_lineno or fn.lineno])
     if "setattr" not in text and "__dict__" not in text:
@@ -312,7 +317,10 @@ def _sets_any(
             and n.args[0].id == "self"
             and not isinstance(n.args[1], ast.Constant)
         ):
-            made = looped.get(n.args[1].id) if isinstance(n.args[1], ast.Name) else None
+            if isinstance(n.args[1], ast.Name):
+                made = looped.get(n.args[1].id)
+            else:  # ``self._get_axis_name(axis)``, annotated ``-> Literal["index", ...]``
+                made = literal_names(n.args[1], cls)
             if made is None:
                 return True
             if names is not None:

@@ -20,7 +20,7 @@ from harness.models import SymbolKind
 if TYPE_CHECKING:
     from harness.analysis.rules.base import Context
     from harness.analysis.scan import Callee, Lookup
-    from harness.analysis.uses import Site
+    from harness.analysis.uses import AttributeUse, Site
 
 
 def attribute_findings(ctx: Context) -> list[Finding]:
@@ -50,7 +50,9 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue  # the callee stores the name on objects; another callee base has it
         if use.on in REMOVAL_ONLY and not removed(ctx, use):
             continue  # the object may be more than the class: only a removal counts
-        if opaque_for(cls, on_class=use.on == "class"):
+        why = opaque_for(cls, on_class=use.on == "class")
+        items = bool(why) and all(w.why == "items" for w in why) and called(ctx, use)
+        if why and not items:
             out += opaque(ctx, use, f"{key}.{use.attr}", cls, use.on == "class")
             continue
         if use.on in REACHED:  # through the caller's own class: say which way
@@ -58,12 +60,14 @@ def attribute_findings(ctx: Context) -> list[Finding]:
             continue
         name = cls.qualname
         on = "object" if use.on in ("instance", "narrowed") else "class"
+        note = f"; its __getattr__ serves only its items ({why[0].name})" if items else ""
         f = ctx.finding(
             Severity.ERROR,
             Category.MISSING_ATTRIBUTE,
             use,
             f"{key}.{use.attr}",
-            f"'{name}' {on} has no attribute '{use.attr}' ({ctx.version_of(use.ref.module)})",
+            f"'{name}' {on} has no attribute '{use.attr}' ({ctx.version_of(use.ref.module)})"
+            + note,
             f"{name} and its bases define no '{use.attr}' any more; find its "
             "replacement with `harness diff`.",
             cls,
@@ -117,7 +121,7 @@ def opaque(ctx: Context, use: Site, symbol: str, cls: Callee, on_class: bool) ->
     when torch is not on a pypi: target) may define it: say so, naming what is missing.
     """
     why = opaque_for(cls, on_class=on_class)
-    if not why or any(w.why in ("getattr", "open") for w in why):
+    if not why or any(w.why in ("getattr", "open", "items") for w in why):
         return []
     attr = symbol.rsplit(".", 1)[-1]
     bases = ", ".join(dict.fromkeys(w.name for w in why))
@@ -150,3 +154,13 @@ def opaque_for(cls: Callee, *, on_class: bool) -> list[Opaque]:
     if not why and cls.mro_complete is False:
         why = [Opaque("base", "?", "")]  # an older payload
     return [w for w in why if w.why == "base"] if on_class else why
+
+
+def called(ctx: Context, use: AttributeUse) -> bool:
+    """Pure: is ``obj.name`` called where it is read (``obj.name(...)``)? A class whose
+    ``__getattr__`` serves only its items (``self[name]``: a column, a label's value) lends
+    data, not methods: a name it lacks that the caller calls is a method that is gone."""
+    member = f"{use.ref.key}.{use.attr}"
+    return any(
+        c.file == use.file and c.line == use.line and c.ref.key == member for c in ctx.scan.calls
+    )
