@@ -105,6 +105,8 @@ class TypeEnv:
             from probes.callsites._sequences import narrowed_sequence
 
             body = narrowed_sequence(self, test, local)
+            if body is None and name in local:  # another class (the caller's own subclass):
+                body = {k: v for k, v in local.items() if k != name}  # x is not known there
         else:
             return None
         return body

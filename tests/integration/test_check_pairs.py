@@ -319,7 +319,11 @@ def test_imbalanced_learn_on_compiled_callees_has_no_false_errors(cli_env: dict[
     * ``from sklearn.utils import _print_elapsed_time`` (imblearn/pipeline.py:17): 1.5.2 moved it
       to ``sklearn/utils/_user_interface.py`` and ``utils/__init__.py`` no longer imports it; its
       module ``__getattr__`` (:86) serves ``IS_PYPY`` only and raises AttributeError for any
-      other name, so the import fails (ImportError) -- read, not unverifiable.
+      other name, so the import fails (ImportError) -- read, not unverifiable;
+    * ``RUSBoostClassifier.__init__`` calls ``super().__init__(base_estimator=...)``, which
+      sklearn 1.4 renamed ``estimator`` (run: ``RUSBoostClassifier()`` raises "TypeError:
+      AdaBoostClassifier.__init__() got an unexpected keyword argument 'base_estimator'" on
+      1.5.2) -- found since ``super().__init__`` binds against the callee base.
     """
     spec = "imbalanced-learn==0.9.1,scikit-learn==1.5.2,numpy==2.4.6"
     data = check(cli_env, "imbalanced-learn", spec, "--no-baseline")
@@ -327,6 +331,12 @@ def test_imbalanced_learn_on_compiled_callees_has_no_false_errors(cli_env: dict[
     assert errors(data) == {
         (f"{smote}/base.py", 510, "unexpected-kwarg", "sklearn.preprocessing:OneHotEncoder"),
         ("imblearn/pipeline.py", 17, "import-missing", "sklearn.utils:_print_elapsed_time"),
+        (
+            "imblearn/ensemble/_weight_boosting.py",
+            146,
+            "unexpected-kwarg",
+            "sklearn.ensemble._weight_boosting:AdaBoostClassifier.__init__",
+        ),
         (
             "imblearn/tests/test_docstring_parameters.py",
             20,

@@ -53,6 +53,10 @@ ROPE_NEW = ps("q", "k", "cos", "sin", "unsqueeze_dim=1")
         # transformers 4.57 -> 5: position_ids removed, the fifth argument lands in unsqueeze_dim
         (ROPE_OLD, ROPE_NEW, 5, [Slide(4, "position_ids", "unsqueeze_dim", "is gone")]),
         (ROPE_OLD, ROPE_NEW, 4, []),  # the slots before it did not move
+        # sklearn 1.1 -> 1.5 Pipeline.inverse_transform: Xt renamed X, Xt kept keyword-only
+        (ps("Xt"), ps("X=None", "Xt!=None", "**params"), 1, []),
+        # the old name keyword-only with another default: not an alias, the argument moved
+        (ps("a"), ps("c=None", "a!=1"), 1, [Slide(0, "a", "c", "is keyword-only now")]),
         # a parameter inserted before it: scale is the third now
         (
             ps("x", "scale=1"),

@@ -7,7 +7,8 @@ no call rule fires -- but the fifth argument binds to ``unsqueeze_dim`` now. Onl
 says what the caller meant: an argument whose parameter (in the version the caller was written
 for) is gone or moved, while the slot it fills now belongs to a parameter that was elsewhere,
 is an error naming where it lands. A parameter renamed in place (neither name on the other
-side) keeps the meaning: nothing here (drift says it).
+side, or the old one kept as a keyword-only alias with the same default) keeps the meaning:
+nothing here (drift says it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from harness.analysis.findings import Category, Finding, Severity
 from harness.analysis.rules.base import Produced, Rule
 from harness.models import (
+    KEYWORD_ONLY,
     POSITIONAL_ONLY,
     POSITIONAL_OR_KEYWORD,
     VAR_POSITIONAL,
@@ -64,6 +66,8 @@ def slides(old: tuple[Parameter, ...], new: tuple[Parameter, ...], positional: i
         if meant == lands or (meant not in new_by_name and lands not in old_names):
             continue  # the same parameter, or one renamed in place
         moved = new_by_name.get(meant)
+        if _alias_kept(moved, new_pos[i] if i < len(new_pos) else None, old_names):
+            continue  # renamed in place, the old name kept as a keyword-only alias
         if moved is None:
             now = "is gone"
         elif moved.kind in _POSITIONAL:
@@ -72,6 +76,19 @@ def slides(old: tuple[Parameter, ...], new: tuple[Parameter, ...], positional: i
             now = f"is {moved.kind.value} now"
         out.append(Slide(i, meant, lands, now))
     return out
+
+
+def _alias_kept(moved: Parameter | None, lands: Parameter | None, old_names: set[str]) -> bool:
+    """sklearn 1.5's ``inverse_transform(self, X=None, *, Xt=None)`` for 1.1's ``(self, Xt)``:
+    the slot's new name is new, the old one is keyword-only now with the same default -- a
+    deprecation alias; a positional argument still means what it meant."""
+    return (
+        moved is not None
+        and lands is not None
+        and moved.kind == KEYWORD_ONLY
+        and lands.name not in old_names
+        and moved.default == lands.default
+    )
 
 
 def call_parameters(sym: Callee, use: CallUse) -> tuple[Parameter, ...] | None:
